@@ -1,0 +1,189 @@
+"""Field checkers shared by every record class.
+
+A checker takes ``(value, path)`` and returns the value to store (possibly
+normalised: a mapping into a plain ``dict``, a tuple into a ``list``, a
+mapping into a nested record) or raises :class:`memex.errors.ValidationError`
+naming ``path``. Rules (contract §2.1): an ``int`` passes as a float, ``bool``
+is not a number, no string coercion, bounds are inclusive, NaN/inf fail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from memex.errors import ValidationError
+
+Checker = Callable[[Any, str], Any]
+
+__all__ = [
+    "Checker",
+    "fail",
+    "prefixed",
+    "type_name",
+    "req_str",
+    "opt",
+    "num",
+    "num01",
+    "int_ms",
+    "nonneg_int",
+    "boolean",
+    "plain_dict",
+    "str_list",
+    "literal",
+    "record",
+    "record_list",
+    "any_value",
+]
+
+
+def type_name(value: Any) -> str:
+    """Return a short JSON-ish type name of ``value`` for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+def fail(path: str, expected: str, value: Any) -> ValidationError:
+    """Build the standard error ``"<path>: expected <what>, got <value>"``."""
+    shown = repr(value) if not isinstance(value, Mapping | list | tuple) else type_name(value)
+    return ValidationError(f"{path}: expected {expected}, got {shown}", path)
+
+
+def prefixed(err: ValidationError, prefix: str) -> ValidationError:
+    """Return ``err`` re-rooted under ``prefix`` (``"authority"`` → ``"item.authority"``)."""
+    if not prefix:
+        return err
+    path = f"{prefix}.{err.path}" if err.path else prefix
+    msg = str(err)
+    if err.path and msg.startswith(err.path + ":"):
+        msg = prefix + "." + msg
+    elif not err.path:
+        msg = f"{prefix}: {msg}"
+    return ValidationError(msg, path)
+
+
+def req_str(value: Any, path: str) -> str:
+    """A required ``str``."""
+    if type(value) is str or isinstance(value, str):
+        return str(value)
+    raise fail(path, "a string", value)
+
+
+def opt(checker: Checker) -> Checker:
+    """Wrap ``checker`` so that ``None`` passes through (an absent optional field)."""
+
+    def check(value: Any, path: str) -> Any:
+        return None if value is None else checker(value, path)
+
+    return check
+
+
+def num(value: Any, path: str) -> float | int:
+    """A finite number (``int`` or ``float``, not ``bool``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail(path, "a number", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise fail(path, "a finite number", value)
+    return value
+
+
+def num01(value: Any, path: str) -> float | int:
+    """A number in the closed interval [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise fail(path, "a number in [0, 1]", value)
+    return value
+
+
+def int_ms(value: Any, path: str) -> int:
+    """An integer (unix milliseconds)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(path, "an integer", value)
+    return value
+
+
+def nonneg_int(value: Any, path: str) -> int:
+    """An integer >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise fail(path, "an integer >= 0", value)
+    return value
+
+
+def boolean(value: Any, path: str) -> bool:
+    """A ``bool``."""
+    if not isinstance(value, bool):
+        raise fail(path, "a boolean", value)
+    return value
+
+
+def plain_dict(value: Any, path: str) -> dict[str, Any]:
+    """A mapping with string keys, stored as a plain ``dict`` (same object if already one)."""
+    if type(value) is dict:
+        return value
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise fail(path, "an object", value)
+
+
+def str_list(value: Any, path: str) -> list[str]:
+    """A list (or tuple) of strings, stored as a plain ``list``."""
+    if not isinstance(value, list | tuple):
+        raise fail(path, "an array of strings", value)
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            raise fail(f"{path}[{i}]", "a string", v)
+    return value if type(value) is list else list(value)
+
+
+def literal(allowed: tuple[str, ...], message: Callable[[Any], str] | None = None) -> Checker:
+    """A string among ``allowed``; ``message(value)`` overrides the error text."""
+
+    def check(value: Any, path: str) -> str:
+        if isinstance(value, str) and value in allowed:
+            return value
+        if message is not None:
+            raise ValidationError(message(value), path)
+        raise fail(path, "one of " + ", ".join(f'"{a}"' for a in allowed), value)
+
+    return check
+
+
+def record(cls: Any) -> Checker:
+    """A nested record: an instance of ``cls`` or a mapping validated by ``cls.from_dict``."""
+
+    def check(value: Any, path: str) -> Any:
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_dict(value, _path=path)
+        raise fail(path, f"an object ({cls.__name__})", value)
+
+    return check
+
+
+def record_list(cls: Any) -> Checker:
+    """A list of nested records (instances or mappings)."""
+    inner = record(cls)
+
+    def check(value: Any, path: str) -> list[Any]:
+        if not isinstance(value, list | tuple):
+            raise fail(path, f"an array of {cls.__name__}", value)
+        return [inner(v, f"{path}[{i}]") for i, v in enumerate(value)]
+
+    return check
+
+
+def any_value(value: Any, path: str) -> Any:
+    """Any value, stored as given (``partial`` contents are never validated)."""
+    return value

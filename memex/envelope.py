@@ -1,0 +1,139 @@
+"""Event envelopes: the log record around a command or a lifecycle event (contract §4.16).
+
+An envelope is ``{"id", "namespace", "type", "ts", "trace_id"?, "payload"}``
+with an UUIDv7 ``id`` and an ISO-8601 ``ts`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+import attrs
+
+from memex import _time
+from memex import _validate as v
+from memex._uuid import uuid7
+from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, _Record, _to_wire
+
+__all__ = [
+    "EventEnvelope",
+    "create_event_envelope",
+    "wrap_lifecycle_event",
+    "wrap_state_event",
+    "wrap_edge_state_event",
+]
+
+T = TypeVar("T")
+
+
+def _trace(value: Any, path: str) -> Any:
+    if value is None or value == "":
+        return None
+    return v.req_str(value, path)
+
+
+def _payload_to_wire(payload: Any) -> Any:
+    if isinstance(payload, _Record):
+        return payload.to_dict()
+    if isinstance(payload, Mapping):
+        return {k: _to_wire(x) for k, x in payload.items()}
+    return payload
+
+
+@attrs.frozen(kw_only=True)
+class EventEnvelope(_Record, Generic[T]):
+    """One log record: ``id`` (UUIDv7 text), ``namespace`` (``"memory"``, ``"intent"``,
+    ``"task"``, ...), ``type`` (the payload's type), ``ts`` (ISO-8601 text),
+    ``trace_id`` (optional; ``""`` counts as absent) and ``payload`` (a command,
+    an event payload or any JSON-like value).
+
+    ``to_dict()`` gives the wire dict with keys in this order and records in
+    the payload turned into wire dicts. ``EventEnvelope[T]`` is accepted as a
+    type hint.
+
+    Raises:
+        ValidationError: ``id``/``namespace``/``type``/``ts`` is not a string.
+    """
+
+    id: str
+    namespace: str
+    type: str
+    ts: str
+    trace_id: str | None = None
+    payload: T
+    _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = (
+        ("id", "id", v.req_str),
+        ("namespace", "namespace", v.req_str),
+        ("type", "type", v.req_str),
+        ("ts", "ts", v.req_str),
+        ("trace_id", "trace_id", _trace),
+        ("payload", "payload", v.any_value),
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the wire dict (``trace_id`` omitted when absent; payload records as dicts)."""
+        out: dict[str, Any] = {"id": self.id, "namespace": self.namespace, "type": self.type, "ts": self.ts}
+        if self.trace_id is not None:
+            out["trace_id"] = self.trace_id
+        out["payload"] = _payload_to_wire(self.payload)
+        return out
+
+
+def create_event_envelope(
+    type: str,
+    payload: T,
+    *,
+    trace_id: str | None = None,
+    namespace: str = "memory",
+    now: int | None = None,
+) -> EventEnvelope[T]:
+    """Wrap ``payload`` in a new envelope stamped at ``now``.
+
+    Args:
+        type: the envelope type (for a command, its ``type``).
+        payload: the command or event payload (kept as given).
+        trace_id: optional correlation id (``""`` = absent).
+        namespace: ``"memory"`` by default.
+        now: unix ms; default the package clock. ``id = uuid7(now)`` and
+            ``ts`` = ``now`` as ``YYYY-MM-DDTHH:MM:SS.mmmZ``.
+    """
+    ms = _time.now_ms() if now is None else now
+    return EventEnvelope(
+        id=uuid7(ms), namespace=namespace, type=type, ts=_time.ms_to_iso(ms), trace_id=trace_id, payload=payload
+    )
+
+
+def wrap_lifecycle_event(
+    event: MemoryLifecycleEvent,
+    cause_id: str,
+    trace_id: str | None = None,
+    *,
+    now: int | None = None,
+) -> EventEnvelope[dict[str, Any]]:
+    """Envelope a lifecycle event: type = ``event.type``; payload = the event's set
+    fields (``namespace``, ``type``, ``item``, ``edge``, ``cause_type``, entity
+    objects kept) plus ``cause_id`` (the id of the causing command's envelope)."""
+    payload: dict[str, Any] = {"namespace": event.namespace, "type": event.type}
+    if event.item is not None:
+        payload["item"] = event.item
+    if event.edge is not None:
+        payload["edge"] = event.edge
+    if event.cause_type is not None:
+        payload["cause_type"] = event.cause_type
+    payload["cause_id"] = cause_id
+    return create_event_envelope(event.type, payload, trace_id=trace_id, now=now)
+
+
+def wrap_state_event(
+    item: MemoryItem, cause_id: str, trace_id: str | None = None, *, now: int | None = None
+) -> EventEnvelope[dict[str, Any]]:
+    """Envelope of type ``state.memory`` with payload ``{"item": item, "cause_id": cause_id}``."""
+    return create_event_envelope("state.memory", {"item": item, "cause_id": cause_id}, trace_id=trace_id, now=now)
+
+
+def wrap_edge_state_event(
+    edge: Edge, cause_id: str, trace_id: str | None = None, *, now: int | None = None
+) -> EventEnvelope[dict[str, Any]]:
+    """Envelope of type ``state.edge`` with payload ``{"edge": edge, "cause_id": cause_id}``."""
+    return create_event_envelope("state.edge", {"edge": edge, "cause_id": cause_id}, trace_id=trace_id, now=now)

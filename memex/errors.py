@@ -1,0 +1,138 @@
+"""Typed errors of memex.
+
+Every error derives from :class:`MemexError`. Identifier and status arguments
+are kept as attributes of the same name, so callers can react without parsing
+messages.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MemexError",
+    "ValidationError",
+    "MemoryNotFoundError",
+    "EdgeNotFoundError",
+    "DuplicateMemoryError",
+    "DuplicateEdgeError",
+    "InvalidTimestampError",
+    "IntentNotFoundError",
+    "DuplicateIntentError",
+    "InvalidIntentTransitionError",
+    "TaskNotFoundError",
+    "DuplicateTaskError",
+    "InvalidTaskTransitionError",
+]
+
+
+class MemexError(Exception):
+    """Base class of every error memex raises on purpose."""
+
+
+class ValidationError(MemexError, ValueError):
+    """A record, command or wire document has the wrong shape, type, bound or enum.
+
+    The message names the offending field path (for example
+    ``"item.authority: expected a number in [0, 1], got 1.5"``). Also a
+    ``ValueError``, so ``except ValueError`` keeps working.
+
+    Attributes:
+        path: the dotted field path that failed (``""`` for the whole value).
+    """
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class MemoryNotFoundError(MemexError):
+    """No memory item has the id ``item_id``."""
+
+    def __init__(self, item_id: str) -> None:
+        super().__init__(f"Memory item not found: {item_id}")
+        self.item_id = item_id
+
+
+class EdgeNotFoundError(MemexError):
+    """No edge has the id ``edge_id``."""
+
+    def __init__(self, edge_id: str) -> None:
+        super().__init__(f"Edge not found: {edge_id}")
+        self.edge_id = edge_id
+
+
+class DuplicateMemoryError(MemexError):
+    """A ``memory.create`` named an id that already exists."""
+
+    def __init__(self, item_id: str) -> None:
+        super().__init__(f"Memory item already exists: {item_id}")
+        self.item_id = item_id
+
+
+class DuplicateEdgeError(MemexError):
+    """An ``edge.create`` named an edge id that already exists."""
+
+    def __init__(self, edge_id: str) -> None:
+        super().__init__(f"Edge already exists: {edge_id}")
+        self.edge_id = edge_id
+
+
+class InvalidTimestampError(MemexError):
+    """A timestamp could not be read: a non-UUIDv7 id, an item without time, a bad ISO text."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class IntentNotFoundError(MemexError):
+    """No intent has the id ``intent_id``."""
+
+    def __init__(self, intent_id: str) -> None:
+        super().__init__(f"Intent not found: {intent_id}")
+        self.intent_id = intent_id
+
+
+class DuplicateIntentError(MemexError):
+    """An ``intent.create`` named an id that already exists."""
+
+    def __init__(self, intent_id: str) -> None:
+        super().__init__(f"Intent already exists: {intent_id}")
+        self.intent_id = intent_id
+
+
+class InvalidIntentTransitionError(MemexError):
+    """An intent command is not allowed from the intent's current status."""
+
+    def __init__(self, intent_id: str, from_status: str, to_status: str) -> None:
+        super().__init__(
+            f"Invalid intent transition: {intent_id} from {from_status} to {to_status}"
+        )
+        self.intent_id = intent_id
+        self.from_status = from_status
+        self.to_status = to_status
+
+
+class TaskNotFoundError(MemexError):
+    """No task has the id ``task_id``."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"Task not found: {task_id}")
+        self.task_id = task_id
+
+
+class DuplicateTaskError(MemexError):
+    """A ``task.create`` named an id that already exists."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"Task already exists: {task_id}")
+        self.task_id = task_id
+
+
+class InvalidTaskTransitionError(MemexError):
+    """A task command is not allowed from the task's current status."""
+
+    def __init__(self, task_id: str, from_status: str, to_status: str) -> None:
+        super().__init__(f"Invalid task transition: {task_id} from {from_status} to {to_status}")
+        self.task_id = task_id
+        self.from_status = from_status
+        self.to_status = to_status

@@ -1,0 +1,508 @@
+"""The read side of the memory graph: filters, sorting, scoring and lookups.
+
+Pure functions of a :class:`~memex.graph.GraphState` (contract §4.4–4.5).
+``now`` (unix ms, keyword-only) defaults to the package clock and is read
+once per call. Where the state has an index for a query (ids, scope, scope
+prefix, children, a node's edges) the answer comes from it instead of a scan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from memex import _time
+from memex._uuid import safe_extract_timestamp
+from memex.errors import InvalidTimestampError
+from memex.graph import GraphState
+from memex.models import (
+    DecayConfig,
+    Edge,
+    EdgeFilter,
+    MemoryFilter,
+    MemoryItem,
+    QueryOptions,
+    ScoreWeights,
+    SortOption,
+)
+
+__all__ = [
+    "INTERVAL_MS",
+    "get_items",
+    "get_edges",
+    "get_item_by_id",
+    "get_edge_by_id",
+    "get_related_items",
+    "get_parents",
+    "get_children",
+    "matches_filter",
+    "compile_filter",
+    "build_children_index",
+    "get_sort_value",
+    "item_timestamp",
+    "compute_decay_multiplier",
+    "compute_score",
+    "sort_items",
+]
+
+#: Length of each decay interval in milliseconds.
+INTERVAL_MS: dict[str, int] = {"hour": 3_600_000, "day": 86_400_000, "week": 604_800_000}
+
+Predicate = Callable[[MemoryItem], bool]
+
+
+# ----------------------------------------------------------------------------- time
+def item_timestamp(item: MemoryItem) -> int:
+    """Return an item's time in unix ms: ``created_at`` if set (0 counts), else its UUIDv7 time.
+
+    Raises:
+        InvalidTimestampError: neither is available
+            (``Cannot determine timestamp for item "<id>": set created_at or use a UUIDv7 id``).
+    """
+    ts = item.created_at
+    if ts is not None:
+        return ts
+    ts = safe_extract_timestamp(item.id)
+    if ts is None:
+        raise InvalidTimestampError(
+            f'Cannot determine timestamp for item "{item.id}": set created_at or use a UUIDv7 id'
+        )
+    return ts
+
+
+def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str, Any], *, now: int | None = None) -> float:
+    """Return the multiplier in [0, 1] by which ``item``'s score has decayed at ``now``.
+
+    ``age = now - item time`` (ms); ``age <= 0`` (including items from the
+    future) gives ``1.0``. With ``n = age / interval``: exponential
+    ``(1 - rate) ** n``; linear ``max(0, 1 - rate * n)``; step
+    ``(1 - rate) ** floor(n)`` (contract §4.5, TS ``computeDecayMultiplier``).
+
+    Args:
+        item: the memory item.
+        decay: a :class:`DecayConfig` or its mapping.
+        now: unix ms; default the package clock.
+    Raises:
+        InvalidTimestampError: the item has no usable time.
+        ValidationError: a malformed ``decay`` mapping.
+    """
+    cfg = decay if isinstance(decay, DecayConfig) else DecayConfig.from_dict(decay)
+    if now is None:
+        now = _time.now_ms()
+    age = now - item_timestamp(item)
+    if age <= 0:
+        return 1.0
+    n = age / INTERVAL_MS[cfg.interval]
+    rate = cfg.rate
+    if cfg.type == "exponential":
+        return float((1 - rate) ** n)
+    if cfg.type == "linear":
+        return float(max(0.0, 1 - rate * n))
+    return float((1 - rate) ** math.floor(n))
+
+
+def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *, now: int | None = None) -> float:
+    """Return ``wa*authority + wc*(conviction or 0) + wi*(importance or 0)``, times decay if set.
+
+    Summed left to right; a missing weight counts 0; when ``weights.decay`` is
+    set the sum is multiplied by :func:`compute_decay_multiplier` (contract
+    §4.5).
+
+    Raises:
+        InvalidTimestampError: decay is set and the item has no usable time.
+        ValidationError: malformed weights.
+    """
+    w = weights if isinstance(weights, ScoreWeights) else ScoreWeights.from_dict(weights)
+    score = (
+        (w.authority or 0) * item.authority
+        + (w.conviction or 0) * (item.conviction or 0)
+        + (w.importance or 0) * (item.importance or 0)
+    )
+    if w.decay is not None:
+        score *= compute_decay_multiplier(item, w.decay, now=now)
+    return float(score)
+
+
+# ----------------------------------------------------------------------------- sorting
+def get_sort_value(item: MemoryItem, field: str) -> float:
+    """Return the sort key of ``item`` for ``field``.
+
+    ``authority``; ``conviction or 0``; ``importance or 0``; ``recency`` = the
+    item time (ms). Raises ``InvalidTimestampError`` for recency without a
+    time and ``ValidationError`` for an unknown field.
+    """
+    if field == "authority":
+        return item.authority
+    if field == "conviction":
+        return item.conviction or 0
+    if field == "importance":
+        return item.importance or 0
+    if field == "recency":
+        return item_timestamp(item)
+    SortOption(field=field, order="asc")  # raises the standard message
+    raise AssertionError("unreachable")
+
+
+def sort_items(items: list[MemoryItem], sort: SortOption | list[SortOption] | None) -> list[MemoryItem]:
+    """Stable lexicographic sort by the sort options (``desc`` reversed; ``[]`` keeps order).
+
+    With a recency key every item needs a time (raises eagerly).
+    O(k · m log m) for k keys and m items.
+    """
+    if sort is None:
+        return items
+    keys = [sort] if isinstance(sort, SortOption) else list(sort)
+    if not keys:
+        return items
+    out = list(items)
+    for opt in reversed(keys):
+        vals = {id(it): get_sort_value(it, opt.field) for it in out}
+        out.sort(key=lambda it: vals[id(it)], reverse=opt.order == "desc")
+    return out
+
+
+# ----------------------------------------------------------------------------- filters
+_MISSING = object()
+
+
+def _resolve_path(meta: Any, path: str) -> Any:
+    cur = meta
+    for seg in path.split("."):
+        if isinstance(cur, dict):
+            if seg not in cur:
+                return _MISSING
+            cur = cur[seg]
+        elif isinstance(cur, list):
+            if not seg.isascii() or not seg.isdigit() or (len(seg) > 1 and seg[0] == "0"):
+                return _MISSING
+            i = int(seg)
+            if i >= len(cur):
+                return _MISSING
+            cur = cur[i]
+        else:
+            return _MISSING
+    return cur
+
+
+def _meta_equal(stored: Any, wanted: Any) -> bool:
+    """JavaScript ``===`` on JSON values: containers are never equal, bool is not a number."""
+    if isinstance(wanted, dict | list | tuple) or isinstance(stored, dict | list | tuple):
+        return False
+    if isinstance(wanted, bool) or isinstance(stored, bool):
+        return isinstance(wanted, bool) and isinstance(stored, bool) and wanted == stored
+    if isinstance(wanted, int | float) and isinstance(stored, int | float):
+        return bool(stored == wanted)
+    if wanted is None or stored is None:
+        return wanted is None and stored is None
+    return type(stored) is type(wanted) and bool(stored == wanted)
+
+
+def _as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
+    if f is None or isinstance(f, MemoryFilter):
+        return f
+    result: MemoryFilter = MemoryFilter.from_dict(f)
+    return result
+
+
+def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | None = None) -> Predicate:
+    """Compile a filter into a predicate ``item -> bool`` (contract §4.4 "Filter algebra").
+
+    Criteria are tested in the contract's order and the first failure stops
+    the test, so a later criterion's error (a missing timestamp) only surfaces
+    for items that reach it. ``now`` is fixed at compile time (default: the
+    clock, read once). Compiling once and testing many items avoids
+    re-validating the filter per item.
+    """
+    flt = _as_filter(f)
+    if flt is None:
+        return lambda item: True
+    if now is None:
+        now = _time.now_ms()
+    checks: list[Predicate] = []
+    add = checks.append
+
+    if flt.ids is not None:
+        ids = frozenset(flt.ids)
+        add(lambda it: it.id in ids)
+    if flt.scope is not None:
+        scope = flt.scope
+        add(lambda it: it.scope == scope)
+    if flt.scope_prefix is not None:
+        prefix = flt.scope_prefix
+        add(lambda it: isinstance(it.scope, str) and it.scope.startswith(prefix))
+    if flt.author is not None:
+        author = flt.author
+        add(lambda it: it.author == author)
+    if flt.kind is not None:
+        kind = flt.kind
+        add(lambda it: it.kind == kind)
+    if flt.source_kind is not None:
+        sk = flt.source_kind
+        add(lambda it: it.source_kind == sk)
+    if flt.intent_id is not None:
+        iid = flt.intent_id
+        add(lambda it: it.intent_id is not None and it.intent_id == iid)
+    if flt.intent_ids is not None:
+        iids = frozenset(flt.intent_ids)
+        add(lambda it: bool(it.intent_id) and it.intent_id in iids)
+    if flt.task_id is not None:
+        tid = flt.task_id
+        add(lambda it: it.task_id is not None and it.task_id == tid)
+    if flt.task_ids is not None:
+        tids = frozenset(flt.task_ids)
+        add(lambda it: bool(it.task_id) and it.task_id in tids)
+    if flt.range is not None:
+        for name in ("authority", "conviction", "importance"):
+            r = getattr(flt.range, name)
+            if r is None:
+                continue
+
+            def in_range(it: MemoryItem, name: str = name, lo: Any = r.min, hi: Any = r.max) -> bool:
+                val = getattr(it, name)
+                if val is None:
+                    return False
+                if lo is not None and not val >= lo:
+                    return False
+                return not (hi is not None and not val <= hi)
+
+            add(in_range)
+    if flt.has_parent is not None:
+        hp = flt.has_parent
+        add(lambda it: hp in (it.parents or ()))
+    if flt.is_root is not None:
+        want_root = flt.is_root
+        add(lambda it: (not it.parents) == want_root)
+    if flt.parents is not None:
+        pf = flt.parents
+        if pf.includes is not None:
+            inc = pf.includes
+            add(lambda it: inc in (it.parents or ()))
+        if pf.includes_any is not None:
+            anyof = pf.includes_any
+            add(lambda it: any(p in (it.parents or ()) for p in anyof))
+        if pf.includes_all is not None:
+            allof = pf.includes_all
+            add(lambda it: all(p in (it.parents or ()) for p in allof))
+        if pf.count is not None:
+            clo, chi = pf.count.min, pf.count.max
+            add(
+                lambda it: (clo is None or len(it.parents or ()) >= clo)
+                and (chi is None or len(it.parents or ()) <= chi)
+            )
+    if flt.decay is not None:
+        cfg, dmin = flt.decay.config, flt.decay.min
+        add(lambda it: compute_decay_multiplier(it, cfg, now=now) >= dmin)
+    if flt.created is not None:
+        before, after = flt.created.before, flt.created.after
+        if before is not None:
+            add(lambda it: item_timestamp(it) < before)
+        if after is not None:
+            add(lambda it: item_timestamp(it) >= after)
+    if flt.not_ is not None:
+        inner = compile_filter(flt.not_, now=now)
+        add(lambda it: not inner(it))
+    if flt.meta is not None:
+        wanted = list(flt.meta.items())
+        add(lambda it: all(_meta_equal(_resolve_path(it.meta, p), w) for p, w in wanted))
+    if flt.meta_has is not None:
+        paths = list(flt.meta_has)
+        add(lambda it: all(_resolve_path(it.meta, p) is not _MISSING for p in paths))
+    if flt.or_:
+        alts = [compile_filter(sub, now=now) for sub in flt.or_]
+        add(lambda it: any(a(it) for a in alts))
+
+    if not checks:
+        return lambda item: True
+    if len(checks) == 1:
+        return checks[0]
+
+    def predicate(it: MemoryItem) -> bool:
+        for c in checks:
+            if not c(it):
+                return False
+        return True
+
+    return predicate
+
+
+def matches_filter(item: MemoryItem, f: MemoryFilter | Mapping[str, Any], *, now: int | None = None) -> bool:
+    """Return whether ``item`` satisfies filter ``f`` (contract §4.4; ``{}`` matches all).
+
+    Raises:
+        InvalidTimestampError: a reached ``decay``/``created`` criterion needs
+            a time the item lacks.
+        ValidationError: a malformed filter mapping.
+    """
+    return compile_filter(f, now=now)(item)
+
+
+def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[MemoryItem]:
+    """Items that can possibly match ``flt``, in insertion order, narrowed by an index.
+
+    ``ids`` → those ids; ``scope`` → the scope index; ``scope_prefix`` → the
+    scopes with that prefix; otherwise every item. The caller still applies
+    the full filter.
+    """
+    items = state.items
+    if flt is None:
+        return items.values()
+    if flt.ids is not None:
+        present = [i for i in dict.fromkeys(flt.ids) if i in items]
+        return [items[i] for i in items.sort_keys_by_position(present)]
+    if flt.scope is not None:
+        return [items[i] for i in state.scope_ids(flt.scope)]
+    if flt.scope_prefix is not None:
+        return [items[i] for i in state.scope_prefix_ids(flt.scope_prefix)]
+    return items.values()
+
+
+def _as_options(options: QueryOptions | Mapping[str, Any] | None) -> QueryOptions | None:
+    if options is None or isinstance(options, QueryOptions):
+        return options
+    result: QueryOptions = QueryOptions.from_dict(options)
+    return result
+
+
+def get_items(
+    state: GraphState,
+    filter: MemoryFilter | Mapping[str, Any] | None = None,
+    options: QueryOptions | Mapping[str, Any] | None = None,
+    *,
+    now: int | None = None,
+) -> list[MemoryItem]:
+    """Query items: filter → sort → ``[offset : offset + limit]``.
+
+    Args:
+        state: the graph.
+        filter: a :class:`MemoryFilter` or its wire mapping; ``None`` = all.
+        options: a :class:`QueryOptions` or mapping (``sort``: one option or a
+            list, ``limit``, ``offset``).
+        now: unix ms for decay filters; default the clock.
+    Returns:
+        Matching items, insertion order unless sorted.
+    Raises:
+        ValidationError: a malformed filter or options (an unknown sort field
+            says so).
+        InvalidTimestampError: a reached time criterion or a recency sort
+            meets an item without a time.
+
+    Complexity: O(c) filter tests where c is the number of candidates — all
+    items, or only those of the ``ids``/``scope``/``scope_prefix`` given —
+    plus O(m log m) to sort m matches.
+    """
+    flt = _as_filter(filter)
+    opts = _as_options(options)
+    pred = compile_filter(flt, now=now)
+    result = [it for it in candidate_items(state, flt) if pred(it)]
+    if opts is None:
+        return result
+    result = sort_items(result, opts.sort)
+    start = opts.offset or 0
+    end = None if opts.limit is None else start + opts.limit
+    return result[start:end]
+
+
+def get_item_by_id(state: GraphState, id: str) -> MemoryItem | None:
+    """Return the item with ``id``, or ``None``. O(log n)."""
+    return state.items.get(id)
+
+
+def get_edge_by_id(state: GraphState, edge_id: str) -> Edge | None:
+    """Return the edge with ``edge_id``, or ``None``. O(log n)."""
+    return state.edges.get(edge_id)
+
+
+def get_edges(state: GraphState, filter: EdgeFilter | Mapping[str, Any] | None = None) -> list[Edge]:
+    """Query edges in insertion order.
+
+    ``active_only`` defaults to ``True`` (also inside a filter that omits it);
+    ``from``/``to``/``kind`` are exact; ``min_weight`` keeps edges whose
+    weight is set and ``>=`` it. With ``from`` or ``to`` the edges-by-endpoint
+    index is used (O(k log k)), otherwise all edges are scanned.
+
+    Raises:
+        ValidationError: a malformed filter mapping.
+    """
+    f = filter if filter is None or isinstance(filter, EdgeFilter) else EdgeFilter.from_dict(filter)
+    if f is None:
+        return [e for e in state.edges.values() if e.active]
+    active_only = True if f.active_only is None else f.active_only
+    if f.from_ is not None:
+        candidates: Iterable[Edge] = [state.edges[e] for e in state.edge_ids_of(f.from_)]
+    elif f.to is not None:
+        candidates = [state.edges[e] for e in state.edge_ids_of(f.to)]
+    else:
+        candidates = state.edges.values()
+    out = []
+    for e in candidates:
+        if active_only and not e.active:
+            continue
+        if f.from_ is not None and e.from_ != f.from_:
+            continue
+        if f.to is not None and e.to != f.to:
+            continue
+        if f.kind is not None and e.kind != f.kind:
+            continue
+        if f.min_weight is not None and (e.weight is None or not e.weight >= f.min_weight):
+            continue
+        out.append(e)
+    return out
+
+
+def get_related_items(state: GraphState, item_id: str, direction: str = "both") -> list[MemoryItem]:
+    """Items joined to ``item_id`` by active edges, from the edges-by-endpoint index.
+
+    In edge insertion order, an edge leaving the item contributes its ``to``
+    (directions ``"from"``/``"both"``) and one arriving contributes its
+    ``from`` (``"to"``/``"both"``); duplicates keep the first, the item
+    itself and unknown ids are dropped. Any other direction gives ``[]``.
+    O(d log d) for the item's d edges.
+    """
+    if direction not in ("from", "to", "both"):
+        return []
+    out_dir = direction in ("from", "both")
+    in_dir = direction in ("to", "both")
+    seen: dict[str, None] = {}
+    for eid in state.edge_ids_of(item_id):
+        e = state.edges[eid]
+        if not e.active:
+            continue
+        if out_dir and e.from_ == item_id:
+            seen.setdefault(e.to, None)
+        if in_dir and e.to == item_id:
+            seen.setdefault(e.from_, None)
+    items = state.items
+    return [items[i] for i in seen if i != item_id and i in items]
+
+
+def get_parents(state: GraphState, item_id: str) -> list[MemoryItem]:
+    """Existing items named in the item's ``parents``, list order, duplicates kept; ``[]`` if absent."""
+    item = state.items.get(item_id)
+    if item is None or not item.parents:
+        return []
+    items = state.items
+    return [items[p] for p in item.parents if p in items]
+
+
+def get_children(state: GraphState, item_id: str) -> list[MemoryItem]:
+    """Items whose ``parents`` contain ``item_id`` (present or not), insertion order, once each.
+
+    From the children index: O(k log k) for k children.
+    """
+    items = state.items
+    return [items[i] for i in state.child_ids(item_id)]
+
+
+def build_children_index(state: GraphState) -> dict[str, list[MemoryItem]]:
+    """Return ``{parent id: [children in insertion order]}`` for every referenced parent id.
+
+    A child appears once per parent even if listed twice. O(n).
+    """
+    out: dict[str, list[MemoryItem]] = {}
+    for item in state.items.values():
+        if not item.parents:
+            continue
+        for p in dict.fromkeys(item.parents):
+            out.setdefault(p, []).append(item)
+    return out

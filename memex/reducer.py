@@ -1,0 +1,250 @@
+"""The memory reducer: ``apply_command(state, cmd) -> CommandResult``.
+
+Pure and atomic: the input state is never modified, and a failing command
+raises before anything is built. Each command costs O(log n) in the graph
+size (plus O(d log d) for the d edges a retraction removes): the persistent
+maps and the state's indexes are updated in place of a copy or a scan.
+Behaviour follows contract §4.3 (TypeScript MemEX 0.13 ``reducer.ts``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from memex._pmap import pset_add, pset_remove
+from memex.commands import (
+    EdgeCreate,
+    EdgeRetract,
+    EdgeUpdate,
+    MemoryCommand,
+    MemoryCommandAdapter,
+    MemoryCreate,
+    MemoryRetract,
+    MemoryUpdate,
+)
+from memex.errors import (
+    DuplicateEdgeError,
+    DuplicateMemoryError,
+    EdgeNotFoundError,
+    MemoryNotFoundError,
+    ValidationError,
+)
+from memex.graph import GraphState
+from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, _fast_event, _replace_unchecked
+
+__all__ = ["apply_command", "CommandResult", "merge_item", "merge_edge"]
+
+
+class CommandResult(NamedTuple):
+    """Result of :func:`apply_command`: the new ``state`` and the lifecycle ``events`` (a list)."""
+
+    state: GraphState
+    events: list[MemoryLifecycleEvent]
+
+
+_ITEM_REPLACEABLE = (
+    "scope",
+    "kind",
+    "author",
+    "source_kind",
+    "parents",
+    "authority",
+    "conviction",
+    "importance",
+    "intent_id",
+    "task_id",
+)
+_EDGE_REPLACEABLE = ("kind", "weight", "author", "source_kind", "authority", "active", "meta")
+
+
+def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
+    """Merge a partial update into an item (contract §4.3).
+
+    Args:
+        existing: the current item.
+        partial: wire-keyed fields. ``id`` and ``created_at`` are ignored;
+            ``content`` and ``meta`` are merged key by key into the existing
+            dicts (``{"meta": {}}`` yields ``{}`` for an absent meta); every
+            other known field is replaced by the given value, ``None``
+            included; unknown keys are ignored. Values are not validated.
+    Returns:
+        A new :class:`MemoryItem` (``existing`` is untouched).
+    Raises:
+        ValidationError: ``partial`` is not a mapping, or its ``content`` /
+            ``meta`` is not a mapping.
+    """
+    if not isinstance(partial, Mapping):
+        raise ValidationError("partial: expected an object", "partial")
+    changes: dict[str, Any] = {}
+    for key in _ITEM_REPLACEABLE:
+        if key in partial:
+            changes[key] = partial[key]
+    if "content" in partial:
+        c = partial["content"]
+        if not isinstance(c, Mapping):
+            raise ValidationError("partial.content: expected an object", "partial.content")
+        changes["content"] = {**existing.content, **c}
+    if "meta" in partial:
+        m = partial["meta"]
+        if not isinstance(m, Mapping):
+            raise ValidationError("partial.meta: expected an object", "partial.meta")
+        changes["meta"] = {**(existing.meta or {}), **m}
+    result: MemoryItem = _replace_unchecked(existing, changes)
+    return result
+
+
+def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
+    """Apply a partial update to an edge (contract §4.3).
+
+    ``edge_id``, ``from``, ``from_`` and ``to`` are ignored; ``kind``,
+    ``weight``, ``author``, ``source_kind``, ``authority``, ``active`` and
+    ``meta`` are replaced (``meta`` is not merged), ``None`` included; values
+    are not validated. Returns a new :class:`Edge`.
+
+    Raises:
+        ValidationError: ``partial`` is not a mapping.
+    """
+    if not isinstance(partial, Mapping):
+        raise ValidationError("partial: expected an object", "partial")
+    changes = {k: partial[k] for k in _EDGE_REPLACEABLE if k in partial}
+    result: Edge = _replace_unchecked(existing, changes)
+    return result
+
+
+# -- index maintenance ---------------------------------------------------------
+def _parent_keys(parents: Any) -> set[str]:
+    if not isinstance(parents, list | tuple):
+        return set()
+    return {p for p in parents if isinstance(p, str)}
+
+
+def _index_item(children: Any, by_scope: Any, item: MemoryItem, add: bool) -> tuple[Any, Any]:
+    op = pset_add if add else pset_remove
+    for p in _parent_keys(item.parents):
+        children = op(children, p, item.id)
+    if isinstance(item.scope, str):
+        by_scope = op(by_scope, item.scope, item.id)
+    return children, by_scope
+
+
+def _reindex_item(children: Any, by_scope: Any, old: MemoryItem, new: MemoryItem) -> tuple[Any, Any]:
+    if old.parents is not new.parents:
+        before, after = _parent_keys(old.parents), _parent_keys(new.parents)
+        for p in before - after:
+            children = pset_remove(children, p, old.id)
+        for p in after - before:
+            children = pset_add(children, p, old.id)
+    if old.scope != new.scope:
+        if isinstance(old.scope, str):
+            by_scope = pset_remove(by_scope, old.scope, old.id)
+        if isinstance(new.scope, str):
+            by_scope = pset_add(by_scope, new.scope, old.id)
+    return children, by_scope
+
+
+# -- the reducer ----------------------------------------------------------------
+def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> CommandResult:
+    """Apply one memory command to a state.
+
+    Args:
+        state: the current :class:`GraphState` (never modified).
+        cmd: a command instance (``MemoryCreate``, ``MemoryUpdate``,
+            ``MemoryRetract``, ``EdgeCreate``, ``EdgeUpdate``,
+            ``EdgeRetract``) or its wire mapping (``{"type": "memory.create",
+            "item": {...}}``).
+    Returns:
+        ``CommandResult(state, events)``. ``memory.*`` commands return a state
+        whose ``edges`` is the same object unless edges were removed; edge
+        commands keep ``items``. Every event's ``cause_type`` is the
+        command's type. Events:
+
+        * ``memory.create`` → ``memory.created``;
+        * ``memory.update`` → ``memory.updated`` (the merged item; also for ``{}``);
+        * ``memory.retract`` → ``memory.retracted``, then ``edge.retracted`` for
+          each edge touching the item, in edge insertion order (a self-edge once);
+        * ``edge.create`` / ``edge.update`` / ``edge.retract`` → ``edge.created`` /
+          ``edge.updated`` / ``edge.retracted``.
+    Raises:
+        ValidationError: a malformed command mapping or ``partial``.
+        DuplicateMemoryError, DuplicateEdgeError: a create names an existing id.
+        MemoryNotFoundError, EdgeNotFoundError: an update/retract names an absent id.
+
+    Complexity: O(log n) per command; a retraction adds O(d log d) for its d edges.
+    """
+    if not isinstance(cmd, MemoryCreate | MemoryUpdate | MemoryRetract | EdgeCreate | EdgeUpdate | EdgeRetract):
+        cmd = MemoryCommandAdapter.validate_python(cmd)
+    t = cmd.type
+    items = state.items
+    edges = state.edges
+    if isinstance(cmd, MemoryCreate):
+        item = cmd.item
+        if item.id in items:
+            raise DuplicateMemoryError(item.id)
+        children, by_scope = _index_item(state._children, state._by_scope, item, True)
+        new = GraphState._derive(items.set(item.id, item), edges, children, state._edges_by_node, by_scope)
+        return CommandResult(new, [_fast_event("memory.created", t, item=item)])
+    if isinstance(cmd, MemoryUpdate):
+        old = items.get(cmd.item_id)
+        if old is None:
+            raise MemoryNotFoundError(cmd.item_id)
+        merged = merge_item(old, cmd.partial)
+        children, by_scope = _reindex_item(state._children, state._by_scope, old, merged)
+        new = GraphState._derive(
+            items.set(old.id, merged), edges, children, state._edges_by_node, by_scope
+        )
+        return CommandResult(new, [_fast_event("memory.updated", t, item=merged)])
+    if isinstance(cmd, MemoryRetract):
+        old = items.get(cmd.item_id)
+        if old is None:
+            raise MemoryNotFoundError(cmd.item_id)
+        return _retract_item(state, old, t)
+    if isinstance(cmd, EdgeCreate):
+        edge = cmd.edge
+        if edge.edge_id in edges:
+            raise DuplicateEdgeError(edge.edge_id)
+        by_node = pset_add(state._edges_by_node, edge.from_, edge.edge_id)
+        by_node = pset_add(by_node, edge.to, edge.edge_id)
+        new = GraphState._derive(
+            items, edges.set(edge.edge_id, edge), state._children, by_node, state._by_scope
+        )
+        return CommandResult(new, [_fast_event("edge.created", t, edge=edge)])
+    if isinstance(cmd, EdgeUpdate):
+        old_edge = edges.get(cmd.edge_id)
+        if old_edge is None:
+            raise EdgeNotFoundError(cmd.edge_id)
+        merged_edge = merge_edge(old_edge, cmd.partial)
+        new = GraphState._derive(
+            items,
+            edges.set(old_edge.edge_id, merged_edge),
+            state._children,
+            state._edges_by_node,
+            state._by_scope,
+        )
+        return CommandResult(new, [_fast_event("edge.updated", t, edge=merged_edge)])
+    # EdgeRetract
+    old_edge = edges.get(cmd.edge_id)
+    if old_edge is None:
+        raise EdgeNotFoundError(cmd.edge_id)
+    by_node = pset_remove(state._edges_by_node, old_edge.from_, old_edge.edge_id)
+    by_node = pset_remove(by_node, old_edge.to, old_edge.edge_id)
+    new = GraphState._derive(
+        items, edges.delete(old_edge.edge_id), state._children, by_node, state._by_scope
+    )
+    return CommandResult(new, [_fast_event("edge.retracted", t, edge=old_edge)])
+
+
+def _retract_item(state: GraphState, old: MemoryItem, cause: str) -> CommandResult:
+    """Remove ``old`` and every edge touching it; events as ``memory.retract`` emits them."""
+    children, by_scope = _index_item(state._children, state._by_scope, old, False)
+    events = [_fast_event("memory.retracted", cause, item=old)]
+    edges = state.edges
+    by_node = state._edges_by_node
+    for eid in state.edge_ids_of(old.id):
+        edge = edges[eid]
+        edges = edges.delete(eid)
+        by_node = pset_remove(by_node, edge.from_, eid)
+        by_node = pset_remove(by_node, edge.to, eid)
+        events.append(_fast_event("edge.retracted", cause, edge=edge))
+    new = GraphState._derive(state.items.delete(old.id), edges, children, by_node, by_scope)
+    return CommandResult(new, events)
