@@ -36,9 +36,9 @@ def _to_pmap(value: Any) -> PMap[str, Any]:
         return value
     if value is None:
         return PMap()
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping | list | tuple):
         return PMap(value)
-    raise TypeError(f"GraphState maps must be mappings, got {type(value).__name__}")
+    raise TypeError(f"GraphState maps must be mappings (or lists of pairs), got {type(value).__name__}")
 
 
 def _distinct(parents: list[str] | None) -> Iterable[str]:
