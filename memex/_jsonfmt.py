@@ -127,6 +127,11 @@ def _escape_surrogates(s: str) -> bytes:
     return b'"' + b"".join(parts) + b'"'
 
 
+# Leaf types the walk skips without a call (exact types; bool is not an int here).
+_ATOMS = frozenset([str, int, bool, type(None)])
+_ATOMS_NO_STR = frozenset([int, bool, type(None)])
+
+
 def _norm(v: Any, surrogates: bool) -> Any:
     """Return ``v`` with the floats msgspec would misprint replaced.
 
@@ -142,23 +147,27 @@ def _norm(v: Any, surrogates: bool) -> Any:
         if surrogates and _has_surrogate(v):
             return msgspec.Raw(_escape_surrogates(v))
         return v
+    atoms = _ATOMS_NO_STR if surrogates else _ATOMS
     if tv is dict or (tv is not list and tv is not tuple and isinstance(v, dict)):
         out: Any = None
         for key, x in v.items():
             tx = type(x)
+            if tx in atoms:
+                continue
             if tx is float:
-                if x.is_integer() or -1e-5 < x < 1e-5:
-                    if out is None:
-                        out = dict(v)
-                    out[key] = _fix_float(x)
-                continue
-            if tx is int or tx is bool or x is None or (tx is str and not surrogates):
-                continue
-            y = _norm(x, surrogates)
-            if y is not x:
-                if out is None:
-                    out = dict(v)
-                out[key] = y
+                if x.is_integer():
+                    y = int(x) if -_TWO53 <= x <= _TWO53 else _fix_float(x)
+                elif -1e-5 < x < 1e-5:
+                    y = _fix_float(x)
+                else:
+                    continue
+            else:
+                y = _norm(x, surrogates)
+                if y is x:
+                    continue
+            if out is None:
+                out = dict(v)
+            out[key] = y
         d = v if out is None else out
         if surrogates and any(type(k) is str and _has_surrogate(k) for k in d):
             items = [
@@ -169,21 +178,26 @@ def _norm(v: Any, surrogates: bool) -> Any:
         return d
     if tv is list or tv is tuple or isinstance(v, (list, tuple)):
         out = None
-        for i, x in enumerate(v):
+        i = -1
+        for x in v:
+            i += 1
             tx = type(x)
+            if tx in atoms:
+                continue
             if tx is float:
-                if x.is_integer() or -1e-5 < x < 1e-5:
-                    if out is None:
-                        out = list(v)
-                    out[i] = _fix_float(x)
-                continue
-            if tx is int or tx is bool or x is None or (tx is str and not surrogates):
-                continue
-            y = _norm(x, surrogates)
-            if y is not x:
-                if out is None:
-                    out = list(v)
-                out[i] = y
+                if x.is_integer():
+                    y = int(x) if -_TWO53 <= x <= _TWO53 else _fix_float(x)
+                elif -1e-5 < x < 1e-5:
+                    y = _fix_float(x)
+                else:
+                    continue
+            else:
+                y = _norm(x, surrogates)
+                if y is x:
+                    continue
+            if out is None:
+                out = list(v)
+            out[i] = y
         return v if out is None else out
     if isinstance(v, float):
         return msgspec.Raw(js_number(v).encode())
@@ -203,6 +217,39 @@ _SUSPECT_DOT = re.compile(rb"\.0(?:[,\]}]|\Z)")
 _SUSPECT_EXP = re.compile(rb"e-?[0-9]+(?:[,\]}]|\Z)")
 
 
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^{}\[\],:"]+')
+_CLOSE = {b"{": b"}", b"[": b"]"}
+
+
+def _reindent(buf: bytes) -> bytes:
+    """Pretty-print compact JSON ``buf`` like ``JSON.stringify(v, null, 2)`` (slow path)."""
+    toks = _TOKEN.findall(buf)
+    out: list[bytes] = []
+    depth = 0
+    i = 0
+    n = len(toks)
+    while i < n:
+        t = toks[i]
+        if t in _CLOSE:
+            if i + 1 < n and toks[i + 1] == _CLOSE[t]:
+                out.append(t + _CLOSE[t])
+                i += 2
+                continue
+            depth += 1
+            out.append(t + b"\n" + b"  " * depth)
+        elif t == b"}" or t == b"]":
+            depth -= 1
+            out.append(b"\n" + b"  " * depth + t)
+        elif t == b",":
+            out.append(b",\n" + b"  " * depth)
+        elif t == b":":
+            out.append(b": ")
+        else:
+            out.append(t)
+        i += 1
+    return b"".join(out)
+
+
 def dumpb(value: Any, *, pretty: bool = False) -> bytes:
     """Return the UTF-8 JSON text of ``value`` exactly as JavaScript's ``JSON.stringify``.
 
@@ -210,7 +257,9 @@ def dumpb(value: Any, *, pretty: bool = False) -> bytes:
         value: a plain JSON-like value: ``dict`` with ``str`` keys (order kept),
             ``list``, ``tuple`` (printed as an array), ``str``, ``int`` (any
             size, printed as its digits), ``float``, ``bool``, ``None``;
-            subclasses of these are printed as their base type. Other types
+            subclasses of these are printed as their base type. Number keys
+            are written as msgspec writes them (``{1: 2}`` -> ``{"1":2}``;
+            float keys keep msgspec's float text). Other types
             msgspec supports natively (e.g. ``datetime``, ``uuid.UUID``,
             ``set``) are encoded as msgspec does, without the JavaScript float
             rules applied to their contents.
@@ -232,10 +281,11 @@ def dumpb(value: Any, *, pretty: bool = False) -> bytes:
     try:
         buf = _encode(value)
     except UnicodeEncodeError:
+        # Lone surrogates: rare; msgspec.json.format rejects their \u escapes.
         buf = _encode(_norm(value, True))
-    else:
-        if _SUSPECT_DOT.search(buf) is not None or _SUSPECT_EXP.search(buf) is not None:
-            buf = _encode(_norm(value, False))
+        return _reindent(buf) if pretty else buf
+    if _SUSPECT_DOT.search(buf) is not None or _SUSPECT_EXP.search(buf) is not None:
+        buf = _encode(_norm(value, False))
     if pretty:
         return msgspec.json.format(buf, indent=2)
     return buf

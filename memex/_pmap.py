@@ -44,7 +44,7 @@ class _Items(ItemsView[K, V]):
     __slots__ = ()
 
     def __iter__(self) -> Iterator[tuple[K, V]]:
-        m = cast("PMap[K, V]", self._mapping)
+        m = cast("PMap[K, V]", self._mapping)  # type: ignore[attr-defined]
         for e in m._entries:
             if e is not None:
                 yield e
@@ -54,7 +54,7 @@ class _Values(ValuesView[V]):
     __slots__ = ()
 
     def __iter__(self) -> Iterator[V]:
-        m = cast("PMap[Any, V]", self._mapping)
+        m = cast("PMap[Any, V]", self._mapping)  # type: ignore[attr-defined]
         for e in m._entries:
             if e is not None:
                 yield e[1]
@@ -88,6 +88,7 @@ class PMap(Mapping[K, V], Generic[K, V]):
             return
         pairs = source.items() if isinstance(source, Mapping) else source
         entries: list[tuple[K, V]] = []
+        mm: Any
         with immutables.Map().mutate() as mm:
             for k, v in pairs:
                 pos = mm.get(k)

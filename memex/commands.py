@@ -166,7 +166,7 @@ class CommandAdapter(Generic[C]):
         self.by_tag: dict[str, Any] = {}
         for cls in classes:
             tag = attrs.fields_dict(cls)["type"].default
-            self.by_tag[tag] = cls
+            self.by_tag[str(tag)] = cls
 
     def validate_python(self, obj: Any) -> C:
         """Return ``obj`` if it is a command instance, else validate a wire mapping into one."""

@@ -73,6 +73,8 @@ class GraphState:
     _by_scope: Any = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
+        children: Any
+        by_scope: Any
         with immutables.Map().mutate() as children, immutables.Map().mutate() as by_scope:
             for iid, item in self.items.items():
                 for p in _distinct(item.parents):
@@ -149,7 +151,8 @@ class GraphState:
 
     def scopes(self) -> Iterable[str]:
         """Every scope that holds at least one item (unordered)."""
-        return self._by_scope.keys()
+        scopes: Iterable[str] = self._by_scope.keys()
+        return scopes
 
     def scope_prefix_ids(self, prefix: str) -> list[str]:
         """Ids of items whose scope starts with ``prefix``, in insertion order.

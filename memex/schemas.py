@@ -32,11 +32,15 @@ def validate_command(cmd: MemoryCommand | Mapping[str, Any]) -> MemoryCommand:
 
 def validate_memory_item(item: MemoryItem | Mapping[str, Any]) -> MemoryItem:
     """Validate a memory item (instance returned as is; wire mapping validated)."""
+    if isinstance(item, MemoryItem):
+        return item
     result: MemoryItem = MemoryItem.from_dict(item)
     return result
 
 
 def validate_edge(edge: Edge | Mapping[str, Any]) -> Edge:
     """Validate an edge (instance returned as is; wire mapping with ``from`` validated)."""
+    if isinstance(edge, Edge):
+        return edge
     result: Edge = Edge.from_dict(edge)
     return result
