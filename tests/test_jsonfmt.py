@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 from collections import OrderedDict
 from typing import Any
