@@ -69,6 +69,9 @@ from memex.models import (
     ParentsFilter,
     QueryOptions,
     Range,
+    DiversityOptions,
+    ScoredItem,
+    ScoredQueryOptions,
     ScoreRanges,
     ScoreWeights,
     SortField,
@@ -87,6 +90,14 @@ from memex.query import (
     matches_filter,
 )
 from memex.reducer import CommandResult, apply_command, merge_edge, merge_item
+from memex.retrieval import (
+    apply_diversity,
+    filter_contradictions,
+    get_items_by_budget,
+    get_scored_items,
+    smart_retrieve,
+    surface_contradictions,
+)
 from memex.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
 from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
@@ -142,6 +153,16 @@ __all__ = [
     "compute_decay_multiplier",
     "ScoreWeights",
     "DecayConfig",
+    # retrieval
+    "get_scored_items",
+    "ScoredQueryOptions",
+    "ScoredItem",
+    "get_items_by_budget",
+    "smart_retrieve",
+    "filter_contradictions",
+    "surface_contradictions",
+    "apply_diversity",
+    "DiversityOptions",
     # stats
     "get_stats",
     "GraphStats",

@@ -47,6 +47,9 @@ __all__ = [
     "EdgeFilter",
     "ScoreWeights",
     "MemoryLifecycleEvent",
+    "ScoredQueryOptions",
+    "DiversityOptions",
+    "ScoredItem",
 ]
 
 KnownMemoryKind = Literal[
@@ -654,3 +657,64 @@ def _replace_unchecked(obj: Any, changes: Mapping[str, Any]) -> Any:
 
 
 Factory = Callable[..., Any]
+
+
+# --------------------------------------------------------------------------- retrieval records
+@attrs.frozen(kw_only=True)
+class ScoredQueryOptions(_Record):
+    """Options of :func:`memex.get_scored_items`.
+
+    ``pre``: a :class:`MemoryFilter` applied before scoring (an ``ids``,
+    ``scope`` or ``scope_prefix`` here narrows the candidates by index);
+    ``post``: a filter applied after scoring; ``min_score``: drop entries
+    scoring below it; ``limit``/``offset``: ints >= 0.
+    """
+
+    pre: MemoryFilter | None = None
+    post: MemoryFilter | None = None
+    min_score: float | None = None
+    limit: int | None = None
+    offset: int | None = None
+    _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = (
+        ("pre", "pre", v.opt(v.record(MemoryFilter))),
+        ("post", "post", v.opt(v.record(MemoryFilter))),
+        ("min_score", "min_score", _opt_num),
+        ("limit", "limit", v.opt(v.nonneg_int)),
+        ("offset", "offset", v.opt(v.nonneg_int)),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class DiversityOptions(_Record):
+    """Penalties of :func:`memex.apply_diversity` (finite numbers; negative allowed; falsy = off).
+
+    ``author_penalty`` per earlier entry by the same author, ``parent_penalty``
+    per earlier occurrence of each parent id, ``source_penalty`` per earlier
+    entry of the same source kind.
+    """
+
+    author_penalty: float | None = None
+    parent_penalty: float | None = None
+    source_penalty: float | None = None
+    _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = (
+        ("author_penalty", "author_penalty", _opt_num),
+        ("parent_penalty", "parent_penalty", _opt_num),
+        ("source_penalty", "source_penalty", _opt_num),
+    )
+
+
+@attrs.define(kw_only=True)
+class ScoredItem:
+    """A retrieval result (mutable): ``item``, its ``score`` and, after
+    :func:`memex.surface_contradictions`, ``contradicted_by`` — the items that
+    contradict it among the results (``None`` when none were surfaced)."""
+
+    item: MemoryItem
+    score: float
+    contradicted_by: list[MemoryItem] | None = None
+
+    def __repr__(self) -> str:
+        extra = ""
+        if self.contradicted_by:
+            extra = f", contradicted_by={[c.id for c in self.contradicted_by]!r}"
+        return f"ScoredItem(id={self.item.id!r}, score={self.score!r}{extra})"

@@ -79,6 +79,38 @@ def _replay_commands(scenario: str) -> dict[str, Any]:
     }
 
 
+def content_cost(item: memex.MemoryItem) -> int:
+    """The fixtures' ``json_content_length`` cost: UTF-16 length of the compact JSON of ``content``."""
+    text = json.dumps(item.content, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-16-le")) // 2
+
+
+COSTS = {"json_content_length": content_cost}
+
+
+def _pairs(scored: list[memex.ScoredItem]) -> list[list[Any]]:
+    return [[s.item.id, s.score] for s in scored]
+
+
+def _triples(scored: list[memex.ScoredItem]) -> list[list[Any]]:
+    return [
+        [s.item.id, s.score, None if s.contradicted_by is None else [c.id for c in s.contradicted_by]]
+        for s in scored
+    ]
+
+
+def _scored_input(sc: str, a: dict[str, Any], now: int) -> list[memex.ScoredItem]:
+    return memex.get_scored_items(scenario_state(sc), a["weights"], a.get("options"), now=now)
+
+
+def _budget_kwargs(a: dict[str, Any]) -> dict[str, Any]:
+    kw: dict[str, Any] = {"budget": a["budget"], "cost_fn": COSTS[a["cost"]], "weights": a["weights"]}
+    for key in ("filter", "contradictions", "diversity"):
+        if key in a:
+            kw[key] = a[key]
+    return kw
+
+
 Runner = Callable[[str, dict[str, Any], int], Any]
 
 #: fn name → runner(scenario, args, now_ms) returning the comparable answer.
@@ -97,6 +129,23 @@ RUNNERS: dict[str, Runner] = {
     "get_stats": lambda sc, a, now: _stats(memex.get_stats(scenario_state(sc))),
     "extract_timestamp": lambda sc, a, now: memex.extract_timestamp(a["id"]),
     "replay_commands": lambda sc, a, now: _replay_commands(sc),
+    # retrieval (issue 3)
+    "get_scored_items": lambda sc, a, now: _pairs(_scored_input(sc, a, now)),
+    "get_items_by_budget": lambda sc, a, now: _triples(
+        memex.get_items_by_budget(scenario_state(sc), **_budget_kwargs(a), now=now)
+    ),
+    "smart_retrieve": lambda sc, a, now: _triples(
+        memex.smart_retrieve(scenario_state(sc), **_budget_kwargs(a), now=now)
+    ),
+    "filter_contradictions": lambda sc, a, now: _triples(
+        memex.filter_contradictions(scenario_state(sc), _scored_input(sc, a, now))
+    ),
+    "surface_contradictions": lambda sc, a, now: _triples(
+        memex.surface_contradictions(scenario_state(sc), _scored_input(sc, a, now))
+    ),
+    "apply_diversity": lambda sc, a, now: _triples(
+        memex.apply_diversity(_scored_input(sc, a, now), a["diversity"])
+    ),
 }
 
 #: answers whose listed ids may be compared as sets (README: "item_ids / edge_ids ... as sets")

@@ -70,3 +70,12 @@ def test_recorded_query(scenario: str, index: int, record: dict, monkeypatch: py
         ref.assert_close(got, record["expected"])
     # a query never changes the scenario state
     assert memex.to_json(ref.scenario_state(scenario)) == state_before
+
+
+@pytest.mark.parametrize("scenario", ref.SCENARIOS)
+def test_content_cost_matches_recorded_values(scenario: str) -> None:
+    state = ref.scenario_state(scenario)
+    costs = ref.expected(scenario)["content_costs"]
+    assert costs, "fixture lists content costs"
+    for item_id, cost in costs.items():
+        assert ref.content_cost(state.items[item_id]) == cost

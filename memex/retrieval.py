@@ -1,0 +1,394 @@
+"""Scored and budgeted retrieval for reasoning layers (contract §4.6).
+
+The pipeline a reasoning layer calls many times a turn::
+
+    smart_retrieve = score (with decay) → contradiction policy → diversity → budget packing
+
+All functions are pure. ``now`` (unix ms) fixes the clock for decay; it
+defaults to the package clock, read once per call. A ``scope``,
+``scope_prefix`` or ``ids`` pre-filter narrows the candidates through the
+state's indexes, so a call restricted to one scope pays for that scope, not
+for the whole graph; contradiction and supersession checks read only the
+edges touching the candidates (edges-by-endpoint index); a ``limit`` selects
+the top entries with a heap instead of sorting every candidate.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from memex import _time
+from memex.graph import GraphState
+from memex.models import (
+    DiversityOptions,
+    Edge,
+    MemoryFilter,
+    MemoryItem,
+    ScoredItem,
+    ScoredQueryOptions,
+    ScoreWeights,
+)
+from memex.query import (
+    INTERVAL_MS,
+    _as_filter,
+    candidate_items,
+    compile_filter,
+    item_timestamp,
+)
+
+__all__ = [
+    "get_scored_items",
+    "get_items_by_budget",
+    "smart_retrieve",
+    "filter_contradictions",
+    "surface_contradictions",
+    "apply_diversity",
+    "pack_budget",
+    "ScoredItem",
+    "ScoredQueryOptions",
+    "DiversityOptions",
+]
+
+CostFn = Callable[[MemoryItem], float]
+
+
+def _weights(weights: ScoreWeights | Mapping[str, Any]) -> ScoreWeights:
+    if isinstance(weights, ScoreWeights):
+        return weights
+    result: ScoreWeights = ScoreWeights.from_dict(weights)
+    return result
+
+
+def _scorer(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], float]:
+    """Compile weights into ``item -> score`` (the formula of :func:`memex.compute_score`)."""
+    wa = weights.authority or 0
+    wc = weights.conviction or 0
+    wi = weights.importance or 0
+    decay = weights.decay
+    if decay is None:
+
+        def linear(it: MemoryItem) -> float:
+            return float(wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
+
+        return linear
+    interval = INTERVAL_MS[decay.interval]
+    keep = 1 - decay.rate
+    kind = decay.type
+
+    def decayed(it: MemoryItem) -> float:
+        score = wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0)
+        age = now - item_timestamp(it)
+        if age <= 0:
+            return float(score * 1.0)
+        n = age / interval
+        if kind == "exponential":
+            mult = keep**n
+        elif kind == "linear":
+            mult = max(0.0, 1 - decay.rate * n)
+        else:
+            mult = keep ** math.floor(n)
+        return float(score * mult)
+
+    return decayed
+
+
+def _options(options: ScoredQueryOptions | Mapping[str, Any] | None) -> ScoredQueryOptions:
+    if options is None:
+        return ScoredQueryOptions()
+    if isinstance(options, ScoredQueryOptions):
+        return options
+    result: ScoredQueryOptions = ScoredQueryOptions.from_dict(options)
+    return result
+
+
+def get_scored_items(
+    state: GraphState,
+    weights: ScoreWeights | Mapping[str, Any],
+    options: ScoredQueryOptions | Mapping[str, Any] | None = None,
+    *,
+    now: int | None = None,
+) -> list[ScoredItem]:
+    """Score items and rank them: ``pre`` filter → score → sort by score (desc, stable)
+    → drop ``score < min_score`` → ``post`` filter → ``[offset : offset + limit]``.
+
+    Args:
+        state: the graph.
+        weights: :class:`ScoreWeights` or mapping (``authority``,
+            ``conviction``, ``importance``, optional ``decay`` config).
+        options: :class:`ScoredQueryOptions` or mapping (``pre``, ``post``,
+            ``min_score``, ``limit``, ``offset``).
+        now: unix ms for decay and time filters; default the clock.
+    Returns:
+        :class:`ScoredItem` entries, best first; equal scores keep insertion order.
+    Raises:
+        ValidationError: malformed weights, options or filters (an unknown
+            decay interval or type says so).
+        InvalidTimestampError: decay or a time filter meets an item without a time.
+
+    Complexity: O(c) to filter and score the c candidates (all items, or
+    those of an ``ids``/``scope``/``scope_prefix`` pre-filter, read from the
+    indexes) plus O(m log k) to select the top k = offset + limit of the m
+    survivors (O(m log m) without a limit).
+    """
+    w = _weights(weights)
+    opts = _options(options)
+    if now is None:
+        now = _time.now_ms()
+    pre = _as_filter(opts.pre)
+    pre_ok = compile_filter(pre, now=now)
+    post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
+    score = _scorer(w, now)
+    min_score = opts.min_score
+    ranked: list[tuple[float, int, MemoryItem]] = []
+    seq = 0
+    for it in candidate_items(state, pre):
+        if not pre_ok(it):
+            continue
+        s = score(it)
+        seq += 1
+        if min_score is not None and s < min_score:
+            continue
+        ranked.append((s, seq, it))
+    # post is a per-item test, so applying it before ranking keeps the same survivors in the same order
+    if post_ok is not None:
+        ranked = [r for r in ranked if post_ok(r[2])]
+    start = opts.offset or 0
+    if opts.limit is not None:
+        k = start + opts.limit
+        top = heapq.nsmallest(k, ranked, key=lambda r: (-r[0], r[1])) if k < len(ranked) else None
+        if top is None:
+            ranked.sort(key=lambda r: (-r[0], r[1]))
+            top = ranked
+        return [ScoredItem(item=it, score=s) for s, _, it in top[start:k]]
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    return [ScoredItem(item=it, score=s) for s, _, it in ranked[start:]]
+
+
+def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) -> list[ScoredItem]:
+    """Greedy knapsack over ranked entries (contract §4.6 "Packing").
+
+    ``remaining = budget``; for each entry in order ``c = cost_fn(item)``;
+    ``c <= remaining`` keeps it and subtracts, otherwise it is skipped and
+    packing goes on. ``cost_fn`` sees every entry, so zero-cost entries are
+    always kept from a non-negative budget.
+
+    Raises:
+        ValueError: ``cost_fn`` returned a negative, NaN, infinite or
+            non-numeric value (``cost_fn must return a finite non-negative
+            number, got <c> (item "<id>")``); nothing is returned.
+    """
+    remaining = budget
+    kept: list[ScoredItem] = []
+    for entry in scored:
+        c = cost_fn(entry.item)
+        if isinstance(c, bool) or not isinstance(c, int | float) or not math.isfinite(c) or c < 0:
+            raise ValueError(
+                f'cost_fn must return a finite non-negative number, got {c!r} (item "{entry.item.id}")'
+            )
+        if c <= remaining:
+            kept.append(entry)
+            remaining -= c
+    return kept
+
+
+def get_items_by_budget(
+    state: GraphState,
+    *,
+    budget: float,
+    cost_fn: CostFn,
+    weights: ScoreWeights | Mapping[str, Any],
+    filter: MemoryFilter | Mapping[str, Any] | None = None,
+    now: int | None = None,
+) -> list[ScoredItem]:
+    """Best-scoring items that fit in ``budget``: :func:`get_scored_items` with
+    ``pre=filter``, then :func:`pack_budget`.
+
+    Args:
+        budget: total cost allowed (e.g. tokens).
+        cost_fn: ``item -> cost`` (finite, >= 0).
+        weights, filter, now: as for :func:`get_scored_items`.
+    Raises:
+        ValueError: a bad cost (see :func:`pack_budget`).
+        ValidationError, InvalidTimestampError: as for :func:`get_scored_items`.
+    """
+    ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
+    return pack_budget(ranked, budget, cost_fn)
+
+
+# ----------------------------------------------------------------------------- contradictions
+def _incident_edges(state: GraphState, ids: Iterable[str], kind: str) -> list[Edge]:
+    """Active edges of ``kind`` touching any of ``ids``, once each, in edge insertion order."""
+    seen: set[str] = set()
+    edges = state.edges
+    for i in ids:
+        bucket = state._edges_by_node.get(i)
+        if bucket:
+            seen.update(bucket.keys())
+    out = [edges[e] for e in edges.sort_keys_by_position(seen)]
+    return [e for e in out if e.active and e.kind == kind]
+
+
+def _drop_superseded(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:
+    ids = {s.item.id for s in scored}
+    superseded = {e.to for e in _incident_edges(state, ids, "SUPERSEDES")}
+    if not superseded:
+        return list(scored)
+    return [s for s in scored if s.item.id not in superseded]
+
+
+def filter_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:
+    """Drop superseded entries and the weaker side of each active contradiction.
+
+    Superseded = the ``to`` end of an active ``SUPERSEDES`` edge. Then, with
+    ``s(x)`` the score of id x among the kept entries (last wins): active
+    ``CONTRADICTS`` edges are taken by max(s) desc, min(s) desc, ``edge_id``
+    asc; an edge with an end already excluded is skipped; otherwise the lower
+    end is excluded (a tie excludes the larger id by code points, so a
+    self-contradicting item is excluded). Order is preserved. Example: a .9,
+    b .7, c .5 with a–b and b–c keeps ``[a, c]``.
+
+    Only edges touching the entries are read (edges-by-endpoint index):
+    O(d log d) for their d incident edges.
+    """
+    kept = _drop_superseded(state, scored)
+    s: dict[str, float] = {}
+    for entry in kept:
+        s[entry.item.id] = entry.score
+    edges = [e for e in _incident_edges(state, s.keys(), "CONTRADICTS") if e.from_ in s and e.to in s]
+    if not edges:
+        return kept
+    edges.sort(key=lambda e: e.edge_id)
+    edges.sort(key=lambda e: (max(s[e.from_], s[e.to]), min(s[e.from_], s[e.to])), reverse=True)
+    excluded: set[str] = set()
+    for e in edges:
+        a, b = e.from_, e.to
+        if a in excluded or b in excluded:
+            continue
+        sa, sb = s[a], s[b]
+        if sa < sb:
+            excluded.add(a)
+        elif sb < sa:
+            excluded.add(b)
+        else:
+            excluded.add(max(a, b))
+    return [entry for entry in kept if entry.item.id not in excluded]
+
+
+def surface_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:
+    """Drop superseded entries and mark each remaining contradiction on both sides.
+
+    Every entry is copied into a new :class:`ScoredItem` (an existing
+    ``contradicted_by`` list is copied; the input is untouched). For each
+    active ``CONTRADICTS`` edge, in edge order, whose two ends are different
+    entries of the result, each item is added to the other's
+    ``contradicted_by`` unless its id is already listed. Order is preserved.
+    """
+    kept = [
+        ScoredItem(
+            item=e.item,
+            score=e.score,
+            contradicted_by=None if e.contradicted_by is None else list(e.contradicted_by),
+        )
+        for e in _drop_superseded(state, scored)
+    ]
+    by_id: dict[str, ScoredItem] = {}
+    for entry in kept:
+        by_id[entry.item.id] = entry
+    for e in _incident_edges(state, by_id.keys(), "CONTRADICTS"):
+        a = by_id.get(e.from_)
+        b = by_id.get(e.to)
+        if a is None or b is None or a is b:
+            continue
+        for this, other in ((a, b), (b, a)):
+            listed = this.contradicted_by
+            if listed is None:
+                this.contradicted_by = [other.item]
+            elif all(x.id != other.item.id for x in listed):
+                listed.append(other.item)
+    return kept
+
+
+def apply_diversity(
+    scored: Sequence[ScoredItem], options: DiversityOptions | Mapping[str, Any]
+) -> list[ScoredItem]:
+    """Re-rank with penalties for repeated authors, parents and source kinds.
+
+    In input order, each entry's penalty is ``author_penalty × (earlier
+    entries by its author) + Σ over its parents of parent_penalty × (earlier
+    occurrences of that parent) + source_penalty × (earlier entries of its
+    source kind)``; each counter is read before it is incremented (a parent
+    listed twice in one item counts). Penalties with falsy values are off;
+    negative ones are allowed. New entries get ``max(0, score - penalty)``
+    (``contradicted_by`` kept) and are stable-sorted by score, descending.
+    O(m log m + total parents).
+    """
+    opts = options if isinstance(options, DiversityOptions) else DiversityOptions.from_dict(options)
+    ap, pp, sp = opts.author_penalty, opts.parent_penalty, opts.source_penalty
+    seen_author: dict[str, int] = {}
+    seen_parent: dict[str, int] = {}
+    seen_source: dict[str, int] = {}
+    out: list[ScoredItem] = []
+    for entry in scored:
+        it = entry.item
+        penalty: float = 0
+        if ap:
+            n = seen_author.get(it.author, 0)
+            penalty += ap * n
+            seen_author[it.author] = n + 1
+        if pp:
+            for p in it.parents or ():
+                n = seen_parent.get(p, 0)
+                penalty += pp * n
+                seen_parent[p] = n + 1
+        if sp:
+            n = seen_source.get(it.source_kind, 0)
+            penalty += sp * n
+            seen_source[it.source_kind] = n + 1
+        out.append(
+            ScoredItem(item=it, score=max(0, entry.score - penalty), contradicted_by=entry.contradicted_by)
+        )
+    out.sort(key=lambda e: e.score, reverse=True)
+    return out
+
+
+def smart_retrieve(
+    state: GraphState,
+    *,
+    budget: float,
+    cost_fn: CostFn,
+    weights: ScoreWeights | Mapping[str, Any],
+    filter: MemoryFilter | Mapping[str, Any] | None = None,
+    contradictions: str | None = None,
+    diversity: DiversityOptions | Mapping[str, Any] | None = None,
+    now: int | None = None,
+) -> list[ScoredItem]:
+    """What to put in the context now: score (with decay) → contradiction
+    policy → diversity re-rank → budget packing.
+
+    Args:
+        budget: total cost allowed; cost_fn: ``item -> cost`` (finite, >= 0).
+        weights: :class:`ScoreWeights` or mapping (set ``decay`` to fade old items).
+        filter: pre-filter (a ``scope``/``scope_prefix``/``ids`` uses the indexes).
+        contradictions: ``"filter"`` keeps the stronger side of each active
+            contradiction (:func:`filter_contradictions`); ``"surface"`` keeps
+            both and lists them in ``contradicted_by``
+            (:func:`surface_contradictions`); anything else: no policy.
+        diversity: :class:`DiversityOptions` or mapping; ``None`` = no re-rank.
+        now: unix ms; default the clock.
+    Returns:
+        The packed :class:`ScoredItem` list, best first.
+    Raises:
+        ValueError: a bad cost; ValidationError / InvalidTimestampError as for
+        :func:`get_scored_items`.
+    """
+    ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
+    if contradictions == "filter":
+        ranked = filter_contradictions(state, ranked)
+    elif contradictions == "surface":
+        ranked = surface_contradictions(state, ranked)
+    if diversity is not None:
+        ranked = apply_diversity(ranked, diversity)
+    return pack_budget(ranked, budget, cost_fn)
