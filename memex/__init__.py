@@ -56,6 +56,7 @@ from memex.models import (
     DecayFilter,
     DecayInterval,
     DecayType,
+    DiversityOptions,
     Edge,
     EdgeFilter,
     KnownEdgeKind,
@@ -69,7 +70,6 @@ from memex.models import (
     ParentsFilter,
     QueryOptions,
     Range,
-    DiversityOptions,
     ScoredItem,
     ScoredQueryOptions,
     ScoreRanges,
@@ -90,6 +90,7 @@ from memex.query import (
     matches_filter,
 )
 from memex.reducer import CommandResult, apply_command, merge_edge, merge_item
+from memex.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
 from memex.retrieval import (
     apply_diversity,
     filter_contradictions,
@@ -98,7 +99,6 @@ from memex.retrieval import (
     smart_retrieve,
     surface_contradictions,
 )
-from memex.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
 from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
 
