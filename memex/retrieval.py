@@ -245,7 +245,8 @@ def filter_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> li
     Superseded = the ``to`` end of an active ``SUPERSEDES`` edge. Then, with
     ``s(x)`` the score of id x among the kept entries (last wins): active
     ``CONTRADICTS`` edges are taken by max(s) desc, min(s) desc, ``edge_id``
-    asc; an edge with an end already excluded is skipped; otherwise the lower
+    asc; an edge with an end already excluded, absent or scored below 0
+    excludes nothing (TS uses -1 for absent and needs both s >= 0); otherwise the lower
     end is excluded (a tie excludes the larger id by code points, so a
     self-contradicting item is excluded). Order is preserved. Example: a .9,
     b .7, c .5 with a–b and b–c keeps ``[a, c]``.
@@ -257,7 +258,13 @@ def filter_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> li
     s: dict[str, float] = {}
     for entry in kept:
         s[entry.item.id] = entry.score
-    edges = [e for e in _incident_edges(state, s.keys(), "CONTRADICTS") if e.from_ in s and e.to in s]
+    # contract §4.6: an end counts only if its score is >= 0 (absent = -1), so
+    # an edge touching a negative-scored (or absent) entry excludes nothing
+    edges = [
+        e
+        for e in _incident_edges(state, s.keys(), "CONTRADICTS")
+        if s.get(e.from_, -1) >= 0 and s.get(e.to, -1) >= 0
+    ]
     if not edges:
         return kept
     edges.sort(key=lambda e: e.edge_id)
@@ -348,7 +355,13 @@ def apply_diversity(
             penalty += sp * n
             seen_source[it.source_kind] = n + 1
         out.append(
-            ScoredItem(item=it, score=max(0, entry.score - penalty), contradicted_by=entry.contradicted_by)
+            ScoredItem(
+                item=it,
+                score=max(0.0, entry.score - penalty),
+                contradicted_by=None
+                if entry.contradicted_by is None
+                else list(entry.contradicted_by),
+            )
         )
     out.sort(key=lambda e: e.score, reverse=True)
     return out
