@@ -36,6 +36,8 @@ def decode_json(data: str | bytes) -> Any:
         return _decoder.decode(data)
     except msgspec.DecodeError as e:
         raise ValidationError(f"invalid JSON: {e}") from None
+    except RecursionError:  # msgspec raises it for very deeply nested arrays/objects
+        raise ValidationError("invalid JSON: nested too deeply") from None
 
 
 def to_json(state: GraphState) -> SerializedGraphState:
