@@ -41,10 +41,15 @@ def _to_pmap(value: Any) -> PMap[str, Any]:
     raise TypeError(f"GraphState maps must be mappings (or lists of pairs), got {type(value).__name__}")
 
 
-def _distinct(parents: list[str] | None) -> Iterable[str]:
-    if not parents:
-        return ()
-    return dict.fromkeys(parents)
+def parent_keys(parents: Any) -> set[str]:
+    """The distinct string ids of a ``parents`` value, as the children index keys them.
+
+    Merged updates are not validated, so ``parents`` may hold anything: only
+    string members of a list or tuple are indexed.
+    """
+    if not isinstance(parents, list | tuple):
+        return set()
+    return {p for p in parents if isinstance(p, str)}
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -77,11 +82,12 @@ class GraphState:
         by_scope: Any
         with immutables.Map().mutate() as children, immutables.Map().mutate() as by_scope:
             for iid, item in self.items.items():
-                for p in _distinct(item.parents):
+                for p in parent_keys(item.parents):
                     bucket = children.get(p)
                     children[p] = (bucket or immutables.Map()).set(iid, None)
-                bucket = by_scope.get(item.scope)
-                by_scope[item.scope] = (bucket or immutables.Map()).set(iid, None)
+                if isinstance(item.scope, str):
+                    bucket = by_scope.get(item.scope)
+                    by_scope[item.scope] = (bucket or immutables.Map()).set(iid, None)
             ch = children.finish()
             sc = by_scope.finish()
         by_node: immutables.Map[str, Any] = immutables.Map()

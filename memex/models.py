@@ -125,11 +125,12 @@ class _Record:
             return cls(**kwargs)
         except ValidationError as e:
             raise v.prefixed(e, _path) from None
-        except TypeError as e:
-            missing = [n for n, w, _ in cls._FIELDS if n not in kwargs]
+        except TypeError:
+            required = {a.name for a in attrs.fields(cls) if a.default is attrs.NOTHING}  # type: ignore[arg-type]
+            missing = [w for n, w, _ in cls._FIELDS if n in required and n not in kwargs]
             where = f"{_path}: " if _path else ""
             raise ValidationError(
-                f"{where}{cls.__name__} is missing required field(s): {e}; absent: {missing}", _path
+                f"{where}{cls.__name__} is missing required field(s): {', '.join(missing)}", _path
             ) from None
 
     def to_dict(self) -> dict[str, Any]:

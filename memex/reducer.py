@@ -30,7 +30,7 @@ from memex.errors import (
     MemoryNotFoundError,
     ValidationError,
 )
-from memex.graph import GraphState
+from memex.graph import GraphState, parent_keys
 from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, _fast_event, _replace_unchecked
 
 __all__ = ["apply_command", "CommandResult", "merge_item", "merge_edge"]
@@ -113,15 +113,9 @@ def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
 
 
 # -- index maintenance ---------------------------------------------------------
-def _parent_keys(parents: Any) -> set[str]:
-    if not isinstance(parents, list | tuple):
-        return set()
-    return {p for p in parents if isinstance(p, str)}
-
-
 def _index_item(children: Any, by_scope: Any, item: MemoryItem, add: bool) -> tuple[Any, Any]:
     op = pset_add if add else pset_remove
-    for p in _parent_keys(item.parents):
+    for p in parent_keys(item.parents):
         children = op(children, p, item.id)
     if isinstance(item.scope, str):
         by_scope = op(by_scope, item.scope, item.id)
@@ -130,7 +124,7 @@ def _index_item(children: Any, by_scope: Any, item: MemoryItem, add: bool) -> tu
 
 def _reindex_item(children: Any, by_scope: Any, old: MemoryItem, new: MemoryItem) -> tuple[Any, Any]:
     if old.parents is not new.parents:
-        before, after = _parent_keys(old.parents), _parent_keys(new.parents)
+        before, after = parent_keys(old.parents), parent_keys(new.parents)
         for p in before - after:
             children = pset_remove(children, p, old.id)
         for p in after - before:

@@ -1,0 +1,305 @@
+"""Replay (contract §4.14): ``replay_commands`` and ``replay_from_envelopes``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memex.errors
+from memex import (
+    DuplicateEdgeError,
+    DuplicateMemoryError,
+    EdgeNotFoundError,
+    EventEnvelope,
+    InvalidTimestampError,
+    MemoryCreate,
+    MemoryItem,
+    MemoryNotFoundError,
+    ReplayFailure,
+    ReplayResult,
+    ValidationError,
+    apply_command,
+    create_event_envelope,
+    create_graph_state,
+    replay_commands,
+    replay_from_envelopes,
+    to_json,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "reference"
+
+
+def item_d(id: str, **over: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": id,
+        "scope": "s",
+        "kind": "k",
+        "content": {},
+        "author": "u",
+        "source_kind": "o",
+        "authority": 0.5,
+    }
+    d.update(over)
+    return d
+
+
+def create(id: str, **over: Any) -> dict[str, Any]:
+    return {"type": "memory.create", "item": item_d(id, **over)}
+
+
+def update(id: str, **partial: Any) -> dict[str, Any]:
+    return {"type": "memory.update", "item_id": id, "partial": partial, "author": "u"}
+
+
+def retract(id: str) -> dict[str, Any]:
+    return {"type": "memory.retract", "item_id": id, "author": "u"}
+
+
+def ecreate(eid: str, frm: str, to: str) -> dict[str, Any]:
+    return {
+        "type": "edge.create",
+        "edge": {
+            "edge_id": eid,
+            "from": frm,
+            "to": to,
+            "kind": "K",
+            "author": "u",
+            "source_kind": "o",
+            "authority": 1,
+            "active": True,
+        },
+    }
+
+
+def env(ts: Any, payload: Any, **extra: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"id": "x", "namespace": "memory", "type": "t", "payload": payload}
+    if ts is not _NO_TS:
+        d["ts"] = ts
+    d.update(extra)
+    return d
+
+
+_NO_TS = object()
+
+
+# --------------------------------------------------------------------------- replay_commands
+def test_replay_commands_fold() -> None:
+    cmds = [create("a"), create("b"), ecreate("e", "a", "b"), update("a", authority=0.9), retract("b")]
+    res = replay_commands(cmds)
+    assert isinstance(res, ReplayResult)
+    assert res._fields == ("state", "events", "skipped")
+    assert list(res.state.items) == ["a"]
+    assert res.state.items["a"].authority == 0.9
+    assert len(res.state.edges) == 0
+    assert [e.type for e in res.events] == [
+        "memory.created",
+        "memory.created",
+        "edge.created",
+        "memory.updated",
+        "memory.retracted",
+        "edge.retracted",
+    ]
+    assert res.skipped == []
+
+
+def test_replay_commands_equals_manual_fold() -> None:
+    cmds: list[Any] = [create("a"), MemoryCreate(item=MemoryItem(**item_d("b"))), update("b", content={"x": 1})]
+    s = create_graph_state()
+    events: list[Any] = []
+    for c in cmds:
+        s, evs = apply_command(s, c)
+        events.extend(evs)
+    res = replay_commands(cmds)
+    assert res.state == s
+    assert res.events == events
+
+
+def test_replay_commands_failures() -> None:
+    bad_shape = {"type": "memory.create", "item": {"id": "z"}}
+    bogus = {"type": "bogus"}
+    cmds = [
+        create("a"),
+        update("nope", authority=1),  # 1: not found
+        create("a", authority=0.1),  # 2: duplicate
+        bad_shape,  # 3: validation
+        ecreate("e", "a", "a"),
+        ecreate("e", "a", "a"),  # 5: duplicate edge
+        {"type": "edge.update", "edge_id": "zz", "partial": {}, "author": "u"},  # 6
+        bogus,  # 7
+        update("a", content=5),  # 8: non-mapping content
+        retract("a"),
+    ]
+    res = replay_commands(cmds)
+    got = [(f.index, type(f.error)) for f in res.skipped]
+    assert got == [
+        (1, MemoryNotFoundError),
+        (2, DuplicateMemoryError),
+        (3, ValidationError),
+        (5, DuplicateEdgeError),
+        (6, EdgeNotFoundError),
+        (7, ValidationError),
+        (8, ValidationError),
+    ]
+    for f in res.skipped:
+        assert f.command is cmds[f.index]  # the original element
+        assert f.envelope is None
+    assert len(res.state.items) == 0 and len(res.state.edges) == 0
+    assert [e.type for e in res.events] == [
+        "memory.created",
+        "edge.created",
+        "memory.retracted",
+        "edge.retracted",
+    ]
+    # the fold went on from the unchanged state: a keeps authority 0.5
+    assert res.events[2].item.authority == 0.5
+
+
+def test_replay_commands_empty_and_generator() -> None:
+    res = replay_commands([])
+    assert res.state == create_graph_state()
+    assert res.events == [] and res.skipped == []
+    res2 = replay_commands(c for c in [create("a"), create("b")])
+    assert list(res2.state.items) == ["a", "b"]
+
+
+def test_replay_failure_record() -> None:
+    err = ValueError("x")
+    f = ReplayFailure(3, err)
+    assert (f.index, f.error, f.command, f.envelope) == (3, err, None, None)
+    f2 = ReplayFailure(1, err, {"c": 1}, {"e": 1})
+    assert f2.command == {"c": 1} and f2.envelope == {"e": 1}
+    f.index = 4  # mutable
+    assert f.index == 4
+    assert ReplayFailure(1, err, None, None) == ReplayFailure(1, err)
+
+
+# --------------------------------------------------------------------------- replay_from_envelopes
+def test_replay_from_envelopes_sorts_by_time() -> None:
+    envs = [
+        env("2024-01-01T00:00:02.000Z", update("a", importance=0.2)),
+        env("2024-01-01T00:00:01.000Z", create("a")),
+        env("2024-01-01T00:00:03Z", update("a", importance=0.3)),
+    ]
+    res = replay_from_envelopes(envs)
+    assert res.skipped == []
+    assert res.state.items["a"].importance == 0.3
+    assert [e.type for e in res.events] == ["memory.created", "memory.updated", "memory.updated"]
+    assert [e.item.importance for e in res.events] == [None, 0.2, 0.3]
+
+
+def test_replay_from_envelopes_stable_for_equal_instants() -> None:
+    envs = [
+        env("2024-01-01T01:00:00+01:00", create("a")),
+        env("2024-01-01T00:00:00.000Z", update("a", importance=0.1)),
+        env("2024-01-01T00:00:00Z", update("a", importance=0.2)),
+        env("2023-12-31T23:30:00-00:30", update("a", importance=0.3)),
+    ]
+    res = replay_from_envelopes(envs)
+    assert res.skipped == []
+    assert [e.item.importance for e in res.events] == [None, 0.1, 0.2, 0.3]
+
+
+def test_replay_from_envelopes_out_of_order_failure_keeps_index() -> None:
+    envs = [
+        env("2024-01-01T00:00:05.000Z", create("a")),
+        env("2024-01-01T00:00:01.000Z", update("a", importance=0.5)),  # before its create
+        env("2024-01-01T00:00:06.000Z", create("a")),  # duplicate
+    ]
+    res = replay_from_envelopes(envs)
+    assert [(f.index, type(f.error)) for f in res.skipped] == [
+        (1, MemoryNotFoundError),
+        (2, DuplicateMemoryError),
+    ]
+    assert res.skipped[0].envelope is envs[1]
+    assert res.skipped[0].command is envs[1]["payload"]
+    assert res.state.items["a"].importance is None
+
+
+def test_replay_from_envelopes_invalid_ts_first() -> None:
+    envs = [
+        env("2024-01-01T00:00:03.000Z", update("zz", importance=1)),  # 0: apply failure
+        env("2024-13-01T00:00:00Z", create("b")),  # 1: bad month
+        env(_NO_TS, create("c")),  # 2: missing
+        env(1704067200000, create("d")),  # 3: not a string
+        env("2024-01-01T00:00:01.000Z", create("a")),  # 4
+        env("2024-01-01 00:00:00Z", create("e")),  # 5: space
+        env(None, create("f")),  # 6: null
+        env("2024-01-01t00:00:00z", create("g")),  # 7: lowercase
+    ]
+    res = replay_from_envelopes(envs)
+    assert [f.index for f in res.skipped] == [1, 2, 3, 5, 6, 7, 0]
+    for f in res.skipped[:6]:
+        assert isinstance(f.error, InvalidTimestampError)
+        assert f.envelope is envs[f.index]
+        assert f.command is None
+    assert isinstance(res.skipped[6].error, MemoryNotFoundError)
+    assert res.skipped[6].envelope is envs[0]
+    assert list(res.state.items) == ["a"]
+    assert str(res.skipped[0].error).startswith('Invalid envelope timestamp: "2024-13-01T00:00:00Z"')
+
+
+def test_replay_from_envelopes_accepts_envelope_objects() -> None:
+    e1 = create_event_envelope("memory.create", create("a"), now=2000)
+    e2 = create_event_envelope("memory.create", MemoryCreate(item=MemoryItem(**item_d("b"))), now=1000)
+    e3 = EventEnvelope(id="x", namespace="memory", type="t", ts="not a time", payload=create("c"))
+    res = replay_from_envelopes([e1, e2, e3])
+    assert list(res.state.items) == ["b", "a"]
+    assert len(res.skipped) == 1
+    assert res.skipped[0].index == 2
+    assert res.skipped[0].envelope is e3
+    assert isinstance(res.skipped[0].error, InvalidTimestampError)
+
+
+def test_replay_from_envelopes_bad_payload() -> None:
+    envs = [env("2024-01-01T00:00:00Z", {"type": "memory.create"}), env("2024-01-01T00:00:00Z", None)]
+    res = replay_from_envelopes(envs)
+    assert [(f.index, type(f.error)) for f in res.skipped] == [(0, ValidationError), (1, ValidationError)]
+    assert res.state == create_graph_state()
+
+
+def test_replay_from_envelopes_empty() -> None:
+    res = replay_from_envelopes([])
+    assert res == ReplayResult(create_graph_state(), [], [])
+
+
+# --------------------------------------------------------------------------- reference fixtures
+SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_reference_replay_from_envelopes(scenario: str) -> None:
+    folder = FIXTURES / scenario
+    envs = [json.loads(line) for line in (folder / "envelopes.jsonl").read_text("utf-8").splitlines() if line]
+    expected = json.loads((folder / "expected.json").read_text("utf-8"))
+    res = replay_from_envelopes(envs)
+    got = to_json(res.state)
+    assert [k for k, _ in got["items"]] == [k for k, _ in expected["state"]["items"]]
+    assert [k for k, _ in got["edges"]] == [k for k, _ in expected["state"]["edges"]]
+    assert got == expected["state"]
+    assert [{"index": f.index, "error": type(f.error).__name__} for f in res.skipped] == expected["skipped"]
+    for f in res.skipped:
+        assert isinstance(f.error, getattr(memex.errors, type(f.error).__name__))
+        assert f.envelope is envs[f.index]
+
+
+def _has_replay_commands(scenario: str) -> bool:
+    expected = json.loads((FIXTURES / scenario / "expected.json").read_text("utf-8"))
+    return any(qr["fn"] == "replay_commands" for qr in expected["queries"])
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if _has_replay_commands(s)])
+def test_reference_replay_commands(scenario: str) -> None:
+    folder = FIXTURES / scenario
+    expected = json.loads((folder / "expected.json").read_text("utf-8"))
+    queries = [qr for qr in expected["queries"] if qr["fn"] == "replay_commands"]
+    assert queries
+    envs = [json.loads(line) for line in (folder / "envelopes.jsonl").read_text("utf-8").splitlines() if line]
+    res = replay_commands([e["payload"] for e in envs])
+    for qr in queries:
+        exp = qr["expected"]
+        assert sorted(res.state.items) == sorted(exp["item_ids"])
+        assert sorted(res.state.edges) == sorted(exp["edge_ids"])
+        assert [{"index": f.index, "error": type(f.error).__name__} for f in res.skipped] == exp["skipped"]
