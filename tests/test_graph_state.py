@@ -215,3 +215,25 @@ def test_scope_index_follows_updates() -> None:
     s = apply_command(s, MemoryRetract(item_id="c1", author="u")).state
     assert get_items(s, {"scope": "B"}) == []
     assert ids(get_items(s, {"scope_prefix": "B"})) == []
+
+
+def test_constructor_indexes_unvalidated_merges_like_the_reducer() -> None:
+    # merged values are not validated (contract §4.3); a state rebuilt from the maps
+    # must index them exactly as the reducer did
+    import memex
+
+    s = memex.create_graph_state()
+    for cmd in (
+        {"type": "memory.create", "item": {"id": "p", "scope": "s", "kind": "k", "content": {},
+                                           "author": "a", "source_kind": "o", "authority": 1}},
+        {"type": "memory.create", "item": {"id": "a", "scope": "s", "kind": "k", "content": {},
+                                           "author": "a", "source_kind": "o", "authority": 1,
+                                           "parents": ["p"]}},
+        {"type": "memory.update", "item_id": "a", "partial": {"parents": "pq", "scope": ["x"]},
+         "author": "a"},
+    ):
+        s = memex.apply_command(s, cmd).state
+    rebuilt = memex.GraphState(items=s.items, edges=s.edges)
+    for parent in ("p", "q"):
+        assert memex.get_children(rebuilt, parent) == memex.get_children(s, parent) == []
+    assert memex.get_items(rebuilt, {"scope": "s"}) == memex.get_items(s, {"scope": "s"}) == [s.items["p"]]
