@@ -31,6 +31,7 @@ __all__ = [
     "boolean",
     "plain_dict",
     "str_list",
+    "json_object",
     "literal",
     "record",
     "record_list",
@@ -134,6 +135,45 @@ def plain_dict(value: Any, path: str) -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     raise fail(path, "an object", value)
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _check_json(value: Any, path: str) -> None:
+    t = type(value)
+    if t in _SCALARS:
+        return
+    if t is float:
+        if not math.isfinite(value):
+            raise fail(path, "a finite number (JSON has no NaN or Infinity)", value)
+        return
+    if t is dict:
+        for k, x in value.items():
+            if type(k) is not str:
+                raise ValidationError(f"{path}: object keys must be strings, got {k!r}", path)
+            _check_json(x, f"{path}.{k}")
+        return
+    if t is list:
+        for i, x in enumerate(value):
+            _check_json(x, f"{path}[{i}]")
+        return
+    raise fail(path, "a JSON value (dict, list, str, int, float, bool or None)", value)
+
+
+def json_object(value: Any, path: str) -> dict[str, Any]:
+    """A JSON object: a mapping with string keys whose values are JSON values
+    (nested ``dict``/``list``, ``str``, ``int``, finite ``float``, ``bool``,
+    ``None``), stored as a plain ``dict``. Anything JSON cannot carry (tuples,
+    sets, bytes, NaN, non-string keys, arbitrary objects) fails, so the value
+    always survives a wire round trip. Cost: O(size of the value).
+    """
+    d = plain_dict(value, path)
+    for k, x in d.items():
+        if type(k) is not str:
+            raise ValidationError(f"{path}: object keys must be strings, got {k!r}", path)
+        _check_json(x, f"{path}.{k}")
+    return d
 
 
 def str_list(value: Any, path: str) -> list[str]:

@@ -170,7 +170,7 @@ def _kw_init_with_wire_names(cls: Any, renames: dict[str, str]) -> None:
 
 
 def _meta(value: Any, path: str) -> dict[str, Any]:
-    d = v.plain_dict(value, path)
+    d = v.json_object(value, path)
     for key in ("agent_id", "session_id"):
         if key in d and not isinstance(d[key], str):
             raise v.fail(f"{path}.{key}", "a string", d[key])
@@ -221,7 +221,7 @@ class MemoryItem(_Record):
         ("id", "id", v.req_str),
         ("scope", "scope", v.req_str),
         ("kind", "kind", v.req_str),
-        ("content", "content", v.plain_dict),
+        ("content", "content", v.json_object),
         ("author", "author", v.req_str),
         ("source_kind", "source_kind", v.req_str),
         ("parents", "parents", _opt_strs),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from memex import _validate as v
 from memex._pmap import pset_add, pset_remove
 from memex.commands import (
     EdgeCreate,
@@ -31,7 +32,14 @@ from memex.errors import (
     ValidationError,
 )
 from memex.graph import GraphState, parent_keys
-from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, _fast_event, _replace_unchecked
+from memex.models import (
+    Edge,
+    MemoryItem,
+    MemoryLifecycleEvent,
+    _fast_event,
+    _meta,
+    _replace_unchecked,
+)
 
 __all__ = ["apply_command", "CommandResult", "merge_item", "merge_edge"]
 
@@ -43,19 +51,34 @@ class CommandResult(NamedTuple):
     events: list[MemoryLifecycleEvent]
 
 
-_ITEM_REPLACEABLE = (
-    "scope",
-    "kind",
-    "author",
-    "source_kind",
-    "parents",
-    "authority",
-    "conviction",
-    "importance",
-    "intent_id",
-    "task_id",
-)
-_EDGE_REPLACEABLE = ("kind", "weight", "author", "source_kind", "authority", "active", "meta")
+# Replaceable fields and the type each must keep. Only types are checked, not
+# score bounds: an out-of-range score in a partial survives, as in TS and PY
+# (contract §4.3), so logs written by the TypeScript library replay the same.
+# A value of the wrong type (a list scope, a string score) is rejected: no
+# well-typed client writes one, and it would leave a state that cannot be
+# queried, serialised or parsed back.
+_opt_str = v.opt(v.req_str)
+_ITEM_REPLACEABLE: dict[str, v.Checker] = {
+    "scope": v.req_str,
+    "kind": v.req_str,
+    "author": v.req_str,
+    "source_kind": v.req_str,
+    "parents": v.opt(v.str_list),
+    "authority": v.num,
+    "conviction": v.opt(v.num),
+    "importance": v.opt(v.num),
+    "intent_id": _opt_str,
+    "task_id": _opt_str,
+}
+_EDGE_REPLACEABLE: dict[str, v.Checker] = {
+    "kind": v.req_str,
+    "weight": v.opt(v.num),
+    "author": v.req_str,
+    "source_kind": v.req_str,
+    "authority": v.num,
+    "active": v.boolean,
+    "meta": v.opt(_meta),
+}
 
 
 def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
@@ -66,30 +89,30 @@ def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
         partial: wire-keyed fields. ``id`` and ``created_at`` are ignored;
             ``content`` and ``meta`` are merged key by key into the existing
             dicts (``{"meta": {}}`` yields ``{}`` for an absent meta); every
-            other known field is replaced by the given value, ``None``
-            included; unknown keys are ignored. Values are not validated.
+            other known field is replaced by the given value (``None``
+            clears an optional field); unknown keys are ignored. Values are
+            type-checked but score bounds are not (an out-of-range score
+            survives, as in TS and memex-python).
     Returns:
         A new :class:`MemoryItem` (``existing`` is untouched).
     Raises:
-        ValidationError: ``partial`` is not a mapping, or its ``content`` /
-            ``meta`` is not a mapping.
+        ValidationError: ``partial`` is not a mapping, ``content`` / ``meta``
+            is not a JSON object, or a field has the wrong type (``None``
+            for a required field, a string score, ...); the message names
+            ``partial.<field>``.
     """
     if not isinstance(partial, Mapping):
         raise ValidationError("partial: expected an object", "partial")
     changes: dict[str, Any] = {}
-    for key in _ITEM_REPLACEABLE:
+    for key, check in _ITEM_REPLACEABLE.items():
         if key in partial:
-            changes[key] = partial[key]
+            changes[key] = check(partial[key], f"partial.{key}")
     if "content" in partial:
-        c = partial["content"]
-        if not isinstance(c, Mapping):
-            raise ValidationError("partial.content: expected an object", "partial.content")
+        c = v.json_object(partial["content"], "partial.content")
         changes["content"] = {**existing.content, **c}
     if "meta" in partial:
-        m = partial["meta"]
-        if not isinstance(m, Mapping):
-            raise ValidationError("partial.meta: expected an object", "partial.meta")
-        changes["meta"] = {**(existing.meta or {}), **m}
+        m = _meta(partial["meta"], "partial.meta")
+        changes["meta"] = _meta({**(existing.meta or {}), **m}, "partial.meta")
     result: MemoryItem = _replace_unchecked(existing, changes)
     return result
 
@@ -99,15 +122,21 @@ def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
 
     ``edge_id``, ``from``, ``from_`` and ``to`` are ignored; ``kind``,
     ``weight``, ``author``, ``source_kind``, ``authority``, ``active`` and
-    ``meta`` are replaced (``meta`` is not merged), ``None`` included; values
-    are not validated. Returns a new :class:`Edge`.
+    ``meta`` are replaced (``meta`` is not merged; ``None`` clears the
+    optional ``weight``/``meta``); values are type-checked, score bounds are
+    not (as in TS). Returns a new :class:`Edge`.
 
     Raises:
-        ValidationError: ``partial`` is not a mapping.
+        ValidationError: ``partial`` is not a mapping or a field has the
+            wrong type (message names ``partial.<field>``).
     """
     if not isinstance(partial, Mapping):
         raise ValidationError("partial: expected an object", "partial")
-    changes = {k: partial[k] for k in _EDGE_REPLACEABLE if k in partial}
+    changes = {
+        k: check(partial[k], f"partial.{k}")
+        for k, check in _EDGE_REPLACEABLE.items()
+        if k in partial
+    }
     result: Edge = _replace_unchecked(existing, changes)
     return result
 
@@ -122,7 +151,9 @@ def _index_item(children: Any, by_scope: Any, item: MemoryItem, add: bool) -> tu
     return children, by_scope
 
 
-def _reindex_item(children: Any, by_scope: Any, old: MemoryItem, new: MemoryItem) -> tuple[Any, Any]:
+def _reindex_item(
+    children: Any, by_scope: Any, old: MemoryItem, new: MemoryItem
+) -> tuple[Any, Any]:
     if old.parents is not new.parents:
         before, after = parent_keys(old.parents), parent_keys(new.parents)
         for p in before - after:
@@ -166,7 +197,9 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
 
     Complexity: O(log n) per command; a retraction adds O(d log d) for its d edges.
     """
-    if not isinstance(cmd, MemoryCreate | MemoryUpdate | MemoryRetract | EdgeCreate | EdgeUpdate | EdgeRetract):
+    if not isinstance(
+        cmd, MemoryCreate | MemoryUpdate | MemoryRetract | EdgeCreate | EdgeUpdate | EdgeRetract
+    ):
         cmd = MemoryCommandAdapter.validate_python(cmd)
     t = cmd.type
     items = state.items
@@ -176,7 +209,9 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
         if item.id in items:
             raise DuplicateMemoryError(item.id)
         children, by_scope = _index_item(state._children, state._by_scope, item, True)
-        new = GraphState._derive(items.set(item.id, item), edges, children, state._edges_by_node, by_scope)
+        new = GraphState._derive(
+            items.set(item.id, item), edges, children, state._edges_by_node, by_scope
+        )
         return CommandResult(new, [_fast_event("memory.created", t, item=item)])
     if isinstance(cmd, MemoryUpdate):
         old = items.get(cmd.item_id)

@@ -258,12 +258,44 @@ def test_merge_item_non_mapping_partial() -> None:
         merge_item(item("a"), [("authority", 1)])  # type: ignore[arg-type]
 
 
-def test_merge_item_does_not_validate_values() -> None:
-    out = merge_item(item("a"), {"authority": 5, "conviction": -1, "scope": 42, "meta": {"agent_id": 9}})
+def test_merge_item_keeps_out_of_range_scores() -> None:
+    # score bounds are not checked on update (contract §4.3: as in TS and PY)
+    out = merge_item(item("a"), {"authority": 5, "conviction": -1, "importance": None})
     assert out.authority == 5
     assert out.conviction == -1
-    assert out.scope == 42
-    assert out.meta == {"agent_id": 9}
+    assert out.importance is None
+
+
+@pytest.mark.parametrize(
+    ("partial", "path"),
+    [
+        ({"scope": 42}, "partial.scope"),
+        ({"scope": None}, "partial.scope"),
+        ({"kind": None}, "partial.kind"),
+        ({"authority": "high"}, "partial.authority"),
+        ({"authority": None}, "partial.authority"),
+        ({"authority": True}, "partial.authority"),
+        ({"authority": float("nan")}, "partial.authority"),
+        ({"importance": "0.5"}, "partial.importance"),
+        ({"parents": "abc"}, "partial.parents"),
+        ({"parents": [1]}, "partial.parents[0]"),
+        ({"intent_id": 5}, "partial.intent_id"),
+        ({"meta": {"agent_id": 9}}, "partial.meta.agent_id"),
+        ({"meta": {"x": {1, 2}}}, "partial.meta.x"),
+        ({"content": {"x": float("inf")}}, "partial.content.x"),
+        ({"content": ["x"]}, "partial.content"),
+    ],
+)
+def test_merge_item_rejects_wrong_types(partial: dict, path: str) -> None:
+    # a wrong type would leave a state that cannot be queried or parsed back
+    with pytest.raises(ValidationError) as info:
+        merge_item(item("a"), partial)
+    assert info.value.path == path
+    s = build([item("a")])
+    before = to_json(s)
+    with pytest.raises(ValidationError):
+        apply_command(s, MemoryUpdate(item_id="a", partial=partial, author="u"))
+    assert to_json(s) == before
 
 
 def test_update_with_out_of_range_survives_in_state() -> None:
@@ -307,13 +339,29 @@ def test_merge_edge_replaces_fields_meta_not_merged() -> None:
     assert ex.meta == {"k": 1, "j": 2}
 
 
-def test_merge_edge_none_replaces_and_no_validation() -> None:
+def test_merge_edge_none_replaces_and_bounds_unchecked() -> None:
     ex = edge("e", "a", "b", weight=0.3, meta={"k": 1})
-    out = merge_edge(ex, {"weight": None, "meta": None, "authority": 7, "active": "yes"})
+    out = merge_edge(ex, {"weight": None, "meta": None, "authority": 7})
     assert out.weight is None
     assert out.meta is None
     assert out.authority == 7
-    assert out.active == "yes"
+
+
+@pytest.mark.parametrize(
+    ("partial", "path"),
+    [
+        ({"active": "yes"}, "partial.active"),
+        ({"active": None}, "partial.active"),
+        ({"weight": "heavy"}, "partial.weight"),
+        ({"authority": None}, "partial.authority"),
+        ({"kind": 3}, "partial.kind"),
+        ({"meta": ["x"]}, "partial.meta"),
+    ],
+)
+def test_merge_edge_rejects_wrong_types(partial: dict, path: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        merge_edge(edge("e", "a", "b"), partial)
+    assert info.value.path == path
 
 
 def test_merge_edge_non_mapping() -> None:

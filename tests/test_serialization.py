@@ -362,13 +362,15 @@ def test_stringify_js_numbers() -> None:
     )
 
 
-def test_stringify_nan_inf_after_unchecked_update() -> None:
-    # merged values are not validated; non-finite numbers print as null
-    s = run(
-        MemoryCreate(item=item("a")),
-        MemoryUpdate(item_id="a", partial={"content": {"x": float("nan"), "y": float("inf")}}, author="u"),
-    )
-    assert '"content":{"x":null,"y":null}' in stringify(s)
+def test_non_finite_numbers_never_reach_the_state() -> None:
+    # JSON cannot carry NaN/Infinity, so content holding them is rejected on update
+    s = run(MemoryCreate(item=item("a")))
+    with pytest.raises(ValidationError, match="partial.content.x"):
+        run(
+            MemoryCreate(item=item("a")),
+            MemoryUpdate(item_id="a", partial={"content": {"x": float("nan"), "y": float("inf")}}, author="u"),
+        )
+    assert parse(stringify(s)) == s
 
 
 def test_parse_roundtrip() -> None:
