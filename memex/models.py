@@ -235,14 +235,22 @@ class MemoryItem(_Record):
     )
 
     def __repr__(self) -> str:
-        extra = ""
-        if self.parents:
-            extra = f", parents={self.parents!r}"
-        return (
-            f"MemoryItem(id={self.id!r}, scope={self.scope!r}, kind={self.kind!r}, "
-            f"author={self.author!r}, authority={self.authority!r}, conviction={self.conviction!r}, "
-            f"importance={self.importance!r}{extra}, content={self.content!r})"
-        )
+        parts = [
+            f"id={self.id!r}",
+            f"scope={self.scope!r}",
+            f"kind={self.kind!r}",
+            f"author={self.author!r}",
+            f"source_kind={self.source_kind!r}",
+            f"authority={self.authority!r}",
+        ]
+        for name in ("conviction", "importance", "parents", "created_at", "intent_id", "task_id"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={value!r}")
+        parts.append(f"content={self.content!r}")
+        if self.meta is not None:
+            parts.append(f"meta={self.meta!r}")
+        return f"MemoryItem({', '.join(parts)})"
 
     def to_dict(self) -> dict[str, Any]:
         """Return the wire dict (absent optional fields omitted, wire key order)."""

@@ -12,12 +12,19 @@ from typing import Any, NamedTuple
 import attrs
 
 from memex._isots import parse_iso_ts
-from memex.errors import InvalidTimestampError, MemexError
+from memex.envelope import EventEnvelope
+from memex.errors import InvalidTimestampError, MemexError, ValidationError
 from memex.graph import GraphState, create_graph_state
 from memex.models import MemoryLifecycleEvent
 from memex.reducer import apply_command
 
-__all__ = ["replay_commands", "replay_from_envelopes", "ReplayFailure", "ReplayResult", "parse_iso_ts"]
+__all__ = [
+    "replay_commands",
+    "replay_from_envelopes",
+    "ReplayFailure",
+    "ReplayResult",
+    "parse_iso_ts",
+]
 
 
 @attrs.define
@@ -45,6 +52,9 @@ class ReplayResult(NamedTuple):
     state: GraphState
     events: list[MemoryLifecycleEvent]
     skipped: list[ReplayFailure]
+
+    def __repr__(self) -> str:
+        return f"ReplayResult(state={self.state!r}, events=<{len(self.events)} events>, skipped=<{len(self.skipped)} failures>)"
 
 
 def _fold(
@@ -94,7 +104,9 @@ def replay_from_envelopes(
 
     Every ``ts`` is parsed first (:func:`parse_iso_ts`); an envelope whose
     ``ts`` is missing, not a string or invalid is skipped with an
-    ``InvalidTimestampError`` (``envelope`` set), in input order. The rest are
+    ``InvalidTimestampError`` (``envelope`` set), in input order; an element
+    that is not an envelope at all (a number, a list) is skipped there too,
+    with a ``ValidationError``. The rest are
     stable-sorted by instant (ties keep input order) and their payloads folded;
     failures keep their original index.
 
@@ -103,18 +115,38 @@ def replay_from_envelopes(
         progress: optional callback called with the count of folded payloads.
     Complexity: O(n log n).
     """
+    if isinstance(envelopes, Mapping | str | bytes):
+        raise ValidationError(
+            "envelopes: expected an iterable of envelopes, got a single "
+            + type(envelopes).__name__,
+            "envelopes",
+        )
     skipped: list[ReplayFailure] = []
     timed: list[tuple[int, int, Any]] = []
     for i, env in enumerate(envelopes):
+        if not isinstance(env, Mapping | EventEnvelope):
+            err = ValidationError(
+                f"envelope: expected an object, got {type(env).__name__}", "envelope"
+            )
+            skipped.append(ReplayFailure(i, err, None, env))
+            continue
         ts = _field(env, "ts")
         try:
+            if ts is None:
+                raise InvalidTimestampError(
+                    "Invalid envelope timestamp: missing ts (expected ISO 8601)"
+                )
             if not isinstance(ts, str):
-                raise InvalidTimestampError(f'Invalid envelope timestamp: "{ts}" (expected ISO 8601)')
+                raise InvalidTimestampError(
+                    f"Invalid envelope timestamp: {ts!r} is not a string (expected ISO 8601)"
+                )
             instant = parse_iso_ts(ts)
         except InvalidTimestampError as e:
             skipped.append(ReplayFailure(i, e, None, env))
             continue
         timed.append((instant, i, env))
     timed.sort(key=lambda t: t[0])
-    state, events = _fold(((i, _field(env, "payload"), env) for _, i, env in timed), skipped, progress)
+    state, events = _fold(
+        ((i, _field(env, "payload"), env) for _, i, env in timed), skipped, progress
+    )
     return ReplayResult(state, events, skipped)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from memex import _time
+from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import (
     DiversityOptions,
@@ -176,10 +177,14 @@ def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) ->
     always kept from a non-negative budget.
 
     Raises:
+        ValidationError: ``budget`` is not a number (NaN included; ``inf`` is
+            allowed and means "no limit").
         ValueError: ``cost_fn`` returned a negative, NaN, infinite or
             non-numeric value (``cost_fn must return a finite non-negative
             number, got <c> (item "<id>")``); nothing is returned.
     """
+    if isinstance(budget, bool) or not isinstance(budget, int | float) or math.isnan(budget):
+        raise ValidationError(f"budget: expected a number, got {budget!r}", "budget")
     remaining = budget
     kept: list[ScoredItem] = []
     for entry in scored:

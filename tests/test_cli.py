@@ -366,7 +366,7 @@ def test_pathological_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
         (1, "ValidationError", "invalid JSON: nested too deeply"),
         (2, "ValidationError", "envelope: expected a JSON object, got a string"),
         (3, "ValidationError", "envelope: expected a JSON object, got null"),
-        (4, "InvalidTimestampError", 'Invalid envelope timestamp: "5" (expected ISO 8601)'),
+        (4, "InvalidTimestampError", "Invalid envelope timestamp: 5 is not a string (expected ISO 8601)"),
     ]
     assert value(out, "items") == "1"
 
