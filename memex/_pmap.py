@@ -5,22 +5,26 @@ map sharing structure with the old one, and whose iteration follows insertion
 order (new keys last, replacing keeps the position, delete + re-add moves to
 the end) — the order of a JavaScript ``Map``.
 
-Backing (chosen by measurement, see README "Performance"):
+Backing (chosen by measurement, see README "Performance"): two
+``immutables.Map`` hash array mapped tries (C):
 
-* ``entries`` — a ``pyrsistent`` persistent vector (its C implementation
-  ``pvectorc``) of ``(key, value)`` pairs in insertion order, ``None`` marking
-  a deleted slot (a tombstone);
-* ``index`` — an ``immutables.Map`` (a hash array mapped trie in C) from key to
-  slot number.
+* ``index`` — key → slot number;
+* ``slots`` — slot number → ``(key, value)``; slot numbers only grow, a deleted
+  key leaves a hole.
 
-``get``/``in`` cost one HAMT lookup plus one vector lookup, O(log n); ``set``
-and ``delete`` cost O(log n). Tombstones are compacted when they outnumber the
-live entries (and there are more than 64), an O(n) rebuild that happens at most
-once per n/2 deletions, so deletion stays O(log n) amortised. Iteration is a
-walk of the vector, O(n + tombstones).
+``get``/``in`` cost two HAMT lookups, ``set`` and ``delete`` O(log n).
+Iteration walks the slot numbers in order, O(n + holes). Holes are compacted
+when they outnumber the live entries (and there are more than 64 slots), an
+O(n) rebuild at most once per n/2 deletions, so deletion stays O(log n)
+amortised.
 
-``pyrsistent.pmap`` alone costs ~1 ms per ``set`` at 10^6 entries and iterates
-in hash order; a dict copy costs ~7 ms; this structure stays at 1-3 µs.
+Why not a persistent vector for the slots: ``pyrsistent``'s C ``PVector`` is
+one object to Python's cyclic garbage collector, and traversing it visits all
+n slots; every command makes a new, young vector, so every young-generation
+collection costs O(n) — 18 ms per collection at 10^6 entries, which made a
+replay of 10^6 commands take 335 s instead of 21 s. Each HAMT node is its own
+small GC object, so a new version adds only O(log n) young objects.
+``pyrsistent.pmap`` alone iterates in hash order; a dict copy costs O(n) per set.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Va
 from typing import Any, Generic, TypeVar, cast, overload
 
 import immutables
-from pyrsistent import pvector
 
 __all__ = ["PMap", "PSet", "pset_add", "pset_remove", "EMPTY_SET"]
 
@@ -45,9 +48,7 @@ class _Items(ItemsView[K, V]):
 
     def __iter__(self) -> Iterator[tuple[K, V]]:
         m = cast("PMap[K, V]", self._mapping)  # type: ignore[attr-defined]
-        for e in m._entries:
-            if e is not None:
-                yield e
+        return m._pairs()
 
 
 class _Values(ValuesView[V]):
@@ -55,9 +56,8 @@ class _Values(ValuesView[V]):
 
     def __iter__(self) -> Iterator[V]:
         m = cast("PMap[Any, V]", self._mapping)  # type: ignore[attr-defined]
-        for e in m._entries:
-            if e is not None:
-                yield e[1]
+        for e in m._pairs():
+            yield e[1]
 
 
 class PMap(Mapping[K, V], Generic[K, V]):
@@ -72,45 +72,64 @@ class PMap(Mapping[K, V], Generic[K, V]):
     ``delete``); iteration O(n); construction from n pairs O(n log n).
     """
 
-    __slots__ = ("_index", "_entries", "_hash")
+    __slots__ = ("_index", "_slots", "_next")
 
     _index: immutables.Map[K, int]
-    _entries: Any  # pyrsistent PVector of (key, value) | None
+    _slots: immutables.Map[int, tuple[K, V]]
+    _next: int
 
     def __init__(self, source: Mapping[K, V] | Iterable[tuple[K, V]] | None = None) -> None:
         if source is None:
             self._index = immutables.Map()
-            self._entries = pvector()
+            self._slots = immutables.Map()
+            self._next = 0
             return
         if isinstance(source, PMap):
             self._index = source._index
-            self._entries = source._entries
+            self._slots = source._slots
+            self._next = source._next
             return
         pairs = source.items() if isinstance(source, Mapping) else source
-        entries: list[tuple[K, V]] = []
-        mm: Any
-        with immutables.Map().mutate() as mm:
+        mi: Any
+        ms: Any
+        n = 0
+        with immutables.Map().mutate() as mi, immutables.Map().mutate() as ms:
             for k, v in pairs:
-                pos = mm.get(k)
+                pos = mi.get(k)
                 if pos is None:
-                    mm[k] = len(entries)
-                    entries.append((k, v))
+                    mi[k] = n
+                    ms[n] = (k, v)
+                    n += 1
                 else:
-                    entries[pos] = (k, v)
-            index = mm.finish()
-        self._index = index
-        self._entries = pvector(entries)
+                    ms[pos] = (k, v)
+            self._index = mi.finish()
+            self._slots = ms.finish()
+        self._next = n
 
     @classmethod
-    def _make(cls, index: immutables.Map[K, int], entries: Any) -> PMap[K, V]:
+    def _make(
+        cls, index: immutables.Map[K, int], slots: immutables.Map[int, tuple[K, V]], nxt: int
+    ) -> PMap[K, V]:
         m = object.__new__(cls)
         m._index = index
-        m._entries = entries
+        m._slots = slots
+        m._next = nxt
         return m
+
+    def _pairs(self) -> Iterator[tuple[K, V]]:
+        get = self._slots.get
+        if len(self._index) == self._next:
+            for i in range(self._next):
+                yield get(i)  # type: ignore[misc]
+            return
+        for i in range(self._next):
+            e = get(i)
+            if e is not None:
+                yield e
 
     # -- Mapping protocol -------------------------------------------------
     def __getitem__(self, key: K) -> V:
-        return cast(V, self._entries[self._index[key]][1])
+        return self._slots[self._index[key]][1]
 
     @overload
     def get(self, key: K, /) -> V | None: ...
@@ -121,7 +140,7 @@ class PMap(Mapping[K, V], Generic[K, V]):
         pos = self._index.get(key)
         if pos is None:
             return default
-        return self._entries[pos][1]
+        return self._slots[pos][1]
 
     def __contains__(self, key: object) -> bool:
         return key in self._index
@@ -130,20 +149,19 @@ class PMap(Mapping[K, V], Generic[K, V]):
         return len(self._index)
 
     def __iter__(self) -> Iterator[K]:
-        for e in self._entries:
-            if e is not None:
-                yield e[0]
+        for e in self._pairs():
+            yield e[0]
 
     def keys(self) -> KeysView[K]:
         """Keys in insertion order (a live view)."""
         return KeysView(self)
 
     def items(self) -> ItemsView[K, V]:
-        """``(key, value)`` pairs in insertion order, read straight off the vector."""
+        """``(key, value)`` pairs in insertion order, read straight off the slots."""
         return _Items(self)
 
     def values(self) -> ValuesView[V]:
-        """Values in insertion order, read straight off the vector."""
+        """Values in insertion order, read straight off the slots."""
         return _Values(self)
 
     def __eq__(self, other: object) -> bool:
@@ -183,23 +201,23 @@ class PMap(Mapping[K, V], Generic[K, V]):
         """
         pos = self._index.get(key)
         if pos is None:
-            return PMap._make(self._index.set(key, len(self._entries)), self._entries.append((key, value)))
-        return PMap._make(self._index, self._entries.set(pos, (key, value)))
+            n = self._next
+            return PMap._make(self._index.set(key, n), self._slots.set(n, (key, value)), n + 1)
+        return PMap._make(self._index, self._slots.set(pos, (key, value)), self._next)
 
     def delete(self, key: K) -> PMap[K, V]:
         """Return a new map without ``key``; raises ``KeyError`` if absent.
 
-        O(log n) amortised (tombstones are compacted when they outnumber the
-        live entries).
+        O(log n) amortised (holes are compacted when they outnumber the live
+        entries).
         """
         pos = self._index[key]
         index = self._index.delete(key)
-        entries = self._entries.set(pos, None)
-        n_slots = len(entries)
+        slots = self._slots.delete(pos)
         live = len(index)
-        if n_slots > _MIN_COMPACT and n_slots - live > live:
-            return PMap(e for e in entries if e is not None)
-        return PMap._make(index, entries)
+        if self._next > _MIN_COMPACT and self._next - live > live:
+            return PMap(PMap._make(index, slots, self._next)._pairs())
+        return PMap._make(index, slots, self._next)
 
     def discard(self, key: K) -> PMap[K, V]:
         """Like :meth:`delete` but returns ``self`` when the key is absent."""
