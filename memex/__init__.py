@@ -16,6 +16,13 @@ Quick start::
 """
 
 from memex._uuid import extract_timestamp, safe_extract_timestamp, uuid7
+from memex.bulk import (
+    ItemTransform,
+    ScoreAdjustment,
+    apply_many,
+    bulk_adjust_scores,
+    decay_importance,
+)
 from memex.commands import (
     EdgeCreate,
     EdgeRetract,
@@ -50,6 +57,35 @@ from memex.errors import (
 )
 from memex.factories import create_edge, create_memory_item
 from memex.graph import GraphState, clone_graph_state, create_graph_state
+from memex.integrity import (
+    CascadeResult,
+    Contradiction,
+    StaleItem,
+    cascade_retract,
+    get_alias_group,
+    get_aliases,
+    get_contradictions,
+    get_dependents,
+    get_stale_items,
+    mark_alias,
+    mark_contradiction,
+    resolve_contradiction,
+)
+from memex.intent import (
+    Intent,
+    IntentCommand,
+    IntentFilter,
+    IntentLifecycleEvent,
+    IntentResult,
+    IntentState,
+    IntentStatus,
+    apply_intent_command,
+    create_intent,
+    create_intent_state,
+    get_child_intents,
+    get_intent_by_id,
+    get_intents,
+)
 from memex.models import (
     CreatedFilter,
     DecayConfig,
@@ -77,6 +113,8 @@ from memex.models import (
     SortField,
     SortOption,
 )
+from memex.nx import to_networkx
+from memex.provenance import SupportNode, get_support_set, get_support_tree
 from memex.query import (
     compute_decay_multiplier,
     compute_score,
@@ -101,6 +139,35 @@ from memex.retrieval import (
 )
 from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
+from memex.store import MemexStore
+from memex.task import (
+    Task,
+    TaskCommand,
+    TaskFilter,
+    TaskLifecycleEvent,
+    TaskResult,
+    TaskState,
+    TaskStatus,
+    apply_task_command,
+    create_task,
+    create_task_state,
+    get_child_tasks,
+    get_task_by_id,
+    get_tasks,
+    get_tasks_by_intent,
+)
+from memex.transplant import (
+    ExportOptions,
+    ImportBucket,
+    ImportOptions,
+    ImportPlan,
+    ImportReport,
+    ImportResult,
+    MemexExport,
+    export_slice,
+    import_slice,
+    plan_import,
+)
 
 __version__ = "0.1.0"
 
@@ -163,6 +230,74 @@ __all__ = [
     "surface_contradictions",
     "apply_diversity",
     "DiversityOptions",
+    # provenance
+    "get_support_tree",
+    "get_support_set",
+    "SupportNode",
+    # integrity
+    "get_contradictions",
+    "mark_contradiction",
+    "resolve_contradiction",
+    "Contradiction",
+    "get_stale_items",
+    "StaleItem",
+    "get_dependents",
+    "cascade_retract",
+    "CascadeResult",
+    "mark_alias",
+    "get_aliases",
+    "get_alias_group",
+    # bulk
+    "apply_many",
+    "bulk_adjust_scores",
+    "decay_importance",
+    "ScoreAdjustment",
+    "ItemTransform",
+    # networkx export (notebooks; not in the contract's name list)
+    "to_networkx",
+    # intent graph
+    "create_intent_state",
+    "create_intent",
+    "apply_intent_command",
+    "get_intents",
+    "get_intent_by_id",
+    "get_child_intents",
+    "Intent",
+    "IntentState",
+    "IntentStatus",
+    "IntentCommand",
+    "IntentFilter",
+    "IntentLifecycleEvent",
+    "IntentResult",
+    # task graph
+    "create_task_state",
+    "create_task",
+    "apply_task_command",
+    "get_tasks",
+    "get_task_by_id",
+    "get_tasks_by_intent",
+    "get_child_tasks",
+    "Task",
+    "TaskState",
+    "TaskStatus",
+    "TaskCommand",
+    "TaskFilter",
+    "TaskLifecycleEvent",
+    "TaskResult",
+    # transplant
+    "export_slice",
+    "import_slice",
+    "MemexExport",
+    "ExportOptions",
+    "ImportOptions",
+    "ImportReport",
+    "ImportBucket",
+    "ImportResult",
+    # import planning (issue 5; not in the contract's name list)
+    "plan_import",
+    "ImportPlan",
+    # facade
+    "MemexStore",
     # stats
     "get_stats",
     "GraphStats",

@@ -3,6 +3,11 @@
 Usage::
 
     memex replay LOG.jsonl [--json]
+    memex why LOG.jsonl ITEM_ID [--max-depth N]
+    memex contradictions LOG.jsonl [--json]
+    memex stale LOG.jsonl [--json]
+    memex slice export LOG.jsonl --ids ID... [--include-...] [-o SLICE.json]
+    memex slice import LOG.jsonl SLICE.json [--compare] [--re-id] [--overwrite] [-o MERGED.jsonl]
 
 Each subcommand is one ``cmd_<name>(args, ctx) -> int`` function registered
 with :func:`subcommand`, which also names a function adding its arguments to
@@ -44,14 +49,31 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
 
+from memex import _jsonfmt, _time
+from memex.envelope import create_event_envelope
 from memex.errors import InvalidTimestampError, MemexError, ValidationError
 from memex.graph import GraphState
-from memex.models import MemoryLifecycleEvent
+from memex.integrity import get_contradictions, get_stale_items
+from memex.intent import IntentState, apply_intent_command, create_intent_state
+from memex.models import MemoryItem, MemoryLifecycleEvent
+from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
 from memex.query import get_edges
-from memex.replay import replay_from_envelopes
+from memex.replay import parse_iso_ts, replay_from_envelopes
 from memex.serialization import decode_json, stringify
 from memex.stats import get_stats
+from memex.task import TaskState, apply_task_command, create_task_state
+from memex.transplant import (
+    ImportPlan,
+    ImportReport,
+    MemexExport,
+    export_slice,
+    plan_import,
+    slice_from_json,
+    slice_to_json,
+)
 
 __all__ = [
     "main",
@@ -217,6 +239,8 @@ class LogReplay:
         state: the replayed memory graph.
         events: lifecycle events of the applied commands, in application order.
         skipped: the records that were not applied, by line number.
+        intents: the intent graph folded from the ``intent`` namespace envelopes.
+        tasks: the task graph folded from the ``task`` namespace envelopes.
     """
 
     path: str
@@ -225,6 +249,8 @@ class LogReplay:
     state: GraphState
     events: list[MemoryLifecycleEvent] = field(default_factory=list)
     skipped: list[SkippedRecord] = field(default_factory=list)
+    intents: IntentState = field(default_factory=create_intent_state)
+    tasks: TaskState = field(default_factory=create_task_state)
 
     @property
     def applied(self) -> int:
@@ -305,7 +331,13 @@ def _stepper(bar: Progress, task: TaskID) -> Callable[[int], None]:
     return step
 
 
-def read_log(path: str, *, progress_console: Console | None = None) -> LogReplay:
+def read_log(
+    path: str,
+    *,
+    progress_console: Console | None = None,
+    base_intents: IntentState | None = None,
+    base_tasks: TaskState | None = None,
+) -> LogReplay:
     """Read a JSON-lines envelope log and replay it, skipping bad records.
 
     Every non-blank line is decoded on its own. A line that is not JSON or
@@ -316,11 +348,19 @@ def read_log(path: str, *, progress_console: Console | None = None) -> LogReplay
     mapped back to their line numbers. Lines are split on ``\\n`` only (a
     ``\\r`` before it is dropped), so U+2028 inside JSON strings is safe.
 
+    Envelopes whose ``namespace`` is ``"intent"`` or ``"task"`` carry intent
+    or task commands: they are folded, in time order like the memory
+    commands, into :attr:`LogReplay.intents` / :attr:`LogReplay.tasks`
+    (starting from ``base_intents`` / ``base_tasks``), and their failures are
+    skipped records too.
+
     Args:
         path: the file to read, or ``-`` for stdin.
         progress_console: when given and the file has more than
             :data:`PROGRESS_THRESHOLD` lines, progress bars for reading and
             replaying are drawn on this console.
+        base_intents, base_tasks: the intent and task graphs to fold the
+            log's intent and task envelopes onto (default empty).
     Returns:
         A :class:`LogReplay` (``skipped`` sorted by line number).
     Raises:
@@ -333,6 +373,7 @@ def read_log(path: str, *, progress_console: Console | None = None) -> LogReplay
     show = progress_console if len(raw_lines) > PROGRESS_THRESHOLD else None
     skipped: list[SkippedRecord] = []
     envelopes: list[dict[str, Any]] = []
+    graph_envelopes: list[tuple[int, dict[str, Any]]] = []
     line_of: list[int] = []
     records = 0
     with _progress(show) as bar:
@@ -358,6 +399,9 @@ def read_log(path: str, *, progress_console: Console | None = None) -> LogReplay
                     )
                 )
                 continue
+            if value.get("namespace") in ("intent", "task"):
+                graph_envelopes.append((number, value))
+                continue
             envelopes.append(value)
             line_of.append(number)
         if bar is not None and reading is not None:
@@ -374,8 +418,51 @@ def read_log(path: str, *, progress_console: Console | None = None) -> LogReplay
         if not isinstance(failure.error, InvalidTimestampError) and "payload" not in env:
             message = "envelope: missing payload"
         skipped.append(SkippedRecord(line_of[failure.index], type(failure.error).__name__, message))
+    intents, tasks = _fold_graph_envelopes(
+        graph_envelopes,
+        base_intents if base_intents is not None else create_intent_state(),
+        base_tasks if base_tasks is not None else create_task_state(),
+        skipped,
+    )
     skipped.sort(key=lambda s: s.line)
-    return LogReplay(path, len(raw_lines), records, result.state, result.events, skipped)
+    return LogReplay(
+        path, len(raw_lines), records, result.state, result.events, skipped, intents, tasks
+    )
+
+
+def _fold_graph_envelopes(
+    records: list[tuple[int, dict[str, Any]]],
+    intents: IntentState,
+    tasks: TaskState,
+    skipped: list[SkippedRecord],
+) -> tuple[IntentState, TaskState]:
+    """Fold ``intent``/``task`` namespace envelopes (line, envelope) in ``ts`` order.
+
+    A bad ``ts``, a missing payload or a failing command adds a
+    :class:`SkippedRecord` and the fold goes on.
+    """
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    for number, env in records:
+        ts = env.get("ts")
+        try:
+            if not isinstance(ts, str):
+                raise InvalidTimestampError(f'Invalid envelope timestamp: "{ts}" (expected ISO 8601)')
+            timed.append((parse_iso_ts(ts), number, env))
+        except InvalidTimestampError as e:
+            skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
+    timed.sort(key=lambda t: t[0])
+    for _, number, env in timed:
+        if "payload" not in env:
+            skipped.append(SkippedRecord(number, "ValidationError", "envelope: missing payload"))
+            continue
+        try:
+            if env["namespace"] == "intent":
+                intents = apply_intent_command(intents, env["payload"]).state
+            else:
+                tasks = apply_task_command(tasks, env["payload"]).state
+        except (MemexError, ValueError, TypeError) as e:
+            skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
+    return intents, tasks
 
 
 def count_active_contradictions(state: GraphState) -> int:
@@ -437,6 +524,9 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
     summary.add_row("items", str(stats.items.total))
     summary.add_row("edges", f"{stats.edges.total} ({stats.edges.active} active)")
     summary.add_row("active contradictions", str(count_active_contradictions(log.state)))
+    if log.intents.intents or log.tasks.tasks:
+        summary.add_row("intents", str(len(log.intents.intents)))
+        summary.add_row("tasks", str(len(log.tasks.tasks)))
     out.print(f"memex replay {log.path}", soft_wrap=True)
     out.print(summary)
     n_scopes = len(stats.items.by_scope)
@@ -499,6 +589,644 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
 
 
 # ---------------------------------------------------------------------------
+# Audit commands: memex why / contradictions / stale
+# ---------------------------------------------------------------------------
+
+WHY_MAX_DEPTH = 25
+"""Default ``--max-depth`` of ``memex why``: deeper support is summarised in one line."""
+
+_WHY_EDGE_WORDS = {
+    "SUPPORTS": ("supports", "supported by"),
+    "CONTRADICTS": ("contradicts", "contradicted by"),
+    "SUPERSEDES": ("supersedes", "superseded by"),
+}
+
+
+def _log_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "log", metavar="LOG.jsonl", help="JSON-lines file of event envelopes ('-' = stdin)"
+    )
+
+
+def _read_audited_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
+    """Replay ``args.log`` for an audit command; report skipped records on stderr.
+
+    Sets ``ctx.exit_code`` to 1 when records were skipped (the answer is still
+    printed, computed from the records that applied), else 0.
+    """
+    log = read_log(args.log, progress_console=ctx.err_console())
+    ctx.exit_code = 1 if log.skipped else 0
+    for s in log.skipped:
+        ctx.warn(f"line {s.line}: {s.error}: {s.message}")
+    if log.skipped:
+        ctx.warn(
+            f"{len(log.skipped)} of {log.records} records skipped; "
+            "the answer reflects the records that were applied"
+        )
+    return log
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "-" if value is None else repr(value)
+    return format(value, ".4g")
+
+
+def _scores(item: MemoryItem) -> str:
+    """``authority=0.9 conviction=- importance=0.5`` (4 significant digits, ``-`` when absent)."""
+    return (
+        f"authority={_num(item.authority)} conviction={_num(item.conviction)} "
+        f"importance={_num(item.importance)}"
+    )
+
+
+def _preview(content: Any, limit: int = 72) -> str:
+    try:
+        text = _jsonfmt.dumps(content)
+    except (TypeError, ValueError):
+        text = repr(content)
+    text = _one_line(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _why_edges(state: GraphState, item_id: str) -> list[str]:
+    """Lines for the active SUPPORTS / CONTRADICTS / SUPERSEDES edges touching ``item_id``.
+
+    In edge insertion order: ``supports X`` / ``supported by X``,
+    ``contradicts X`` / ``contradicted by X``, ``supersedes X`` /
+    ``superseded by X`` (``itself`` for a self-edge; ``(missing)`` when the
+    other end is not in the graph).
+    """
+    lines = []
+    for eid in state.edge_ids_of(item_id):
+        e = state.edges[eid]
+        words = _WHY_EDGE_WORDS.get(e.kind)
+        if words is None or not e.active:
+            continue
+        if e.from_ == item_id and e.to == item_id:
+            lines.append(f"{words[0]} itself")
+            continue
+        outgoing = e.from_ == item_id
+        other = e.to if outgoing else e.from_
+        gone = "" if other in state.items else " (missing)"
+        lines.append(f"{words[0] if outgoing else words[1]} {other}{gone}")
+    return lines
+
+
+def _why_label(state: GraphState, item: MemoryItem, repeated: bool, room: int) -> Text:
+    """The text of one tree node; ``room`` = columns left for it (bounds the content preview)."""
+    head = f"{item.id}  {item.kind}"
+    if repeated:
+        return Text(f"{head}  (repeated: see above)")
+    lines = [
+        head,
+        f"{_scores(item)}  by {item.author}",
+        f"content {_preview(item.content, max(24, room - 8))}",
+    ]
+    missing = [p for p in parent_list(item) if not (isinstance(p, str) and p in state.items)]
+    for p in missing:
+        lines.append(f"missing parent {p}")
+    lines.extend(_why_edges(state, item.id))
+    return Text("\n".join(lines))
+
+
+def _why_tree(state: GraphState, root: SupportNode, max_depth: int, width: int) -> Tree:
+    """Build the rich tree of a support tree (iteratively), cut below ``max_depth``.
+
+    ``width`` is the console width, used to fit content previews.
+    """
+    shown: set[str] = set()
+    tree = Tree(_why_label(state, root.item, False, width), guide_style="dim")
+    shown.add(root.item.id)
+    stack: list[tuple[SupportNode, Tree, int]] = [(root, tree, 0)]
+    while stack:
+        node, branch, depth = stack.pop()
+        if not node.parents:
+            continue
+        if depth >= max_depth:
+            hidden = sum(1 for _ in node.walk()) - 1
+            branch.add(Text(f"... {hidden} more node(s) of support deeper down (raise --max-depth)"))
+            continue
+        children = []
+        for p in node.parents:
+            repeated = p.item.id in shown and not p.parents
+            shown.add(p.item.id)
+            label = _why_label(state, p.item, repeated, width - 4 * (depth + 1))
+            children.append((p, branch.add(label)))
+        for p, sub in reversed(children):
+            stack.append((p, sub, depth + 1))
+    return tree
+
+
+def _why_arguments(parser: argparse.ArgumentParser) -> None:
+    _log_argument(parser)
+    parser.add_argument("item_id", metavar="ITEM_ID", help="the item to explain")
+    parser.add_argument(
+        "--max-depth",
+        type=int,
+        default=WHY_MAX_DEPTH,
+        metavar="N",
+        help=f"show at most N levels of parents (default {WHY_MAX_DEPTH})",
+    )
+
+
+@subcommand("why", "explain an item: its support tree with scores and edges", _why_arguments)
+def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex why LOG.jsonl ITEM_ID [--max-depth N]``: print an item's support tree.
+
+    Replays the log and prints :func:`memex.get_support_tree` of the item as a
+    tree: each node shows the item id, kind and author, its authority /
+    conviction / importance, a content preview, parent ids that are missing
+    from the graph, and the active ``SUPPORTS`` / ``CONTRADICTS`` /
+    ``SUPERSEDES`` edges touching it. An item reached a second time (a
+    diamond or a cycle of parents) is printed once more without its support.
+
+    Returns:
+        0, or 1 when the log had skipped records (the tree is still printed).
+    Raises:
+        CliError: unknown or retracted item id, a negative ``--max-depth``, or
+            an unreadable log (code 2).
+    """
+    if args.max_depth < 0:
+        raise CliError("--max-depth must be >= 0")
+    log = _read_audited_log(args, ctx)
+    root = get_support_tree(log.state, args.item_id)
+    if root is None:
+        retracted = any(
+            ev.type == "memory.retracted" and ev.item is not None and ev.item.id == args.item_id
+            for ev in log.events
+        )
+        if retracted:
+            raise CliError(f"item {args.item_id} was retracted in {log.path}")
+        raise CliError(f"no item {args.item_id} in {log.path}")
+    support = get_support_set(log.state, args.item_id)
+    depth = max(d for d, _ in root.walk())
+    out = ctx.console()
+    out.print(f"memex why {args.item_id}", soft_wrap=True)
+    out.print(
+        f"support: {len(support)} item(s) including itself, {depth} level(s) of parents",
+        soft_wrap=True,
+    )
+    out.print()
+    out.print(_why_tree(log.state, root, args.max_depth, out.width))
+    return ctx.exit_code
+
+
+def _json_arguments(parser: argparse.ArgumentParser) -> None:
+    _log_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
+
+
+def _dangling_contradictions(state: GraphState) -> int:
+    items = state.items
+    return sum(
+        1
+        for e in state.edges.values()
+        if e.kind == "CONTRADICTS" and e.active and (e.from_ not in items or e.to not in items)
+    )
+
+
+@subcommand("contradictions", "list the active contradictions with both sides' scores", _json_arguments)
+def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex contradictions LOG.jsonl [--json]``: list the active contradictions.
+
+    One entry per :func:`memex.get_contradictions` result (an active
+    ``CONTRADICTS`` edge whose ends both exist), in edge order: the edge id,
+    then each side (``a`` = the edge's source, ``b`` = its target) with kind,
+    author and scores. Edges with a missing end are counted, not listed.
+    ``--json`` prints ``[{"edge": edge, "a": item, "b": item}, ...]`` in the
+    wire format.
+
+    Returns:
+        0, or 1 when the log had skipped records (the list is still printed).
+    Raises:
+        CliError: the log cannot be read (code 2).
+    """
+    log = _read_audited_log(args, ctx)
+    found = get_contradictions(log.state)
+    if args.json:
+        data = [
+            {"edge": c.edge.to_dict() if c.edge else None, "a": c.a.to_dict(), "b": c.b.to_dict()}
+            for c in found
+        ]
+        ctx.stdout.write(_jsonfmt.dumps(data) + "\n")
+        ctx.stdout.flush()
+        return ctx.exit_code
+    out = ctx.console()
+    out.print(f"Active contradictions: {len(found)}", soft_wrap=True)
+    for n, c in enumerate(found, 1):
+        out.print()
+        out.print(f"{n}. edge {c.edge.edge_id if c.edge else '?'}", soft_wrap=True)
+        for side, item in (("a", c.a), ("b", c.b)):
+            out.print(f"   {side}: {item.id}  {item.kind}  by {item.author}", soft_wrap=True)
+            out.print(f"      {_scores(item)}", soft_wrap=True)
+    dangling = _dangling_contradictions(log.state)
+    if dangling:
+        out.print()
+        out.print(
+            f"({dangling} active CONTRADICTS edge(s) with a missing end not listed)", soft_wrap=True
+        )
+    return ctx.exit_code
+
+
+@subcommand("stale", "list the items whose parents are gone", _json_arguments)
+def cmd_stale(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex stale LOG.jsonl [--json]``: list the stale items.
+
+    One entry per :func:`memex.get_stale_items` result (an item with parent
+    ids that name no item), in insertion order: id, kind, author, scores and
+    the missing parent ids. ``--json`` prints ``[{"item": item,
+    "missing_parents": [...]}, ...]`` in the wire format.
+
+    Returns:
+        0, or 1 when the log had skipped records (the list is still printed).
+    Raises:
+        CliError: the log cannot be read (code 2).
+    """
+    log = _read_audited_log(args, ctx)
+    found = get_stale_items(log.state)
+    if args.json:
+        data = [{"item": s.item.to_dict(), "missing_parents": s.missing_parents} for s in found]
+        ctx.stdout.write(_jsonfmt.dumps(data) + "\n")
+        ctx.stdout.flush()
+        return ctx.exit_code
+    out = ctx.console()
+    out.print(f"Stale items (parents gone): {len(found)}", soft_wrap=True)
+    for s in found:
+        out.print()
+        out.print(f"{s.item.id}  {s.item.kind}  by {s.item.author}", soft_wrap=True)
+        out.print(f"   {_scores(s.item)}", soft_wrap=True)
+        out.print(f"   missing parents: {', '.join(map(str, s.missing_parents))}", soft_wrap=True)
+    return ctx.exit_code
+
+
+# ---------------------------------------------------------------------------
+# memex slice export / import
+# ---------------------------------------------------------------------------
+
+SLICE_ID_LIMIT = 20
+"""How many ids ``memex slice import`` lists per outcome and kind (the rest are counted)."""
+
+_SLICE_KINDS = ("memories", "edges", "intents", "tasks")
+
+
+def _graph_files_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--intents",
+        metavar="FILE",
+        help="JSON-lines file of intent commands folded before LOG's intent envelopes",
+    )
+    parser.add_argument(
+        "--tasks",
+        metavar="FILE",
+        help="JSON-lines file of task commands folded before LOG's task envelopes",
+    )
+
+
+def _slice_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="slice_command", metavar="ACTION", required=True)
+    export = actions.add_parser(
+        "export",
+        help="write a self-contained slice of LOG's graphs to a JSON file",
+        description="Write a self-contained slice (memories, edges, intents, tasks) of LOG's graphs.",
+    )
+    _log_argument(export)
+    export.add_argument(
+        "--ids",
+        nargs="+",
+        required=True,
+        metavar="ID",
+        help="memory, intent or task ids to start from",
+    )
+    for flag, what in (
+        ("--include-parents", "walk up the items' parents"),
+        ("--include-children", "walk down to the items derived from them"),
+        ("--include-aliases", "follow active ALIAS edges both ways"),
+        ("--include-related-intents", "add the intents linked to the memories"),
+        ("--include-related-tasks", "add the tasks linked to the intents and memories"),
+    ):
+        export.add_argument(flag, action="store_true", help=what)
+    _graph_files_arguments(export)
+    export.add_argument(
+        "-o", "--output", metavar="SLICE.json", help="write the slice here (default: stdout)"
+    )
+    imp = actions.add_parser(
+        "import",
+        help="merge a slice into LOG's graphs and print the import report",
+        description=(
+            "Merge a slice into LOG's graphs and print the import report. By default "
+            "existing ids are skipped; --compare reports differing ones as conflicts, "
+            "--re-id imports them as copies under new ids, --overwrite updates them in place."
+        ),
+    )
+    _log_argument(imp)
+    imp.add_argument("slice", metavar="SLICE.json", help="the slice file ('-' = stdin)")
+    imp.add_argument(
+        "--compare", action="store_true", help="compare existing ids; differing ones are conflicts"
+    )
+    imp.add_argument(
+        "--re-id",
+        action="store_true",
+        help="compare existing ids and import differing ones under new ids",
+    )
+    imp.add_argument(
+        "--overwrite", action="store_true", help="update entities whose id exists (no skipping)"
+    )
+    _graph_files_arguments(imp)
+    imp.add_argument(
+        "-o",
+        "--output",
+        metavar="MERGED.jsonl",
+        help="write LOG's envelopes followed by the import's commands as envelopes",
+    )
+    imp.add_argument("--json", action="store_true", help="print the import report as JSON")
+
+
+def _fold_command_file(
+    path: str, namespace: str, state: Any, ctx: Context
+) -> tuple[Any, int]:
+    """Fold a JSON-lines file of intent or task commands (or envelopes holding them).
+
+    Bad lines are reported on stderr as ``FILE line N: Error: message`` and
+    skipped. Returns the state and the number of skipped lines.
+    """
+    apply = apply_intent_command if namespace == "intent" else apply_task_command
+    bad = 0
+    for number, raw in enumerate(_read_text(path).split("\n"), 1):
+        line = raw.strip(" \t\r")
+        if not line:
+            continue
+        try:
+            value = decode_json(line)
+            if isinstance(value, dict) and "payload" in value and "namespace" in value:
+                value = value["payload"]
+            state = apply(state, value).state
+        except (MemexError, ValueError, TypeError) as e:
+            bad += 1
+            ctx.warn(f"{path} line {number}: {type(e).__name__}: {e}")
+    return state, bad
+
+
+def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
+    """Read LOG with the ``--intents``/``--tasks`` files folded first; report bad records on stderr.
+
+    Sets ``ctx.exit_code`` to 1 when any record was skipped.
+    """
+    intents = create_intent_state()
+    tasks = create_task_state()
+    bad = 0
+    if args.intents:
+        intents, n = _fold_command_file(args.intents, "intent", intents, ctx)
+        bad += n
+    if args.tasks:
+        tasks, n = _fold_command_file(args.tasks, "task", tasks, ctx)
+        bad += n
+    log = read_log(
+        args.log, progress_console=ctx.err_console(), base_intents=intents, base_tasks=tasks
+    )
+    for s in log.skipped:
+        ctx.warn(f"line {s.line}: {s.error}: {s.message}")
+    if log.skipped:
+        ctx.warn(f"{len(log.skipped)} of {log.records} records of {args.log} skipped")
+    ctx.exit_code = 1 if (log.skipped or bad) else 0
+    return log
+
+
+def _plural(n: int, word: str) -> str:
+    singular = {"memories": "memory", "edges": "edge", "intents": "intent", "tasks": "task"}
+    return f"{n} {word if n != 1 else singular.get(word, word)}"
+
+
+def _slice_counts(export: MemexExport) -> str:
+    return ", ".join(
+        _plural(len(getattr(export, kind)), kind) for kind in _SLICE_KINDS
+    )
+
+
+def _write_text(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory") from None
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _slice_export(args: argparse.Namespace, ctx: Context) -> int:
+    log = _read_graph_log(args, ctx)
+    memory_ids: list[str] = []
+    intent_ids: list[str] = []
+    task_ids: list[str] = []
+    unknown: list[str] = []
+    for id_ in dict.fromkeys(args.ids):
+        found = False
+        for ids, graph in (
+            (memory_ids, log.state.items),
+            (intent_ids, log.intents.intents),
+            (task_ids, log.tasks.tasks),
+        ):
+            if id_ in graph:
+                ids.append(id_)
+                found = True
+        if not found:
+            unknown.append(id_)
+    if unknown:
+        raise CliError(f"unknown id(s) (no memory, intent or task): {', '.join(unknown)}")
+    export = export_slice(
+        log.state,
+        log.intents,
+        log.tasks,
+        memory_ids=memory_ids,
+        intent_ids=intent_ids,
+        task_ids=task_ids,
+        include_parents=args.include_parents,
+        include_children=args.include_children,
+        include_aliases=args.include_aliases,
+        include_related_intents=args.include_related_intents,
+        include_related_tasks=args.include_related_tasks,
+    )
+    text = slice_to_json(export, pretty=True) + "\n"
+    if args.output:
+        _write_text(args.output, text)
+        ctx.console().print(f"exported {_slice_counts(export)} to {args.output}", soft_wrap=True)
+    else:
+        ctx.stdout.write(text)
+        ctx.stdout.flush()
+        ctx.warn(f"exported {_slice_counts(export)}")
+    return ctx.exit_code
+
+
+def _read_slice(path: str) -> MemexExport:
+    try:
+        return slice_from_json(_read_text(path))
+    except ValidationError as e:
+        raise CliError(f"{path}: {e}; nothing imported", 1) from None
+
+
+def _latest_instant(lines: list[str]) -> int | None:
+    """The latest valid ``ts`` among envelope lines (unix ms), or ``None``."""
+    latest: int | None = None
+    for line in lines:
+        try:
+            value = decode_json(line)
+            ts = value.get("ts") if isinstance(value, dict) else None
+            instant = parse_iso_ts(ts) if isinstance(ts, str) else None
+        except (ValidationError, InvalidTimestampError):
+            continue
+        if instant is not None and (latest is None or instant > latest):
+            latest = instant
+    return latest
+
+
+def _command_namespace(cmd: Any) -> str:
+    kind = str(cmd.type).split(".", 1)[0]
+    return kind if kind in ("intent", "task") else "memory"
+
+
+def _write_merged(args: argparse.Namespace, plan: ImportPlan) -> int:
+    """Write LOG's non-blank lines then one envelope per planned command; returns that count.
+
+    The new envelopes are stamped at the later of the clock and LOG's latest
+    valid ``ts``, so a replay (which orders by time) applies them after LOG.
+    """
+    if args.log == "-":
+        raise CliError("-o needs LOG to be a file, not stdin")
+    lines = [raw.rstrip("\r") for raw in _read_text(args.log).split("\n") if raw.strip(" \t\r")]
+    latest = _latest_instant(lines)
+    now = _time.now_ms()
+    stamp = now if latest is None else max(now, latest)
+    for cmd in plan.commands:
+        env = create_event_envelope(cmd.type, cmd, namespace=_command_namespace(cmd), now=stamp)
+        lines.append(_jsonfmt.dumps(env.to_dict()))
+    _write_text(args.output, "".join(line + "\n" for line in lines))
+    return len(plan.commands)
+
+
+def _report_table(report: ImportReport) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("outcome")
+    for kind in _SLICE_KINDS:
+        table.add_column(kind, justify="right")
+    for outcome in ("created", "updated", "skipped", "conflicts"):
+        bucket = getattr(report, outcome)
+        table.add_row(outcome, *(str(len(getattr(bucket, kind))) for kind in _SLICE_KINDS))
+    return table
+
+
+def _print_import(
+    ctx: Context, args: argparse.Namespace, plan: ImportPlan, merged: int | None
+) -> None:
+    out = ctx.console()
+    mode = (
+        "update existing ids"
+        if args.overwrite
+        else "skip existing ids"
+        + (", import differing ones under new ids" if args.re_id else "")
+        + (", report differing ones as conflicts" if args.compare and not args.re_id else "")
+    )
+    out.print(f"memex slice import {args.log} {args.slice}", soft_wrap=True)
+    out.print(f"mode: {mode}", soft_wrap=True)
+    out.print()
+    out.print(_report_table(plan.report))
+    new_from: dict[str, dict[str, str]] = {
+        kind: {new: old for old, new in plan.re_ids[kind].items()} for kind in _SLICE_KINDS
+    }
+    for outcome in ("created", "updated", "conflicts"):
+        bucket = getattr(plan.report, outcome)
+        for kind in _SLICE_KINDS:
+            ids: list[str] = getattr(bucket, kind)
+            if not ids:
+                continue
+            out.print()
+            out.print(f"{outcome} {kind}:", soft_wrap=True)
+            for id_ in ids[:SLICE_ID_LIMIT]:
+                old = new_from[kind].get(id_) if outcome == "created" else None
+                note = f"  (copy of {old})" if old is not None else ""
+                out.print(f"  {id_}{note}", soft_wrap=True)
+            if len(ids) > SLICE_ID_LIMIT:
+                out.print(f"  ... {len(ids) - SLICE_ID_LIMIT} more", soft_wrap=True)
+    out.print()
+    if merged is not None:
+        out.print(
+            f"wrote {args.output}: the envelopes of {args.log} followed by "
+            f"{merged} import command envelope(s)",
+            soft_wrap=True,
+        )
+    elif plan.commands:
+        out.print(
+            f"{len(plan.commands)} command(s) planned; nothing written (use -o MERGED.jsonl)",
+            soft_wrap=True,
+        )
+    else:
+        out.print("nothing to import", soft_wrap=True)
+
+
+def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
+    if args.log == "-" and args.slice == "-":
+        raise CliError("LOG and SLICE.json cannot both be stdin")
+    sl = _read_slice(args.slice)
+    log = _read_graph_log(args, ctx)
+    try:
+        plan = plan_import(
+            log.state,
+            log.intents,
+            log.tasks,
+            sl,
+            skip_existing_ids=not args.overwrite,
+            shallow_compare_existing=args.compare or args.re_id,
+            re_id_on_difference=args.re_id,
+        )
+    except MemexError as e:
+        raise CliError(f"{type(e).__name__}: {e}; nothing imported", 1) from None
+    except ValueError as e:
+        raise CliError(f"{e}; nothing imported", 1) from None
+    if plan.report.conflicts.total():
+        ctx.exit_code = 1
+    merged = _write_merged(args, plan) if args.output else None
+    if args.json:
+        ctx.stdout.write(_jsonfmt.dumps(plan.report.to_dict()) + "\n")
+        ctx.stdout.flush()
+    else:
+        _print_import(ctx, args, plan, merged)
+    return ctx.exit_code
+
+
+@subcommand("slice", "export a slice of LOG's graphs, or merge a slice into them", _slice_arguments)
+def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex slice export|import ...``: hand part of a state to a sub-agent and merge it back.
+
+    ``memex slice export LOG --ids ID... [--include-parents] [--include-children]
+    [--include-aliases] [--include-related-intents] [--include-related-tasks]
+    [--intents FILE] [--tasks FILE] [-o SLICE.json]`` writes
+    :func:`memex.export_slice` of LOG's graphs (an id may name a memory, an
+    intent or a task) as pretty JSON in the TypeScript shape.
+
+    ``memex slice import LOG SLICE.json [--compare] [--re-id] [--overwrite]
+    [--intents FILE] [--tasks FILE] [-o MERGED.jsonl] [--json]`` plans
+    :func:`memex.import_slice` into LOG's graphs and prints the report as a
+    table (``--json``: the report object). ``--compare`` sets
+    ``shallow_compare_existing``; ``--re-id`` sets it and
+    ``re_id_on_difference``; ``--overwrite`` turns ``skip_existing_ids``
+    off. ``-o`` writes LOG's envelopes followed by one envelope per import
+    command (namespaces ``memory``, ``intent``, ``task``).
+
+    LOG's intent and task graphs come from its ``intent``/``task`` namespace
+    envelopes, after the commands of ``--intents``/``--tasks`` files.
+
+    Returns:
+        0; 1 when LOG or a command file had skipped records, when the import
+        had conflicts, or when the slice file is malformed or truncated (then
+        nothing is imported or written; the message names the first bad entity).
+    Raises:
+        CliError: unreadable files or unknown ids (code 2); a bad slice (code 1).
+    """
+    if args.slice_command == "export":
+        return _slice_export(args, ctx)
+    return _slice_import(args, ctx)
+
+
+# ---------------------------------------------------------------------------
 # Parser and entry point
 # ---------------------------------------------------------------------------
 
@@ -515,7 +1243,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memex",
         description="memex: inspect belief-state event logs.",
-        epilog="exit codes: 0 success, 1 bad or skipped input records, 2 usage or file errors",
+        epilog="exit codes: 0 success, 1 bad or skipped input records, "
+        "2 usage or file errors, unknown ids",
     )
     parser.add_argument("--version", action="version", version=f"memex {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

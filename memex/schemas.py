@@ -10,19 +10,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from memex.commands import MemoryCommand, MemoryCommandAdapter
+from memex.intent import Intent, IntentCommand, IntentCommandAdapter
 from memex.models import Edge, MemoryItem
+from memex.task import Task, TaskCommand, TaskCommandAdapter
 
 __all__ = [
     "validate_command",
+    "validate_intent_command",
+    "validate_task_command",
     "validate_memory_item",
     "validate_edge",
     "MemoryItemSchema",
     "EdgeSchema",
+    "IntentSchema",
+    "TaskSchema",
     "MemoryCommandAdapter",
+    "IntentCommandAdapter",
+    "TaskCommandAdapter",
 ]
 
 MemoryItemSchema = MemoryItem
 EdgeSchema = Edge
+IntentSchema = Intent
+TaskSchema = Task
 
 
 def validate_command(cmd: MemoryCommand | Mapping[str, Any]) -> MemoryCommand:
@@ -44,3 +54,21 @@ def validate_edge(edge: Edge | Mapping[str, Any]) -> Edge:
         return edge
     result: Edge = Edge.from_dict(edge)
     return result
+
+
+def validate_intent_command(cmd: IntentCommand | Mapping[str, Any]) -> IntentCommand:
+    """Validate an intent command (instance returned as is; mapping dispatched on ``type``).
+
+    Raises:
+        ValidationError: a missing or unknown ``type`` or a bad field.
+    """
+    return IntentCommandAdapter.validate_python(cmd)
+
+
+def validate_task_command(cmd: TaskCommand | Mapping[str, Any]) -> TaskCommand:
+    """Validate a task command (instance returned as is; mapping dispatched on ``type``).
+
+    Raises:
+        ValidationError: a missing or unknown ``type`` or a bad field.
+    """
+    return TaskCommandAdapter.validate_python(cmd)

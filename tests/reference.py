@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import memex
+from tests import reference_graphs as graphs
+from tests import reference_mutations as mut
 
 ROOT = Path(__file__).parent / "fixtures" / "reference"
 SCENARIOS = ("finance", "legal", "crew", "random-1")
@@ -146,6 +148,23 @@ RUNNERS: dict[str, Runner] = {
     "apply_diversity": lambda sc, a, now: _triples(
         memex.apply_diversity(_scored_input(sc, a, now), a["diversity"])
     ),
+    # provenance, integrity, bulk (issue 4): tests/reference_mutations.py
+    "get_support_tree": mut.RUNNERS["get_support_tree"],
+    "get_support_set": mut.RUNNERS["get_support_set"],
+    "get_contradictions": mut.RUNNERS["get_contradictions"],
+    "mark_contradiction": mut.RUNNERS["mark_contradiction"],
+    "resolve_contradiction": mut.RUNNERS["resolve_contradiction"],
+    "mark_alias": mut.RUNNERS["mark_alias"],
+    "get_aliases": mut.RUNNERS["get_aliases"],
+    "get_alias_group": mut.RUNNERS["get_alias_group"],
+    "get_stale_items": mut.RUNNERS["get_stale_items"],
+    "get_dependents": mut.RUNNERS["get_dependents"],
+    "cascade_retract": mut.RUNNERS["cascade_retract"],
+    "apply_many": mut.RUNNERS["apply_many"],
+    "bulk_adjust_scores": mut.RUNNERS["bulk_adjust_scores"],
+    "decay_importance": mut.RUNNERS["decay_importance"],
+    # intent graph, task graph, transplant (issue 5): tests/reference_graphs.py
+    **graphs.RUNNERS,
 }
 
 #: answers whose listed ids may be compared as sets (README: "item_ids / edge_ids ... as sets")

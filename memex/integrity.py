@@ -1,0 +1,440 @@
+"""Integrity: contradictions, identity (aliases), staleness and cascades (contract §4.8).
+
+Read helpers (:func:`get_contradictions`, :func:`get_aliases`,
+:func:`get_alias_group`, :func:`get_stale_items`, :func:`get_dependents`) are
+pure functions of a state. Write helpers (:func:`mark_contradiction`,
+:func:`resolve_contradiction`, :func:`mark_alias`, :func:`cascade_retract`)
+build ordinary memory commands and fold them through
+:func:`memex.apply_command`, so every change they make is an ordinary
+lifecycle event that can be logged and replayed.
+
+Graph walks are driven by the state's indexes: the children index
+(:meth:`GraphState.child_ids`) for dependents and cascades, the
+edges-by-endpoint index (:meth:`GraphState.edge_ids_of`) for aliases and
+contradictions between two items. A walk that touches k items and their d
+edges costs O((k + d) log n), never a scan of the whole graph per step.
+Behaviour follows TypeScript MemEX 0.13 ``integrity.ts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from memex.commands import EdgeCreate, EdgeRetract, MemoryCommand, MemoryRetract, MemoryUpdate
+from memex.factories import create_edge
+from memex.graph import GraphState
+from memex.models import Edge, MemoryItem, MemoryLifecycleEvent
+from memex.provenance import parent_list
+from memex.query import get_children
+from memex.reducer import CommandResult, apply_command
+
+__all__ = [
+    "Contradiction",
+    "StaleItem",
+    "CascadeResult",
+    "get_contradictions",
+    "mark_contradiction",
+    "resolve_contradiction",
+    "get_stale_items",
+    "get_dependents",
+    "cascade_retract",
+    "mark_alias",
+    "get_aliases",
+    "get_alias_group",
+    "fold_commands",
+]
+
+#: ``source_kind`` of the edges the integrity helpers create.
+DERIVED = "derived_deterministic"
+#: Factor applied to the loser's authority by :func:`resolve_contradiction`.
+LOSER_AUTHORITY_FACTOR = 0.1
+
+
+class Contradiction(NamedTuple):
+    """An active ``CONTRADICTS`` edge with both ends present.
+
+    Attributes:
+        a: the item the edge leaves (``edge.from_``).
+        b: the item it points to (``edge.to``).
+        edge: the :class:`Edge` itself.
+    """
+
+    a: MemoryItem
+    b: MemoryItem
+    edge: Edge | None = None
+
+
+class StaleItem(NamedTuple):
+    """An item some of whose parents are gone.
+
+    Attributes:
+        item: the item.
+        missing_parents: the absent parent ids, in ``parents`` order, duplicates kept.
+    """
+
+    item: MemoryItem
+    missing_parents: list[str]
+
+
+class CascadeResult(NamedTuple):
+    """Result of :func:`cascade_retract`.
+
+    Attributes:
+        state: the new state.
+        events: the lifecycle events, in order.
+        retracted: the ids of the retracted items, in retraction order.
+    """
+
+    state: GraphState
+    events: list[MemoryLifecycleEvent]
+    retracted: list[str]
+
+
+def fold_commands(state: GraphState, commands: list[MemoryCommand]) -> CommandResult:
+    """Apply ``commands`` in order with :func:`memex.apply_command`; concatenate the events.
+
+    Args:
+        state: the starting state (never modified).
+        commands: memory command instances.
+    Returns:
+        ``CommandResult(final state, all events)``; ``(state, [])`` — the
+        same state object — for no commands.
+    Raises:
+        whatever the first failing command raises (nothing is returned then,
+        so the caller's state is untouched).
+
+    Complexity: the sum of the commands' costs, O(log n) each.
+    """
+    events: list[MemoryLifecycleEvent] = []
+    for cmd in commands:
+        state, evs = apply_command(state, cmd)
+        events.extend(evs)
+    return CommandResult(state, events)
+
+
+def _helper_edge(a: str, b: str, kind: str, author: str, meta: Mapping[str, Any] | None) -> Edge:
+    return create_edge(
+        from_=a,
+        to=b,
+        kind=kind,
+        author=author,
+        source_kind=DERIVED,
+        authority=1,
+        meta=None if meta is None else dict(meta),
+    )
+
+
+# --------------------------------------------------------------------------- contradictions
+def get_contradictions(state: GraphState) -> list[Contradiction]:
+    """List the active contradictions.
+
+    Returns:
+        One ``Contradiction(a=from item, b=to item, edge)`` per active
+        ``CONTRADICTS`` edge whose two ends both exist, in edge insertion
+        order (a self-contradiction gives ``a is b``).
+
+    Complexity: O(e) over all edges (contract §4.8).
+    """
+    items = state.items
+    out: list[Contradiction] = []
+    for e in state.edges.values():
+        if e.kind != "CONTRADICTS" or not e.active:
+            continue
+        a = items.get(e.from_)
+        b = items.get(e.to)
+        if a is not None and b is not None:
+            out.append(Contradiction(a, b, e))
+    return out
+
+
+def mark_contradiction(
+    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+) -> CommandResult:
+    """Record that item ``a`` contradicts item ``b``.
+
+    Applies one ``edge.create`` of a ``CONTRADICTS`` edge ``a → b`` with a
+    fresh UUIDv7 id, ``source_kind="derived_deterministic"``,
+    ``authority=1``, ``active=True`` and ``meta`` (a copy). ``a == b`` (a
+    self-contradiction) is allowed and the ends are not checked for
+    existence (contract §4.8).
+
+    Args:
+        state: the graph.
+        a, b: item ids.
+        author: who records the contradiction.
+        meta: optional edge metadata.
+    Returns:
+        ``CommandResult(state, [edge.created])``.
+    Raises:
+        ValidationError: ``author`` or ``meta`` has the wrong type.
+
+    Complexity: O(log n).
+    """
+    edge = _helper_edge(a, b, "CONTRADICTS", author, meta)
+    return apply_command(state, EdgeCreate(edge=edge))
+
+
+def _contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:
+    edges = state.edges
+    out = []
+    for eid in state.edge_ids_of(x):
+        e = edges[eid]
+        if e.kind != "CONTRADICTS" or not e.active:
+            continue
+        if (e.from_ == x and e.to == y) or (e.from_ == y and e.to == x):
+            out.append(e)
+    return out
+
+
+def resolve_contradiction(
+    state: GraphState, winner_id: str, loser_id: str, author: str, reason: str | None = None
+) -> CommandResult:
+    """Settle a contradiction in favour of ``winner_id``.
+
+    Collects the active ``CONTRADICTS`` edges between the two items in either
+    direction (edge insertion order). With none the call is a no-op and
+    returns ``(state, [])`` with the same state object. Otherwise, in this
+    order (contract §4.8):
+
+    1. each such edge is retracted (``edge.retracted``, cause ``edge.retract``);
+    2. a ``SUPERSEDES`` edge ``winner → loser`` is created (fresh id,
+       ``source_kind="derived_deterministic"``, ``authority=1``, ``active``;
+       ``meta={"reason": reason}`` when ``reason`` is truthy);
+    3. if the loser exists, its ``authority`` becomes ``authority * 0.1``
+       (``memory.updated``).
+
+    Resolving again is a no-op, since no active ``CONTRADICTS`` edge is left.
+
+    Args:
+        state: the graph.
+        winner_id, loser_id: the item ids (the same id resolves a self-contradiction).
+        author: who decides.
+        reason: optional, recorded on the ``SUPERSEDES`` edge and the commands.
+    Returns:
+        ``CommandResult(state, events)``.
+    Raises:
+        ValidationError: ``author`` or ``reason`` has the wrong type.
+
+    Complexity: O((d + 1) log n) for the d edges touching the winner.
+    """
+    between = _contradicts_between(state, winner_id, loser_id)
+    if not between:
+        return CommandResult(state, [])
+    commands: list[MemoryCommand] = [
+        EdgeRetract(edge_id=e.edge_id, author=author, reason=reason) for e in between
+    ]
+    meta = {"reason": reason} if reason else None
+    commands.append(EdgeCreate(edge=_helper_edge(winner_id, loser_id, "SUPERSEDES", author, meta)))
+    loser = state.items.get(loser_id)
+    if loser is not None:
+        commands.append(
+            MemoryUpdate(
+                item_id=loser_id,
+                partial={"authority": loser.authority * LOSER_AUTHORITY_FACTOR},
+                author=author,
+                reason=reason,
+            )
+        )
+    return fold_commands(state, commands)
+
+
+# --------------------------------------------------------------------------- staleness and cascades
+def get_stale_items(state: GraphState) -> list[StaleItem]:
+    """List the items whose ``parents`` name absent items.
+
+    Returns:
+        ``StaleItem(item, missing_parents)`` per item with at least one
+        parent id that is not in the state, in item insertion order;
+        ``missing_parents`` keeps ``parents`` order and duplicates (contract §4.8).
+
+    Complexity: O(n + p log n) over all items and their p parent references.
+    """
+    items = state.items
+    out: list[StaleItem] = []
+    for item in items.values():
+        parents = item.parents
+        if not parents:
+            continue
+        missing = [p for p in parent_list(item) if not (isinstance(p, str) and p in items)]
+        if missing:
+            out.append(StaleItem(item, missing))
+    return out
+
+
+def get_dependents(state: GraphState, item_id: str, transitive: bool = False) -> list[MemoryItem]:
+    """Return the items derived from ``item_id``.
+
+    Args:
+        state: the graph.
+        item_id: the item (it need not exist: children of a retracted item
+            are still found).
+        transitive: ``False`` (default) → the direct children
+            (:func:`memex.get_children`: insertion order); ``True`` → every
+            descendant, in the visit order of a depth-first walk: the stack
+            starts as the direct children, the last is popped first, a
+            visited item is skipped, and a visited item's children are pushed
+            in order. On a cycle of parents the result includes ``item_id``
+            itself (contract §4.8).
+    Returns:
+        A list of items, each once.
+
+    Complexity: O(k log n) for k descendants and their child links (children index).
+    """
+    direct = get_children(state, item_id)
+    if not transitive:
+        return direct
+    items = state.items
+    out: list[MemoryItem] = []
+    visited: set[str] = set()
+    stack = [c.id for c in direct]
+    while stack:
+        cid = stack.pop()
+        if cid in visited:
+            continue
+        visited.add(cid)
+        out.append(items[cid])
+        stack.extend(state.child_ids(cid))
+    return out
+
+
+def _cascade_order(state: GraphState, item_id: str) -> list[str]:
+    """Descendants of ``item_id`` in DFS post-order (contract §4.8), iteratively."""
+    order: list[str] = []
+    visited = {item_id}
+    # (is_exit, id); children pushed in index order, the last popped first
+    stack: list[tuple[bool, str]] = [(False, c) for c in state.child_ids(item_id)]
+    while stack:
+        is_exit, x = stack.pop()
+        if is_exit:
+            order.append(x)
+            continue
+        if x in visited:
+            continue
+        visited.add(x)
+        stack.append((True, x))
+        stack.extend((False, c) for c in state.child_ids(x) if c not in visited)
+    return order
+
+
+def cascade_retract(
+    state: GraphState, item_id: str, author: str, reason: str | None = None
+) -> CascadeResult:
+    """Retract ``item_id`` and everything derived from it, deepest dependents first.
+
+    The descendants (children index, insertion order) are put in depth-first
+    post-order — ``exit(x)`` after all of x's unvisited children — with the
+    root marked visited from the start, so cycles end; then each of them and
+    finally the root (if it exists) is retracted exactly as ``memory.retract``
+    does: ``memory.retracted`` followed by ``edge.retracted`` for each of its
+    remaining edges, cause ``"memory.retract"`` (contract §4.8). Example: B
+    and C children of A, D child of both → retracted ``[D, C, B, A]``.
+    Children of an absent root are still retracted.
+
+    Args:
+        state: the graph.
+        item_id: the root of the cascade.
+        author, reason: carried by the retract commands (they leave no trace
+            in the state or the events).
+    Returns:
+        ``CascadeResult(state, events, retracted)``; when nothing is removed,
+        the same state object, ``[]`` and ``[]``.
+    Raises:
+        ValidationError: ``author`` or ``reason`` has the wrong type (only
+            checked when something is retracted).
+
+    Complexity: O((k + d) log n) for k retracted items and their d edges —
+    children-index driven, no scan of the graph; iterative.
+    """
+    order = _cascade_order(state, item_id)
+    if item_id in state.items:
+        order.append(item_id)
+    if not order:
+        return CascadeResult(state, [], [])
+    result = fold_commands(
+        state, [MemoryRetract(item_id=x, author=author, reason=reason) for x in order]
+    )
+    return CascadeResult(result.state, result.events, order)
+
+
+# --------------------------------------------------------------------------- identity
+def mark_alias(
+    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+) -> CommandResult:
+    """Record that items ``a`` and ``b`` are the same entity.
+
+    Applies two ``edge.create`` commands: ``ALIAS a → b`` then ``ALIAS b → a``
+    (fresh ids, ``source_kind="derived_deterministic"``, ``authority=1``,
+    ``active=True``, ``meta``). ``a == b`` is a no-op returning
+    ``(state, [])``. Calls are not deduplicated: marking the same pair twice
+    adds two more edges (contract §4.8).
+
+    Raises:
+        ValidationError: ``author`` or ``meta`` has the wrong type.
+
+    Complexity: O(log n).
+    """
+    if a == b:
+        return CommandResult(state, [])
+    return fold_commands(
+        state,
+        [
+            EdgeCreate(edge=_helper_edge(a, b, "ALIAS", author, meta)),
+            EdgeCreate(edge=_helper_edge(b, a, "ALIAS", author, meta)),
+        ],
+    )
+
+
+def _alias_targets(state: GraphState, item_id: str) -> list[str]:
+    """``to`` of the active ALIAS edges leaving ``item_id``, in edge insertion order (O(d log d))."""
+    edges = state.edges
+    out = []
+    for eid in state.edge_ids_of(item_id):
+        e = edges[eid]
+        if e.kind == "ALIAS" and e.active and e.from_ == item_id:
+            out.append(e.to)
+    return out
+
+
+def get_aliases(state: GraphState, item_id: str) -> list[MemoryItem]:
+    """Return the direct aliases of ``item_id``.
+
+    Returns:
+        The existing targets of the active ``ALIAS`` edges leaving the item,
+        in edge insertion order, duplicates kept (a self-alias edge lists the
+        item itself) (contract §4.8).
+
+    Complexity: O(d log d) for the item's d edges (edges-by-endpoint index).
+    """
+    items = state.items
+    return [items[t] for t in _alias_targets(state, item_id) if t in items]
+
+
+def get_alias_group(state: GraphState, item_id: str) -> list[MemoryItem]:
+    """Return the alias group of ``item_id``: everything reachable along active ``ALIAS`` edges.
+
+    Walk (contract §4.8): stack ``[item_id]``; pop from the end, skip visited
+    ids, add the item if it exists, push the targets of its outgoing active
+    ``ALIAS`` edges in edge order. Only outgoing edges are followed (so a
+    group built with :func:`mark_alias`, which links both ways, is the same
+    from every member); the walk goes on through absent ids. ``[]`` if
+    nothing reachable exists.
+
+    Complexity: O((k + d) log n) for k ids reached and their d edges
+    (edges-by-endpoint index), not a scan of all edges per step.
+    """
+    items = state.items
+    out: list[MemoryItem] = []
+    visited: set[str] = set()
+    stack = [item_id]
+    while stack:
+        x = stack.pop()
+        if x in visited:
+            continue
+        visited.add(x)
+        item = items.get(x)
+        if item is not None:
+            out.append(item)
+        # pushing only unvisited targets visits the same ids in the same order
+        stack.extend(t for t in _alias_targets(state, x) if t not in visited)
+    return out
