@@ -85,13 +85,15 @@ def cached(key: Any, build: Callable[[], Any]) -> Any:
 
     Fixtures are built with the GC off (building is setup, not measurement, and
     the GC makes large folds several times slower — see docs/performance.md),
-    then one full collection moves them to the oldest generation so that every
-    benchmark starts from the same heap shape.
+    then one full collection and ``gc.freeze()`` move them to the permanent
+    generation (what README "Performance" recommends after a bulk load), so
+    every benchmark starts from the same heap shape.
     """
     if key not in _CACHE:
         with no_gc():
             _CACHE[key] = build()
         gc.collect()
+        gc.freeze()  # the documented remedy after a bulk load: full collections skip it
     return _CACHE[key]
 
 
@@ -99,7 +101,9 @@ def evict(keep: Callable[[Any], bool] = lambda k: False) -> None:
     """Drop every cached object whose key ``keep`` rejects."""
     for k in [k for k in _CACHE if not keep(k)]:
         del _CACHE[k]
+    gc.unfreeze()
     gc.collect()
+    gc.freeze()
 
 
 # -- ids and entities ----------------------------------------------------------------

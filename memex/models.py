@@ -177,6 +177,11 @@ def _meta(value: Any, path: str) -> dict[str, Any]:
     return d
 
 
+def _is01(x: Any) -> bool:
+    t = type(x)
+    return (t is float or t is int) and 0 <= x <= 1
+
+
 _opt_str = v.opt(v.req_str)
 _opt_num01 = v.opt(v.num01)
 _opt_num = v.opt(v.num)
@@ -233,6 +238,34 @@ class MemoryItem(_Record):
         ("task_id", "task_id", _opt_str),
         ("meta", "meta", _opt_meta),
     )
+
+    def __attrs_post_init__(self) -> None:
+        # Fast path for the common, well-typed case (replay folds millions of
+        # these); anything unusual goes through the generic checkers, which
+        # normalise (tuple -> list, Mapping -> dict) or raise with a path.
+        p = self.parents
+        m = self.meta
+        if (
+            type(self.id) is str
+            and type(self.scope) is str
+            and type(self.kind) is str
+            and type(self.content) is dict
+            and type(self.author) is str
+            and type(self.source_kind) is str
+            and (p is None or (type(p) is list and all(type(x) is str for x in p)))
+            and _is01(self.authority)
+            and (self.conviction is None or _is01(self.conviction))
+            and (self.importance is None or _is01(self.importance))
+            and (self.created_at is None or type(self.created_at) is int)
+            and (self.intent_id is None or type(self.intent_id) is str)
+            and (self.task_id is None or type(self.task_id) is str)
+            and (m is None or type(m) is dict)
+        ):
+            v.json_object(self.content, "content")
+            if m is not None:
+                _meta(m, "meta")
+            return
+        super().__attrs_post_init__()
 
     def __repr__(self) -> str:
         parts = [

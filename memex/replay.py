@@ -6,7 +6,9 @@ index and typed error, and the fold goes on from the state before it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import gc
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import attrs
@@ -24,6 +26,7 @@ __all__ = [
     "ReplayFailure",
     "ReplayResult",
     "parse_iso_ts",
+    "gc_paused",
 ]
 
 
@@ -57,7 +60,36 @@ class ReplayResult(NamedTuple):
         return f"ReplayResult(state={self.state!r}, events=<{len(self.events)} events>, skipped=<{len(self.skipped)} failures>)"
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector inside the block, then restore it.
+
+    A fold allocates millions of small acyclic objects (records, tuples, trie
+    nodes) that reference counting frees on its own; the cyclic collector
+    would only re-walk the growing heap (at 10^5 commands, 6 full collections
+    cost 1.3 s of a 3.6 s replay). Replays use this; use it around your own
+    bulk loads too, and consider ``gc.freeze()`` afterwards (README,
+    "Performance").
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _fold(
+    ordered: Iterable[tuple[int, Any, Any]],
+    skipped: list[ReplayFailure],
+    progress: Callable[[int], None] | None,
+) -> tuple[GraphState, list[MemoryLifecycleEvent]]:
+    with gc_paused():
+        return _fold_unpaused(ordered, skipped, progress)
+
+
+def _fold_unpaused(
     ordered: Iterable[tuple[int, Any, Any]],
     skipped: list[ReplayFailure],
     progress: Callable[[int], None] | None,
@@ -84,7 +116,8 @@ def replay_commands(
     A command that fails validation or application adds
     ``ReplayFailure(index=i, error=e, command=<the original element>)`` and
     the fold continues unchanged. ``progress(n)``, if given, is called after
-    each command. Complexity: O(n log n) for n commands.
+    each command. The cyclic garbage collector is paused during the fold
+    (:func:`gc_paused`). Complexity: O(n log n) for n commands.
     """
     skipped: list[ReplayFailure] = []
     state, events = _fold(((i, c, None) for i, c in enumerate(commands)), skipped, progress)

@@ -303,3 +303,27 @@ def test_reference_replay_commands(scenario: str) -> None:
         assert sorted(res.state.items) == sorted(exp["item_ids"])
         assert sorted(res.state.edges) == sorted(exp["edge_ids"])
         assert [{"index": f.index, "error": type(f.error).__name__} for f in res.skipped] == exp["skipped"]
+
+
+def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
+    import gc
+
+    from memex.replay import gc_paused
+
+    seen: list[bool] = []
+    assert gc.isenabled()
+    replay_commands([], progress=lambda n: seen.append(gc.isenabled()))
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    cmd = {"type": "memory.create", "item": {"id": "a", "scope": "s", "kind": "k", "content": {},
+                                             "author": "u", "source_kind": "o", "authority": 1}}
+    replay_commands([cmd, cmd], progress=lambda n: seen.append(gc.isenabled()))
+    assert seen == [False, False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        replay_commands([cmd])
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
