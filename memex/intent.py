@@ -69,7 +69,7 @@ IntentStatus = Literal["active", "paused", "completed", "cancelled"]
 INTENT_STATUSES: tuple[str, ...] = IntentStatus.__args__  # type: ignore[attr-defined]
 
 _opt_str = v.opt(v.req_str)
-_opt_dict = v.opt(v.plain_dict)
+_opt_dict = v.opt(v.json_object)
 _status = v.literal(INTENT_STATUSES)
 
 
@@ -288,7 +288,7 @@ class IntentUpdate(_Record):
     ``id`` and ``status`` are ignored (status changes only through the
     transition commands); every other known field is replaced wholesale
     (``context`` and ``meta`` are not merged), ``None`` included; unknown keys
-    are ignored; values are not validated. ``author``: who asks; ``reason`` is
+    are ignored; values are type-checked (a priority outside [0, 1] survives). ``author``: who asks; ``reason`` is
     recorded in the log only.
     """
 
@@ -441,6 +441,14 @@ _INTENT_REPLACEABLE = (
     "root_memory_ids",
     "meta",
 )
+# Type checks for ``partial`` values: the entity's own checkers, except that
+# the priority bound is not enforced (as for memory scores, contract §4.3/§4.10:
+# an out-of-range value written by another implementation still replays).
+_INTENT_REPLACEABLE_CHECKS: dict[str, v.Checker] = {
+    name: (v.num if name == "priority" else check)
+    for name, _wire, check in Intent._FIELDS
+    if name in _INTENT_REPLACEABLE
+}
 
 # command type -> (target status, statuses it may leave, event type)
 _TRANSITIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -503,7 +511,11 @@ def apply_intent_command(
     if existing is None:
         raise IntentNotFoundError(cmd.intent_id)
     if isinstance(cmd, IntentUpdate):
-        changes = {k: cmd.partial[k] for k in _INTENT_REPLACEABLE if k in cmd.partial}
+        changes = {
+            k: check(cmd.partial[k], f"partial.{k}")
+            for k, check in _INTENT_REPLACEABLE_CHECKS.items()
+            if k in cmd.partial
+        }
         updated: Intent = _replace_unchecked(existing, changes)
         event_type = "intent.updated"
     else:

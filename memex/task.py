@@ -70,7 +70,7 @@ TaskStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
 TASK_STATUSES: tuple[str, ...] = TaskStatus.__args__  # type: ignore[attr-defined]
 
 _opt_str = v.opt(v.req_str)
-_opt_dict = v.opt(v.plain_dict)
+_opt_dict = v.opt(v.json_object)
 _opt_strs = v.opt(v.str_list)
 _status = v.literal(TASK_STATUSES)
 
@@ -292,7 +292,7 @@ class TaskUpdate(_Record):
 
     ``id`` and ``status`` are ignored; every other known field is replaced
     wholesale (``context``, ``result`` and ``meta`` are not merged), ``None``
-    included; unknown keys are ignored; values are not validated.
+    included; unknown keys are ignored; values are type-checked (a priority outside [0, 1] survives).
     """
 
     type: str = "task.update"
@@ -453,6 +453,14 @@ _TASK_REPLACEABLE = (
     "attempt",
     "meta",
 )
+# Type checks for ``partial`` values: the entity's own checkers, except that
+# the priority bound is not enforced (as for memory scores, contract §4.3/§4.10:
+# an out-of-range value written by another implementation still replays).
+_TASK_REPLACEABLE_CHECKS: dict[str, v.Checker] = {
+    name: (v.num if name == "priority" else check)
+    for name, _wire, check in Task._FIELDS
+    if name in _TASK_REPLACEABLE
+}
 
 # command type -> (target status, statuses it may leave, event type)
 _TRANSITIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -520,7 +528,11 @@ def apply_task_command(state: TaskState, cmd: TaskCommand | Mapping[str, Any]) -
         raise TaskNotFoundError(cmd.task_id)
     changes: dict[str, Any]
     if isinstance(cmd, TaskUpdate):
-        changes = {k: cmd.partial[k] for k in _TASK_REPLACEABLE if k in cmd.partial}
+        changes = {
+            k: check(cmd.partial[k], f"partial.{k}")
+            for k, check in _TASK_REPLACEABLE_CHECKS.items()
+            if k in cmd.partial
+        }
         event_type = "task.updated"
     else:
         target, allowed, event_type = _TRANSITIONS[t]

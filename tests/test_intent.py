@@ -327,14 +327,17 @@ def test_intent_filter_validation() -> None:
         memex.IntentFilter(min_priority="high")  # type: ignore[arg-type]
 
 
-def test_unvalidated_priority_never_counts_as_below_the_minimum() -> None:
+def test_update_type_checks_priority_but_not_its_bound() -> None:
     s = state_of(intent("a"))
+    with pytest.raises(memex.ValidationError) as info:
+        memex.apply_intent_command(
+            s, IntentUpdate(intent_id="a", partial={"priority": None}, author="u")
+        )
+    assert info.value.path == "partial.priority"
     s = memex.apply_intent_command(
-        s, IntentUpdate(intent_id="a", partial={"priority": None}, author="u")
+        s, IntentUpdate(intent_id="a", partial={"priority": 1.5}, author="u")
     ).state
-    assert [i.id for i in memex.get_intents(s, {"min_priority": 0.5})] == [
-        "a"
-    ]  # JS: undefined < 0.5 is false
+    assert [i.id for i in memex.get_intents(s, {"min_priority": 1.2})] == ["a"]
 
 
 # ----------------------------------------------------------------------------- reference fold

@@ -227,16 +227,44 @@ def test_update_from_any_status(start: str) -> None:
                 "id": "x",
                 "context": {"b": 2},
                 "label": None,
-                "attempt": -5,
+                "attempt": 5,
                 "nope": 1,
             },
             "author": "u",
         },
     )
     t = s2.tasks["t1"]
-    assert (t.id, t.status, t.context, t.label, t.attempt) == ("t1", start, {"b": 2}, None, -5)
+    assert (t.id, t.status, t.context, t.label, t.attempt) == ("t1", start, {"b": 2}, None, 5)
     assert [(e.type, e.cause_type) for e in events] == [("task.updated", "task.update")]
     assert list(s2.tasks) == ["t1", "t2"]
+
+
+@pytest.mark.parametrize(
+    ("partial", "path"),
+    [
+        ({"attempt": -5}, "partial.attempt"),
+        ({"action": None}, "partial.action"),
+        ({"priority": "high"}, "partial.priority"),
+        ({"input_memory_ids": "m1"}, "partial.input_memory_ids"),
+        ({"result": {"x": float("nan")}}, "partial.result.x"),
+    ],
+)
+def test_update_rejects_wrong_types_and_changes_nothing(partial: dict, path: str) -> None:
+    s = state_of(task())
+    with pytest.raises(memex.ValidationError) as info:
+        memex.apply_task_command(
+            s, {"type": "task.update", "task_id": "t1", "partial": partial, "author": "u"}
+        )
+    assert info.value.path == path
+    assert s.tasks["t1"] == task()
+
+
+def test_update_keeps_an_out_of_range_priority() -> None:
+    s = state_of(task())
+    s2 = memex.apply_task_command(
+        s, {"type": "task.update", "task_id": "t1", "partial": {"priority": 1.5}, "author": "u"}
+    ).state
+    assert s2.tasks["t1"].priority == 1.5
 
 
 def test_commands_round_trip_through_the_adapter() -> None:
