@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -258,15 +259,25 @@ class LogReplay:
         return self.records - len(self.skipped)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split()) if ("\n" in text or "\r" in text) else text
+    """``text`` on one line, with control characters (ESC, NUL, ...) shown as escapes.
+
+    Data read from a log is printed in tables and messages; a raw escape
+    sequence in a scope or an id must not reach the terminal.
+    """
+    if "\n" in text or "\r" in text:
+        text = " ".join(text.split())
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def _read_text(path: str) -> str:
-    """Return the file's text (UTF-8, optional BOM removed); ``-`` reads stdin.
+def _read_bytes(path: str) -> bytes:
+    """Return the file's bytes (optional UTF-8 BOM removed); ``-`` reads stdin.
 
     Raises:
-        CliError: missing, unreadable, a directory, or not UTF-8 (code 2).
+        CliError: missing, unreadable or a directory (code 2).
     """
     try:
         if path == "-":
@@ -284,6 +295,16 @@ def _read_text(path: str) -> str:
         raise CliError(f"cannot read {path}: {e.strerror or e}") from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    return data
+
+
+def _read_text(path: str) -> str:
+    """Return the file's text (UTF-8, optional BOM removed); ``-`` reads stdin.
+
+    Raises:
+        CliError: missing, unreadable, a directory, or not UTF-8 (code 2).
+    """
+    data = _read_bytes(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -291,6 +312,36 @@ def _read_text(path: str) -> str:
         raise CliError(
             f"{path}: not UTF-8 text (invalid byte 0x{data[e.start]:02x} on line {line})"
         ) from None
+
+
+_ENVELOPE_STRINGS = ("id", "namespace", "type", "ts")
+
+
+def _envelope_problem(env: dict[str, Any]) -> str | None:
+    """What is wrong with an envelope's own fields, or ``None``.
+
+    An envelope is ``{"id", "namespace", "type", "ts", "trace_id"?,
+    "payload"}`` with string fields; a ``ts`` problem is left to replay (it
+    reports it as an ``InvalidTimestampError``), and ``type`` must equal the
+    payload's ``type``.
+    """
+    for key in ("id", "namespace", "type"):
+        if key not in env:
+            return f"envelope: missing {key}"
+        if not isinstance(env[key], str):
+            return f"envelope.{key}: expected a string, got {_describe(env[key])}"
+    trace = env.get("trace_id")
+    if trace is not None and not isinstance(trace, str):
+        return f"envelope.trace_id: expected a string, got {_describe(trace)}"
+    if "payload" not in env:
+        return "envelope: missing payload"
+    payload = env["payload"]
+    if not isinstance(payload, dict):
+        return f"envelope.payload: expected a JSON object, got {_describe(payload)}"
+    ptype = payload.get("type")
+    if isinstance(ptype, str) and ptype != env["type"]:
+        return f'envelope.type "{env["type"]}" does not match payload.type "{ptype}"'
+    return None
 
 
 def _describe(value: Any) -> str:
@@ -366,9 +417,9 @@ def read_log(
     Raises:
         CliError: the file is missing, unreadable, a directory or not UTF-8 (code 2).
     """
-    text = _read_text(path)
-    raw_lines = text.split("\n")
-    if raw_lines[-1] == "":
+    data = _read_bytes(path)
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1] == b"":
         raw_lines.pop()
     show = progress_console if len(raw_lines) > PROGRESS_THRESHOLD else None
     skipped: list[SkippedRecord] = []
@@ -381,10 +432,21 @@ def read_log(
         for number, raw in enumerate(raw_lines, 1):
             if bar is not None and reading is not None and number % _PROGRESS_STEP == 0:
                 bar.update(reading, completed=number)
-            line = raw.strip(" \t\r")
+            line = raw.strip(b" \t\r")
             if not line:
                 continue
             records += 1
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                skipped.append(
+                    SkippedRecord(
+                        number,
+                        "ValidationError",
+                        f"not UTF-8 text (invalid byte 0x{line[e.start]:02x} at byte {e.start + 1})",
+                    )
+                )
+                continue
             try:
                 value = decode_json(line)
             except ValidationError as e:
@@ -398,6 +460,10 @@ def read_log(
                         f"envelope: expected a JSON object, got {_describe(value)}",
                     )
                 )
+                continue
+            problem = _envelope_problem(value)
+            if problem is not None:
+                skipped.append(SkippedRecord(number, "ValidationError", problem))
                 continue
             if value.get("namespace") in ("intent", "task"):
                 graph_envelopes.append((number, value))
@@ -413,11 +479,9 @@ def read_log(
             result = replay_from_envelopes(envelopes, progress=_stepper(bar, replaying))
             bar.update(replaying, completed=len(envelopes))
     for failure in result.skipped:
-        env = failure.envelope if failure.envelope is not None else envelopes[failure.index]
-        message = str(failure.error)
-        if not isinstance(failure.error, InvalidTimestampError) and "payload" not in env:
-            message = "envelope: missing payload"
-        skipped.append(SkippedRecord(line_of[failure.index], type(failure.error).__name__, message))
+        skipped.append(
+            SkippedRecord(line_of[failure.index], type(failure.error).__name__, str(failure.error))
+        )
     intents, tasks = _fold_graph_envelopes(
         graph_envelopes,
         base_intents if base_intents is not None else create_intent_state(),
@@ -446,7 +510,9 @@ def _fold_graph_envelopes(
         ts = env.get("ts")
         try:
             if not isinstance(ts, str):
-                raise InvalidTimestampError(f'Invalid envelope timestamp: "{ts}" (expected ISO 8601)')
+                raise InvalidTimestampError(
+                    f'Invalid envelope timestamp: "{ts}" (expected ISO 8601)'
+                )
             timed.append((parse_iso_ts(ts), number, env))
         except InvalidTimestampError as e:
             skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
@@ -503,7 +569,7 @@ def _count_table(header: str, counts: dict[str, int], limit: int | None = None) 
     ordered = sorted(counts.items(), key=lambda kv: -kv[1])
     shown = ordered if limit is None else ordered[:limit]
     for key, n in shown:
-        table.add_row(key, str(n))
+        table.add_row(_one_line(str(key)), str(n))
     rest = ordered[len(shown) :]
     if rest:
         table.add_row(f"... {len(rest)} more", str(sum(n for _, n in rest)))
@@ -705,7 +771,9 @@ def _why_tree(state: GraphState, root: SupportNode, max_depth: int, width: int) 
             continue
         if depth >= max_depth:
             hidden = sum(1 for _ in node.walk()) - 1
-            branch.add(Text(f"... {hidden} more node(s) of support deeper down (raise --max-depth)"))
+            branch.add(
+                Text(f"... {hidden} more node(s) of support deeper down (raise --max-depth)")
+            )
             continue
         children = []
         for p in node.parents:
@@ -786,7 +854,9 @@ def _dangling_contradictions(state: GraphState) -> int:
     )
 
 
-@subcommand("contradictions", "list the active contradictions with both sides' scores", _json_arguments)
+@subcommand(
+    "contradictions", "list the active contradictions with both sides' scores", _json_arguments
+)
 def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
     """``memex contradictions LOG.jsonl [--json]``: list the active contradictions.
 
@@ -942,9 +1012,7 @@ def _slice_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument("--json", action="store_true", help="print the import report as JSON")
 
 
-def _fold_command_file(
-    path: str, namespace: str, state: Any, ctx: Context
-) -> tuple[Any, int]:
+def _fold_command_file(path: str, namespace: str, state: Any, ctx: Context) -> tuple[Any, int]:
     """Fold a JSON-lines file of intent or task commands (or envelopes holding them).
 
     Bad lines are reported on stderr as ``FILE line N: Error: message`` and
@@ -998,9 +1066,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _slice_counts(export: MemexExport) -> str:
-    return ", ".join(
-        _plural(len(getattr(export, kind)), kind) for kind in _SLICE_KINDS
-    )
+    return ", ".join(_plural(len(getattr(export, kind)), kind) for kind in _SLICE_KINDS)
 
 
 def _write_text(path: str, text: str) -> None:

@@ -325,7 +325,7 @@ def test_damaged_log_reports_each_bad_line_and_replays_the_rest(
         == 'Invalid envelope timestamp: "2024-03-04T25:00:00.000Z" (calendar fields out of range)'
     )
     assert reasons[n + 1] == "envelope: missing payload"
-    assert "got 5" in reasons[n + 2]
+    assert reasons[n + 2] == "envelope.payload: expected a JSON object, got a number"
     assert reasons[n + 3] == "Memory item not found: no-such-item"
     assert value(out, "envelopes read") == str(len(lines) + 3)
     assert value(out, "skipped") == "9"
@@ -366,7 +366,7 @@ def test_pathological_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
         (1, "ValidationError", "invalid JSON: nested too deeply"),
         (2, "ValidationError", "envelope: expected a JSON object, got a string"),
         (3, "ValidationError", "envelope: expected a JSON object, got null"),
-        (4, "InvalidTimestampError", "Invalid envelope timestamp: 5 is not a string (expected ISO 8601)"),
+        (4, "ValidationError", "envelope: missing id"),
     ]
     assert value(out, "items") == "1"
 
@@ -465,14 +465,19 @@ def test_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "is a directory" in _one_error_line(err)
 
 
-def test_not_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_line_that_is_not_utf8_is_one_bad_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     log = tmp_path / "latin1.jsonl"
-    log.write_bytes(b'{"a": 1}\n{"text": "caf\xe9"}\n')
+    good = item_line(1_709_541_000_000)
+    log.write_bytes(good.encode() + b'\n{"text": "caf\xe9"}\n')
     code, out, err = run(capsys, "replay", str(log))
-    assert (code, out) == (2, "")
-    assert (
-        _one_error_line(err) == f"memex: error: {log}: not UTF-8 text (invalid byte 0xe9 on line 2)"
-    )
+    assert code == 1
+    assert err == ""
+    reasons = [(int(m.group(1)), m.group(2), m.group(3)) for m in SKIP_LINE.finditer(out)]
+    assert reasons[0] == (2, "ValidationError", "not UTF-8 text (invalid byte 0xe9 at byte 14)")
+    assert value(out, "envelopes read") == "2"
+    assert value(out, "items") == "1"
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -633,3 +638,32 @@ def test_subprocess_broken_pipe(tmp_path: Path) -> None:
     assert head == b'{"items":['
     assert code == 0
     assert err == ""
+
+
+def test_envelope_fields_are_checked_and_control_characters_escaped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    ms = 1_709_541_000_000
+    good = json.loads(item_line(ms))
+    odd_scope = json.loads(item_line(ms + 1))
+    odd_scope["payload"]["item"]["scope"] = "evil\x1b[31mred"
+    lines = [
+        dict(good, namespace=7),
+        dict(good, type="memory.retract"),
+        dict(good, trace_id=5),
+        {k: v for k, v in good.items() if k != "id"},
+        odd_scope,
+    ]
+    log = tmp_path / "fields.jsonl"
+    log.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "replay", str(log))
+    assert code == 1
+    reasons = [(int(m.group(1)), m.group(3)) for m in SKIP_LINE.finditer(out)]
+    assert reasons == [
+        (1, "envelope.namespace: expected a string, got a number"),
+        (2, 'envelope.type "memory.retract" does not match payload.type "memory.create"'),
+        (3, "envelope.trace_id: expected a string, got a number"),
+        (4, "envelope: missing id"),
+    ]
+    assert "\x1b" not in out
+    assert "evil\\x1b[31mred" in out
