@@ -61,7 +61,8 @@ class MemoryUpdate(_Record):
     """``memory.update``: merge ``partial`` (a dict of item fields) into item ``item_id``.
 
     ``content`` and ``meta`` are merged key by key, other fields replaced
-    (``None`` included); values are not validated. ``author``: who asks;
+    (``None`` clears an optional field); values are type-checked when the
+    command is applied, score bounds are not (see :func:`memex.merge_item`). ``author``: who asks;
     ``reason`` and ``basis`` (a dict) are recorded in the log only.
     """
 

@@ -44,8 +44,9 @@ def _to_pmap(value: Any) -> PMap[str, Any]:
 def parent_keys(parents: Any) -> set[str]:
     """The distinct string ids of a ``parents`` value, as the children index keys them.
 
-    Merged updates are not validated, so ``parents`` may hold anything: only
-    string members of a list or tuple are indexed.
+    A state built from maps is not re-validated (contract §4.1), so
+    ``parents`` may hold anything: only string members of a list or tuple are
+    indexed, the same rule the reducer uses.
     """
     if not isinstance(parents, list | tuple):
         return set()

@@ -485,10 +485,11 @@ def apply_intent_command(
         ============== ================ ================= =================
 
         An update replaces the known fields of ``partial`` (not ``id`` or
-        ``status``) wholesale, ``None`` included, without validation; the
-        intent keeps its position in the map.
+        ``status``) wholesale, ``None`` included; values are type-checked
+        but the priority bound is not; the intent keeps its position in the map.
     Raises:
-        ValidationError: a malformed command mapping.
+        ValidationError: a malformed command mapping or a wrongly typed
+            ``partial`` value (``partial.<field>``).
         DuplicateIntentError: ``intent.create`` names an existing id.
         IntentNotFoundError: any other command names an absent id.
         InvalidIntentTransitionError: the move is not in the table above

@@ -689,8 +689,9 @@ def _fast_event(type_: str, cause: str, item: MemoryItem | None = None, edge: Ed
 def _replace_unchecked(obj: Any, changes: Mapping[str, Any]) -> Any:
     """Copy a frozen record with ``changes`` applied, skipping validation.
 
-    Used by ``merge_item``/``merge_edge``: merged values are not validated
-    (contract §4.3, as in TS and PY).
+    Used by the reducers after they have type-checked the changed values
+    (``merge_item``/``merge_edge``; score bounds are deliberately not checked,
+    contract §4.3).
     """
     new = object.__new__(type(obj))
     for a in type(obj).__attrs_attrs__:

@@ -502,9 +502,11 @@ def apply_task_command(state: TaskState, cmd: TaskCommand | Mapping[str, Any]) -
         ``result`` / ``output_memory_ids`` when given; ``task.fail`` sets
         ``error`` (``retryable`` is ignored). An update replaces the known
         fields of ``partial`` (not ``id`` or ``status``) wholesale, ``None``
-        included, without validation. The task keeps its position in the map.
+        included; values are type-checked but the priority bound is not. The
+        task keeps its position in the map.
     Raises:
-        ValidationError: a malformed command mapping.
+        ValidationError: a malformed command mapping or a wrongly typed
+            ``partial`` value (``partial.<field>``).
         DuplicateTaskError: ``task.create`` names an existing id.
         TaskNotFoundError: any other command names an absent id.
         InvalidTaskTransitionError: the move is not in the table above
