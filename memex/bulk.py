@@ -17,6 +17,8 @@ import attrs
 
 from memex import _time
 from memex import _validate as v
+from memex._gc import gc_paused
+from memex._recorder import record
 from memex.commands import MemoryRetract, MemoryUpdate
 from memex.errors import ValidationError
 from memex.graph import GraphState
@@ -117,6 +119,21 @@ def apply_many(
     matches = get_items(state, filter, options, now=now)
     events: list[MemoryLifecycleEvent] = []
     current = state
+    with gc_paused():
+        current, events = _apply_each(current, matches, transform, author, reason)
+    if not events:
+        return CommandResult(state, [])
+    return CommandResult(current, events)
+
+
+def _apply_each(
+    current: GraphState,
+    matches: list[MemoryItem],
+    transform: ItemTransform,
+    author: str,
+    reason: str | None,
+) -> tuple[GraphState, list[MemoryLifecycleEvent]]:
+    events: list[MemoryLifecycleEvent] = []
     for item in matches:
         if item.id not in current.items:
             continue  # retracted earlier in this batch
@@ -135,10 +152,9 @@ def apply_many(
                 "transform",
             )
         current, evs = apply_command(current, cmd)
+        record("memory", cmd, evs)
         events.extend(evs)
-    if not events:
-        return CommandResult(state, [])
-    return CommandResult(current, events)
+    return current, events
 
 
 def _adjustment(delta: ScoreAdjustment | Mapping[str, Any]) -> ScoreAdjustment:

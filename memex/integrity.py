@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from memex._gc import gc_paused
+from memex._recorder import record
 from memex.commands import EdgeCreate, EdgeRetract, MemoryCommand, MemoryRetract, MemoryUpdate
 from memex.factories import create_edge
 from memex.graph import GraphState
@@ -107,9 +109,11 @@ def fold_commands(state: GraphState, commands: list[MemoryCommand]) -> CommandRe
     Complexity: the sum of the commands' costs, O(log n) each.
     """
     events: list[MemoryLifecycleEvent] = []
-    for cmd in commands:
-        state, evs = apply_command(state, cmd)
-        events.extend(evs)
+    with gc_paused():
+        for cmd in commands:
+            state, evs = apply_command(state, cmd)
+            record("memory", cmd, evs)
+            events.extend(evs)
     return CommandResult(state, events)
 
 
@@ -172,7 +176,7 @@ def mark_contradiction(
     Complexity: O(log n).
     """
     edge = _helper_edge(a, b, "CONTRADICTS", author, meta)
-    return apply_command(state, EdgeCreate(edge=edge))
+    return fold_commands(state, [EdgeCreate(edge=edge)])
 
 
 def _contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:

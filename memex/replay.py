@@ -6,13 +6,12 @@ index and typed error, and the fold goes on from the state before it.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import attrs
 
+from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, MemexError, ValidationError
@@ -58,26 +57,6 @@ class ReplayResult(NamedTuple):
 
     def __repr__(self) -> str:
         return f"ReplayResult(state={self.state!r}, events=<{len(self.events)} events>, skipped=<{len(self.skipped)} failures>)"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector inside the block, then restore it.
-
-    A fold allocates millions of small acyclic objects (records, tuples, trie
-    nodes) that reference counting frees on its own; the cyclic collector
-    would only re-walk the growing heap (at 10^5 commands, 6 full collections
-    cost 1.3 s of a 3.6 s replay). Replays use this; use it around your own
-    bulk loads too, and consider ``gc.freeze()`` afterwards (README,
-    "Performance").
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _fold(
