@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 import immutables
 
-__all__ = ["PMap", "PSet", "pset_add", "pset_remove", "EMPTY_SET"]
+__all__ = ["PMap", "PSet", "pset_add", "pset_remove", "bucket_put", "bucket_remove", "EMPTY_SET"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -256,3 +256,25 @@ def pset_remove(
         return index
     s = s.delete(member)
     return index.set(bucket, s) if len(s) else index.delete(bucket)
+
+
+def bucket_put(
+    index: immutables.Map[Any, Any], bucket: Any, key: Any, value: Any
+) -> immutables.Map[Any, Any]:
+    """Return ``index`` with ``index[bucket][key] = value`` (buckets are persistent maps). O(log n)."""
+    b = index.get(bucket)
+    return index.set(bucket, (b if b is not None else EMPTY_SET).set(key, value))
+
+
+def bucket_remove(
+    index: immutables.Map[Any, Any], bucket: Any, key: Any
+) -> immutables.Map[Any, Any]:
+    """Return ``index`` without ``index[bucket][key]``; an emptied bucket is dropped. O(log n).
+
+    A missing bucket or key is a no-op.
+    """
+    b = index.get(bucket)
+    if b is None or key not in b:
+        return index
+    b = b.delete(key)
+    return index.set(bucket, b) if len(b) else index.delete(bucket)

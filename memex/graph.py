@@ -7,12 +7,17 @@ are maintained by the reducer in the same step:
 
 * children by parent id (``parent id -> {child ids}``), which answers
   ``get_children``, dependents and cascades without a scan;
-* edges by endpoint (``item id -> {edge ids}``), which answers a node's edges,
-  related items and the edges a retraction removes;
-* items by scope (``scope -> {item ids}``), which answers scope filters.
+* edges by endpoint (``item id -> {edge id: (seq, edge)}``), which answers a
+  node's edges, related items, contradiction checks and the edges a
+  retraction removes;
+* items by scope (``scope -> {item id: (seq, item)}``), which answers scope
+  filters.
 
-Index buckets are unordered persistent sets; results are put back in
-insertion order by the maps' slot positions (O(k log k) for k hits).
+Index buckets are unordered persistent maps. ``seq`` is the entity's
+insertion sequence number (a counter of the state, kept by updates, so
+sorting by it gives insertion order); carrying the entity in the bucket means
+a scope or a node's edges are read without touching the large item and edge
+maps. Children buckets are sets of ids, ordered by the item map's positions.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 import attrs
 import immutables
 
-from memex._pmap import PMap, pset_add
+from memex._pmap import EMPTY_SET, PMap
 from memex.models import Edge, MemoryItem
 
 __all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
@@ -38,7 +43,9 @@ def _to_pmap(value: Any) -> PMap[str, Any]:
         return PMap()
     if isinstance(value, Mapping | list | tuple):
         return PMap(value)
-    raise TypeError(f"GraphState maps must be mappings (or lists of pairs), got {type(value).__name__}")
+    raise TypeError(
+        f"GraphState maps must be mappings (or lists of pairs), got {type(value).__name__}"
+    )
 
 
 def parent_keys(parents: Any) -> set[str]:
@@ -77,27 +84,36 @@ class GraphState:
     _children: Any = attrs.field(init=False, default=None)
     _edges_by_node: Any = attrs.field(init=False, default=None)
     _by_scope: Any = attrs.field(init=False, default=None)
+    _seq: int = attrs.field(init=False, default=0)
 
     def __attrs_post_init__(self) -> None:
         children: Any
         by_scope: Any
-        with immutables.Map().mutate() as children, immutables.Map().mutate() as by_scope:
+        by_node: Any
+        seq = 0
+        with (
+            immutables.Map().mutate() as children,
+            immutables.Map().mutate() as by_scope,
+            immutables.Map().mutate() as by_node,
+        ):
             for iid, item in self.items.items():
                 for p in parent_keys(item.parents):
                     bucket = children.get(p)
-                    children[p] = (bucket or immutables.Map()).set(iid, None)
+                    children[p] = (bucket or EMPTY_SET).set(iid, None)
                 if isinstance(item.scope, str):
                     bucket = by_scope.get(item.scope)
-                    by_scope[item.scope] = (bucket or immutables.Map()).set(iid, None)
-            ch = children.finish()
-            sc = by_scope.finish()
-        by_node: immutables.Map[str, Any] = immutables.Map()
-        for eid, edge in self.edges.items():
-            by_node = pset_add(by_node, edge.from_, eid)
-            by_node = pset_add(by_node, edge.to, eid)
+                    by_scope[item.scope] = (bucket or _EMPTY_BUCKET).set(iid, (seq, item))
+                seq += 1
+            for eid, edge in self.edges.items():
+                for node in {edge.from_, edge.to}:
+                    bucket = by_node.get(node)
+                    by_node[node] = (bucket or _EMPTY_BUCKET).set(eid, (seq, edge))
+                seq += 1
+            ch, sc, bn = children.finish(), by_scope.finish(), by_node.finish()
         object.__setattr__(self, "_children", ch)
-        object.__setattr__(self, "_edges_by_node", by_node)
+        object.__setattr__(self, "_edges_by_node", bn)
         object.__setattr__(self, "_by_scope", sc)
+        object.__setattr__(self, "_seq", seq)
 
     @classmethod
     def _derive(
@@ -107,6 +123,7 @@ class GraphState:
         children: Any,
         edges_by_node: Any,
         by_scope: Any,
+        seq: int,
     ) -> GraphState:
         """Build a state from parts that are already consistent (reducer use only)."""
         s = object.__new__(cls)
@@ -115,6 +132,7 @@ class GraphState:
         object.__setattr__(s, "_children", children)
         object.__setattr__(s, "_edges_by_node", edges_by_node)
         object.__setattr__(s, "_by_scope", by_scope)
+        object.__setattr__(s, "_seq", seq)
         return s
 
     def __eq__(self, other: object) -> bool:
@@ -125,7 +143,9 @@ class GraphState:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        active = sum(1 for e in self.edges.values() if e.active) if len(self.edges) <= 10_000 else "?"
+        active = (
+            sum(1 for e in self.edges.values() if e.active) if len(self.edges) <= 10_000 else "?"
+        )
         return f"<GraphState: {len(self.items)} items, {len(self.edges)} edges ({active} active)>"
 
     # -- index readers (ordered by insertion) --------------------------------
@@ -139,38 +159,80 @@ class GraphState:
             return []
         return self.items.sort_keys_by_position(bucket.keys())
 
-    def edge_ids_of(self, item_id: str) -> list[str]:
-        """Ids of edges (active or not) with ``item_id`` as an endpoint, in edge insertion order.
+    def edges_of(self, item_id: str) -> list[Edge]:
+        """Edges (active or not) with ``item_id`` as an endpoint, in edge insertion order.
 
-        O(k log k) for k edges, from the edges-by-endpoint index.
+        Read from the edges-by-endpoint index, whose entries carry the edge
+        and its insertion sequence number, so no lookup in the (large) edge
+        map is needed: O(k log k) for k edges.
         """
         bucket = self._edges_by_node.get(item_id)
         if not bucket:
             return []
-        return self.edges.sort_keys_by_position(bucket.keys())
+        return [e for _, e in sorted(bucket.values(), key=_first)]
 
-    def scope_ids(self, scope: str) -> list[str]:
-        """Ids of items in exactly ``scope``, in insertion order (from the scope index)."""
+    def edge_ids_of(self, item_id: str) -> list[str]:
+        """Ids of :meth:`edges_of`, in edge insertion order."""
+        return [e.edge_id for e in self.edges_of(item_id)]
+
+    def incident_edges(self, item_ids: Iterable[str], kind: str | None = None) -> list[Edge]:
+        """Active edges (of ``kind``, if given) touching any of ``item_ids``, once each,
+        in edge insertion order. O(d + m log m) for d incident edges, m kept."""
+        found: dict[str, tuple[int, Edge]] = {}
+        by_node = self._edges_by_node
+        for i in item_ids:
+            bucket = by_node.get(i)
+            if not bucket:
+                continue
+            for eid, entry in bucket.items():
+                e = entry[1]
+                if e.active and (kind is None or e.kind == kind):
+                    found[eid] = entry
+        return [e for _, e in sorted(found.values(), key=_first)]
+
+    def scope_items(self, scope: str) -> list[MemoryItem]:
+        """Items in exactly ``scope``, in insertion order, from the scope index.
+
+        The index entries carry the item and its insertion sequence number, so
+        this costs O(k log k) for the k items of the scope and never touches
+        the rest of the graph.
+        """
         bucket = self._by_scope.get(scope)
         if not bucket:
             return []
-        return self.items.sort_keys_by_position(bucket.keys())
+        return [it for _, it in sorted(bucket.values(), key=_first)]
+
+    def scope_ids(self, scope: str) -> list[str]:
+        """Ids of :meth:`scope_items`."""
+        return [it.id for it in self.scope_items(scope)]
 
     def scopes(self) -> Iterable[str]:
         """Every scope that holds at least one item (unordered)."""
         scopes: Iterable[str] = self._by_scope.keys()
         return scopes
 
-    def scope_prefix_ids(self, prefix: str) -> list[str]:
-        """Ids of items whose scope starts with ``prefix``, in insertion order.
+    def scope_prefix_items(self, prefix: str) -> list[MemoryItem]:
+        """Items whose scope starts with ``prefix``, in insertion order.
 
         Costs O(number of distinct scopes + k log k) for k hits.
         """
-        ids: list[str] = []
+        entries: list[tuple[int, MemoryItem]] = []
         for scope, bucket in self._by_scope.items():
             if scope.startswith(prefix):
-                ids.extend(bucket.keys())
-        return self.items.sort_keys_by_position(ids)
+                entries.extend(bucket.values())
+        entries.sort(key=_first)
+        return [it for _, it in entries]
+
+    def scope_prefix_ids(self, prefix: str) -> list[str]:
+        """Ids of :meth:`scope_prefix_items`."""
+        return [it.id for it in self.scope_prefix_items(prefix)]
+
+
+_EMPTY_BUCKET: immutables.Map[Any, Any] = immutables.Map()
+
+
+def _first(entry: tuple[int, Any]) -> int:
+    return entry[0]
 
 
 def create_graph_state() -> GraphState:
@@ -185,7 +247,7 @@ def clone_graph_state(state: GraphState) -> GraphState:
     is O(1).
     """
     return GraphState._derive(
-        state.items, state.edges, state._children, state._edges_by_node, state._by_scope
+        state.items, state.edges, state._children, state._edges_by_node, state._by_scope, state._seq
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
-from memex._pmap import pset_add, pset_remove
+from memex._pmap import bucket_put, bucket_remove, pset_add, pset_remove
 from memex.commands import (
     EdgeCreate,
     EdgeRetract,
@@ -142,17 +142,22 @@ def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
 
 
 # -- index maintenance ---------------------------------------------------------
-def _index_item(children: Any, by_scope: Any, item: MemoryItem, add: bool) -> tuple[Any, Any]:
-    op = pset_add if add else pset_remove
-    for p in parent_keys(item.parents):
-        children = op(children, p, item.id)
-    if isinstance(item.scope, str):
-        by_scope = op(by_scope, item.scope, item.id)
-    return children, by_scope
+# ``pset_add``/``pset_remove`` keep the children index (parent id -> set of
+# child ids). ``bucket_put``/``bucket_remove`` from memex._pmap keep the
+# scope and endpoint indexes, whose entries are ``(seq, entity)``.
+
+
+def _item_seq(state: GraphState, item: MemoryItem) -> int:
+    """The insertion sequence number of an item already in ``state``."""
+    bucket = state._by_scope.get(item.scope) if isinstance(item.scope, str) else None
+    entry = bucket.get(item.id) if bucket is not None else None
+    # items with a non-string scope (only from a GraphState built from maps) are
+    # not in the scope index; they never need their seq there either
+    return entry[0] if entry is not None else -1
 
 
 def _reindex_item(
-    children: Any, by_scope: Any, old: MemoryItem, new: MemoryItem
+    children: Any, by_scope: Any, old: MemoryItem, new: MemoryItem, seq: int
 ) -> tuple[Any, Any]:
     if old.parents is not new.parents:
         before, after = parent_keys(old.parents), parent_keys(new.parents)
@@ -160,12 +165,27 @@ def _reindex_item(
             children = pset_remove(children, p, old.id)
         for p in after - before:
             children = pset_add(children, p, old.id)
-    if old.scope != new.scope:
-        if isinstance(old.scope, str):
-            by_scope = pset_remove(by_scope, old.scope, old.id)
-        if isinstance(new.scope, str):
-            by_scope = pset_add(by_scope, new.scope, old.id)
+    if old.scope != new.scope and isinstance(old.scope, str):
+        by_scope = bucket_remove(by_scope, old.scope, old.id)
+    if isinstance(new.scope, str) and seq >= 0:
+        by_scope = bucket_put(by_scope, new.scope, old.id, (seq, new))
     return children, by_scope
+
+
+def _edge_seq(state: GraphState, edge: Edge) -> int:
+    return int(state._edges_by_node[edge.from_][edge.edge_id][0])
+
+
+def _put_edge(by_node: Any, edge: Edge, seq: int) -> Any:
+    by_node = bucket_put(by_node, edge.from_, edge.edge_id, (seq, edge))
+    if edge.to != edge.from_:
+        by_node = bucket_put(by_node, edge.to, edge.edge_id, (seq, edge))
+    return by_node
+
+
+def _drop_edge(by_node: Any, edge: Edge) -> Any:
+    by_node = bucket_remove(by_node, edge.from_, edge.edge_id)
+    return bucket_remove(by_node, edge.to, edge.edge_id)
 
 
 # -- the reducer ----------------------------------------------------------------
@@ -208,9 +228,15 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
         item = cmd.item
         if item.id in items:
             raise DuplicateMemoryError(item.id)
-        children, by_scope = _index_item(state._children, state._by_scope, item, True)
+        seq = state._seq
+        children = state._children
+        for p in parent_keys(item.parents):
+            children = pset_add(children, p, item.id)
+        by_scope = state._by_scope
+        if isinstance(item.scope, str):
+            by_scope = bucket_put(by_scope, item.scope, item.id, (seq, item))
         new = GraphState._derive(
-            items.set(item.id, item), edges, children, state._edges_by_node, by_scope
+            items.set(item.id, item), edges, children, state._edges_by_node, by_scope, seq + 1
         )
         return CommandResult(new, [_fast_event("memory.created", t, item=item)])
     if isinstance(cmd, MemoryUpdate):
@@ -218,9 +244,11 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
         if old is None:
             raise MemoryNotFoundError(cmd.item_id)
         merged = merge_item(old, cmd.partial)
-        children, by_scope = _reindex_item(state._children, state._by_scope, old, merged)
+        children, by_scope = _reindex_item(
+            state._children, state._by_scope, old, merged, _item_seq(state, old)
+        )
         new = GraphState._derive(
-            items.set(old.id, merged), edges, children, state._edges_by_node, by_scope
+            items.set(old.id, merged), edges, children, state._edges_by_node, by_scope, state._seq
         )
         return CommandResult(new, [_fast_event("memory.updated", t, item=merged)])
     if isinstance(cmd, MemoryRetract):
@@ -232,10 +260,14 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
         edge = cmd.edge
         if edge.edge_id in edges:
             raise DuplicateEdgeError(edge.edge_id)
-        by_node = pset_add(state._edges_by_node, edge.from_, edge.edge_id)
-        by_node = pset_add(by_node, edge.to, edge.edge_id)
+        seq = state._seq
         new = GraphState._derive(
-            items, edges.set(edge.edge_id, edge), state._children, by_node, state._by_scope
+            items,
+            edges.set(edge.edge_id, edge),
+            state._children,
+            _put_edge(state._edges_by_node, edge, seq),
+            state._by_scope,
+            seq + 1,
         )
         return CommandResult(new, [_fast_event("edge.created", t, edge=edge)])
     if isinstance(cmd, EdgeUpdate):
@@ -247,33 +279,42 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
             items,
             edges.set(old_edge.edge_id, merged_edge),
             state._children,
-            state._edges_by_node,
+            _put_edge(state._edges_by_node, merged_edge, _edge_seq(state, old_edge)),
             state._by_scope,
+            state._seq,
         )
         return CommandResult(new, [_fast_event("edge.updated", t, edge=merged_edge)])
     # EdgeRetract
     old_edge = edges.get(cmd.edge_id)
     if old_edge is None:
         raise EdgeNotFoundError(cmd.edge_id)
-    by_node = pset_remove(state._edges_by_node, old_edge.from_, old_edge.edge_id)
-    by_node = pset_remove(by_node, old_edge.to, old_edge.edge_id)
     new = GraphState._derive(
-        items, edges.delete(old_edge.edge_id), state._children, by_node, state._by_scope
+        items,
+        edges.delete(old_edge.edge_id),
+        state._children,
+        _drop_edge(state._edges_by_node, old_edge),
+        state._by_scope,
+        state._seq,
     )
     return CommandResult(new, [_fast_event("edge.retracted", t, edge=old_edge)])
 
 
 def _retract_item(state: GraphState, old: MemoryItem, cause: str) -> CommandResult:
     """Remove ``old`` and every edge touching it; events as ``memory.retract`` emits them."""
-    children, by_scope = _index_item(state._children, state._by_scope, old, False)
+    children = state._children
+    for p in parent_keys(old.parents):
+        children = pset_remove(children, p, old.id)
+    by_scope = state._by_scope
+    if isinstance(old.scope, str):
+        by_scope = bucket_remove(by_scope, old.scope, old.id)
     events = [_fast_event("memory.retracted", cause, item=old)]
     edges = state.edges
     by_node = state._edges_by_node
-    for eid in state.edge_ids_of(old.id):
-        edge = edges[eid]
-        edges = edges.delete(eid)
-        by_node = pset_remove(by_node, edge.from_, eid)
-        by_node = pset_remove(by_node, edge.to, eid)
+    for edge in state.edges_of(old.id):
+        edges = edges.delete(edge.edge_id)
+        by_node = _drop_edge(by_node, edge)
         events.append(_fast_event("edge.retracted", cause, edge=edge))
-    new = GraphState._derive(state.items.delete(old.id), edges, children, by_node, by_scope)
+    new = GraphState._derive(
+        state.items.delete(old.id), edges, children, by_node, by_scope, state._seq
+    )
     return CommandResult(new, events)
