@@ -41,17 +41,21 @@ from memex.envelope import (
     wrap_state_event,
 )
 from memex.errors import (
+    ConcurrencyError,
     DuplicateEdgeError,
     DuplicateIntentError,
     DuplicateMemoryError,
     DuplicateTaskError,
     EdgeNotFoundError,
+    IdempotencyConflictError,
     IntentNotFoundError,
     InvalidIntentTransitionError,
     InvalidTaskTransitionError,
     InvalidTimestampError,
     MemexError,
     MemoryNotFoundError,
+    PreviouslyRejectedError,
+    ReadOnlyStoreError,
     TaskNotFoundError,
     ValidationError,
 )
@@ -86,6 +90,7 @@ from memex.intent import (
     get_intent_by_id,
     get_intents,
 )
+from memex.log import EventLog, LogRecord, Rejection, Snapshot, SQLiteEventLog, VerifyResult
 from memex.models import (
     CreatedFilter,
     DecayConfig,
@@ -139,7 +144,7 @@ from memex.retrieval import (
 )
 from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
-from memex.store import MemexStore
+from memex.store import EnvelopeImport, MemexStore
 from memex.task import (
     Task,
     TaskCommand,
@@ -298,6 +303,14 @@ __all__ = [
     "ImportPlan",
     # facade
     "MemexStore",
+    "EnvelopeImport",
+    # durable event log (issue 6; not in the contract's name list)
+    "EventLog",
+    "SQLiteEventLog",
+    "LogRecord",
+    "VerifyResult",
+    "Snapshot",
+    "Rejection",
     # stats
     "get_stats",
     "GraphStats",
@@ -338,6 +351,10 @@ __all__ = [
     "DuplicateTaskError",
     "InvalidTaskTransitionError",
     "ValidationError",
+    "IdempotencyConflictError",
+    "ConcurrencyError",
+    "ReadOnlyStoreError",
+    "PreviouslyRejectedError",
     # type aliases
     "KnownMemoryKind",
     "KnownSourceKind",

@@ -8,6 +8,11 @@ Usage::
     memex stale LOG.jsonl [--json]
     memex slice export LOG.jsonl --ids ID... [--include-...] [-o SLICE.json]
     memex slice import LOG.jsonl SLICE.json [--compare] [--re-id] [--overwrite] [-o MERGED.jsonl]
+    memex replay --db memex.db [--as-of ISO-TIME | --as-of @POSITION] [--json]
+    memex log import LOG.jsonl --db memex.db [--fast]
+    memex log export --db memex.db [--as-of ...] [-o OUT.jsonl]
+    memex log tail --db memex.db [-n N] [--follow]
+    memex audit verify --db memex.db [--expect-head POSITION:HASH] [--json]
 
 Each subcommand is one ``cmd_<name>(args, ctx) -> int`` function registered
 with :func:`subcommand`, which also names a function adding its arguments to
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -55,16 +61,23 @@ from rich.tree import Tree
 
 from memex import _jsonfmt, _time
 from memex.envelope import create_event_envelope
-from memex.errors import InvalidTimestampError, MemexError, ValidationError
+from memex.errors import (
+    InvalidTimestampError,
+    MemexError,
+    PreviouslyRejectedError,
+    ValidationError,
+)
 from memex.graph import GraphState
 from memex.integrity import get_contradictions, get_stale_items
 from memex.intent import IntentState, apply_intent_command, create_intent_state
+from memex.log import LogRecord, SQLiteEventLog, canonical_envelope_bytes
 from memex.models import MemoryItem, MemoryLifecycleEvent
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
 from memex.query import get_edges
 from memex.replay import parse_iso_ts, replay_from_envelopes
 from memex.serialization import decode_json, stringify
 from memex.stats import get_stats
+from memex.store import MemexStore
 from memex.task import TaskState, apply_task_command, create_task_state
 from memex.transplant import (
     ImportPlan,
@@ -382,6 +395,38 @@ def _stepper(bar: Progress, task: TaskID) -> Callable[[int], None]:
     return step
 
 
+def _parse_line(number: int, raw: bytes) -> dict[str, Any] | SkippedRecord | None:
+    """Decode line ``number`` of a JSONL envelope log.
+
+    Returns ``None`` for a blank line, a :class:`SkippedRecord` for a line
+    that is not UTF-8, not JSON, not an object or not a well-formed envelope
+    (see :func:`_envelope_problem`), else the envelope dict.
+    """
+    line = raw.strip(b" \t\r")
+    if not line:
+        return None
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return SkippedRecord(
+            number,
+            "ValidationError",
+            f"not UTF-8 text (invalid byte 0x{line[e.start]:02x} at byte {e.start + 1})",
+        )
+    try:
+        value = decode_json(line)
+    except ValidationError as e:
+        return SkippedRecord(number, type(e).__name__, str(e))
+    if not isinstance(value, dict):
+        return SkippedRecord(
+            number, "ValidationError", f"envelope: expected a JSON object, got {_describe(value)}"
+        )
+    problem = _envelope_problem(value)
+    if problem is not None:
+        return SkippedRecord(number, "ValidationError", problem)
+    return value
+
+
 def read_log(
     path: str,
     *,
@@ -432,38 +477,12 @@ def read_log(
         for number, raw in enumerate(raw_lines, 1):
             if bar is not None and reading is not None and number % _PROGRESS_STEP == 0:
                 bar.update(reading, completed=number)
-            line = raw.strip(b" \t\r")
-            if not line:
+            value = _parse_line(number, raw)
+            if value is None:
                 continue
             records += 1
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError as e:
-                skipped.append(
-                    SkippedRecord(
-                        number,
-                        "ValidationError",
-                        f"not UTF-8 text (invalid byte 0x{line[e.start]:02x} at byte {e.start + 1})",
-                    )
-                )
-                continue
-            try:
-                value = decode_json(line)
-            except ValidationError as e:
-                skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
-                continue
-            if not isinstance(value, dict):
-                skipped.append(
-                    SkippedRecord(
-                        number,
-                        "ValidationError",
-                        f"envelope: expected a JSON object, got {_describe(value)}",
-                    )
-                )
-                continue
-            problem = _envelope_problem(value)
-            if problem is not None:
-                skipped.append(SkippedRecord(number, "ValidationError", problem))
+            if isinstance(value, SkippedRecord):
+                skipped.append(value)
                 continue
             if value.get("namespace") in ("intent", "task"):
                 graph_envelopes.append((number, value))
@@ -552,8 +571,12 @@ def count_active_contradictions(state: GraphState) -> int:
 
 def _replay_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "log", metavar="LOG.jsonl", help="JSON-lines file of event envelopes ('-' = stdin)"
+        "log",
+        metavar="LOG.jsonl",
+        nargs="?",
+        help="JSON-lines file of event envelopes ('-' = stdin); or use --db",
     )
+    _db_arguments(parser, required=False)
     parser.add_argument(
         "--json",
         action="store_true",
@@ -624,6 +647,9 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
 def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
     """``memex replay LOG.jsonl [--json]``: replay a log and report on it.
 
+    ``memex replay --db DB [--as-of ISO-TIME | --as-of @POSITION]`` reports
+    on the state of a durable store instead (now, or of the past).
+
     Without ``--json`` prints a summary (envelopes read, items and edges,
     counts by kind / source kind / edge kind / scope, active contradictions,
     and every skipped record with its line number, error class and message).
@@ -639,7 +665,14 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
         CliError: the log cannot be read (code 2).
     """
     progress_console = None if args.json else ctx.err_console()
-    log = read_log(args.log, progress_console=progress_console)
+    if (args.log is None) == (args.db is None):
+        raise CliError("replay: give either LOG.jsonl or --db DB")
+    if args.db is not None:
+        log = _replay_db(args.db, args.as_of, progress_console)
+    else:
+        if args.as_of is not None:
+            raise CliError("replay: --as-of needs --db")
+        log = read_log(args.log, progress_console=progress_console)
     ctx.exit_code = 1 if log.skipped else 0
     if args.json:
         for s in log.skipped:
@@ -1290,6 +1323,290 @@ def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
     if args.slice_command == "export":
         return _slice_export(args, ctx)
     return _slice_import(args, ctx)
+
+
+# ---------------------------------------------------------------------------
+# The durable log: memex log import/export/tail, memex audit verify, replay --db
+# ---------------------------------------------------------------------------
+
+
+def _db_arguments(parser: argparse.ArgumentParser, *, required: bool = True, as_of: bool = True) -> None:
+    parser.add_argument(
+        "--db", metavar="DB", required=required, help="SQLite event log of a durable store (memex.db)"
+    )
+    if as_of:
+        parser.add_argument(
+            "--as-of",
+            metavar="WHEN",
+            help="a past state: an ISO-8601 time (the longest prefix of records "
+            "stamped at or before it) or @POSITION",
+        )
+
+
+def _existing_db(path: str) -> str:
+    """``path`` if it is an existing file, else a :class:`CliError` (code 2)."""
+    if not os.path.exists(path):
+        raise CliError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise CliError(f"{path}: is a directory, expected a memex database")
+    return path
+
+
+@contextmanager
+def _open_log(path: str, *, create: bool = False, synchronous: str = "FULL") -> Iterator[SQLiteEventLog]:
+    """Open the SQLite log at ``path`` (must exist unless ``create``); CliError if not a database."""
+    if not create:
+        _existing_db(path)
+    try:
+        lg = SQLiteEventLog(path, synchronous=synchronous)
+    except sqlite3.Error as e:
+        raise CliError(f"{path}: not a memex database ({e})") from None
+    try:
+        yield lg
+    finally:
+        lg.close()
+
+
+def _as_of_position(lg: SQLiteEventLog, when: str | None) -> int:
+    """The position ``--as-of`` names: ``@N`` (0..head) or an ISO time; the head when ``None``."""
+    head = lg.head()
+    if when is None:
+        return head
+    if when.startswith("@"):
+        try:
+            pos = int(when[1:])
+        except ValueError:
+            raise CliError(f"--as-of {when}: expected @POSITION with an integer position") from None
+        if not 0 <= pos <= head:
+            raise CliError(f"--as-of {when}: position out of range 0..{head}")
+        return pos
+    try:
+        return lg.position_as_of(parse_iso_ts(when))
+    except InvalidTimestampError:
+        raise CliError(f"--as-of {when}: expected an ISO-8601 time or @POSITION") from None
+
+
+def _replay_db(path: str, when: str | None, console: Console | None) -> LogReplay:
+    """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`."""
+    _existing_db(path)
+    try:
+        with _open_log(path) as lg:
+            pos = _as_of_position(lg, when)
+            big = lg.head() > PROGRESS_THRESHOLD
+            with _progress(console if big else None) as bar:
+                step = None
+                task = None if bar is None else bar.add_task("Replaying", total=lg.head())
+                if bar is not None and task is not None:
+                    step = _stepper(bar, task)
+                store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step)
+                if bar is not None and task is not None:
+                    bar.update(task, completed=lg.head())
+                past = store if pos == store.position else store.as_of(position=pos)
+    except sqlite3.Error as e:
+        raise CliError(f"{path}: not a memex database ({e})") from None
+    label = path if when is None else f"{path} as of {when} (position {pos})"
+    return LogReplay(label, pos, pos, past.mem, [], [], past.intents, past.tasks)
+
+
+def _log_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="log_command", metavar="ACTION", required=True)
+    imp = actions.add_parser(
+        "import",
+        help="validate a JSONL envelope log and apply it to a durable store (idempotent)",
+        description=(
+            "Validate each envelope, order them by ts (ties by line) as replay does, apply "
+            "them through the store and append the accepted ones; rejected lines are "
+            "reported and not logged. Envelopes already stored are skipped."
+        ),
+    )
+    imp.add_argument("log", metavar="LOG.jsonl", help="JSON-lines file of event envelopes ('-' = stdin)")
+    _db_arguments(imp, as_of=False)
+    imp.add_argument(
+        "--fast",
+        action="store_true",
+        help="synchronous=NORMAL: faster, but a power loss may drop the last batches",
+    )
+    exp = actions.add_parser("export", help="write the stored envelopes as JSON lines")
+    _db_arguments(exp)
+    exp.add_argument("-o", "--output", metavar="OUT.jsonl", help="write here (default: stdout)")
+    tail = actions.add_parser("tail", help="show the last records, or follow new ones")
+    _db_arguments(tail, as_of=False)
+    tail.add_argument("-n", type=int, default=10, metavar="N", help="how many records (default 10)")
+    tail.add_argument("--follow", action="store_true", help="keep printing records as they are appended")
+    tail.add_argument("--json", action="store_true", help="print each record as one JSON line")
+
+
+def _log_import(args: argparse.Namespace, ctx: Context) -> int:
+    data = _read_bytes(args.log)
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1] == b"":
+        raw_lines.pop()
+    skipped: list[SkippedRecord] = []
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    for number, raw in enumerate(raw_lines, 1):
+        value = _parse_line(number, raw)
+        if value is None:
+            continue
+        if isinstance(value, SkippedRecord):
+            skipped.append(value)
+            continue
+        ts = value.get("ts")
+        try:
+            if not isinstance(ts, str):
+                raise InvalidTimestampError(f"Invalid envelope timestamp: {ts!r} (expected ISO 8601)")
+            timed.append((parse_iso_ts(ts), number, value))
+        except InvalidTimestampError as e:
+            skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
+    timed.sort(key=lambda t: (t[0], t[1]))
+    show = ctx.err_console() if len(timed) > PROGRESS_THRESHOLD else None
+    with _open_log(args.db, create=True, synchronous="NORMAL" if args.fast else "FULL") as lg:
+        store = MemexStore.open(args.db, log=lg)
+        with _progress(show) as bar:
+            task = None if bar is None else bar.add_task("Importing", total=len(timed))
+            step = None if bar is None or task is None else _stepper(bar, task)
+            result = store.import_envelopes([env for _, _, env in timed], progress=step)
+            if bar is not None and task is not None:
+                bar.update(task, completed=len(timed))
+        store.close()
+        head, head_hash = lg.head(), lg.head_hash()
+    for index, err in result.rejected:
+        name, message = type(err).__name__, str(err)
+        if isinstance(err, PreviouslyRejectedError):  # same report as the first import
+            name, _, message = message.partition(": ")
+        skipped.append(SkippedRecord(timed[index][1], name, message))
+    skipped.sort(key=lambda r: r.line)
+    ctx.exit_code = 1 if skipped else 0
+    for r in skipped:
+        ctx.warn(f"line {r.line}: {r.error}: {r.message}")
+    out = ctx.console()
+    out.print(
+        f"memex log import {args.log} --db {args.db}: {result.applied} appended, "
+        f"{result.duplicates} already stored, {len(skipped)} rejected",
+        soft_wrap=True,
+    )
+    out.print(f"head position {head}  hash {head_hash}", soft_wrap=True)
+    return ctx.exit_code
+
+
+def _log_export(args: argparse.Namespace, ctx: Context) -> int:
+    with _open_log(args.db) as lg:
+        pos = _as_of_position(lg, args.as_of)
+        chunks = (canonical_envelope_bytes(r.envelope) + b"\n" for r in lg.read(1, pos))
+        if args.output:
+            try:
+                with open(args.output, "wb") as fh:
+                    for chunk in chunks:
+                        fh.write(chunk)
+            except OSError as e:
+                raise CliError(f"cannot write {args.output}: {e.strerror or e}") from None
+        else:
+            for chunk in chunks:
+                ctx.stdout.write(chunk.decode("utf-8"))
+            ctx.stdout.flush()
+    return 0
+
+
+def _tail_line(rec: LogRecord, as_json: bool) -> str:
+    env = rec.envelope
+    if as_json:
+        return _jsonfmt.dumps(
+            {"position": rec.position, "hash": rec.hash, "envelope": env.to_dict(), "events": rec.events}
+        )
+    return _one_line(
+        f"{rec.position}  {env.ts}  {env.namespace}  {env.type}  {env.id}  {len(rec.events)} events"
+    )
+
+
+def _log_tail(args: argparse.Namespace, ctx: Context) -> int:
+    if args.n < 0:
+        raise CliError("-n: expected a number >= 0")
+    with _open_log(args.db) as lg:
+        head = lg.head()
+        start = max(head - args.n + 1, 1)
+        for rec in lg.read(start, head):
+            ctx.stdout.write(_tail_line(rec, args.json) + "\n")
+        ctx.stdout.flush()
+        if args.follow:
+            for rec in lg.subscribe(head):
+                ctx.stdout.write(_tail_line(rec, args.json) + "\n")
+                ctx.stdout.flush()
+    return 0
+
+
+@subcommand("log", "import a JSONL log into a durable store, export it, or tail it", _log_arguments)
+def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex log import|export|tail --db DB``.
+
+    * ``import LOG.jsonl --db DB``: validate each envelope, order them by
+      ``ts`` (ties by line), apply them through a durable
+      :class:`~memex.MemexStore` (rejected lines reported with their 1-based
+      line number and reason, and not logged). Idempotent: envelopes already
+      stored are skipped. A progress bar is drawn for long logs.
+    * ``export --db DB [--as-of WHEN] [-o OUT]``: the stored envelopes as
+      canonical JSON lines (positions ``1..as-of``).
+    * ``tail --db DB [-n N] [--follow] [--json]``: the last records.
+
+    Returns:
+        0, or 1 when ``import`` rejected lines.
+    Raises:
+        CliError: a missing or non-database file, a bad ``--as-of`` (code 2).
+    """
+    if args.log_command == "import":
+        return _log_import(args, ctx)
+    if args.log_command == "export":
+        return _log_export(args, ctx)
+    return _log_tail(args, ctx)
+
+
+def _audit_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
+    ver = actions.add_parser(
+        "verify",
+        help="recompute the log's SHA-256 hash chain and report the head or the first bad position",
+    )
+    _db_arguments(ver, as_of=False)
+    ver.add_argument(
+        "--expect-head",
+        metavar="POSITION:HASH",
+        help="a head an auditor recorded earlier; detects records removed from the end",
+    )
+    ver.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+@subcommand("audit", "audit a durable store's event log (hash chain)", _audit_arguments)
+def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex audit verify --db DB [--expect-head POSITION:HASH] [--json]``.
+
+    Prints the head position and hash; on tampering (an edited, deleted or
+    swapped record, or records removed after the expected head) prints the
+    first bad position and exits 1.
+
+    Returns:
+        0 when the chain verifies, 1 otherwise.
+    Raises:
+        CliError: a missing or non-database file, a malformed ``--expect-head`` (code 2).
+    """
+    expected: tuple[int, str] | None = None
+    if args.expect_head is not None:
+        pos_text, sep, hash_text = args.expect_head.partition(":")
+        if not sep or not pos_text.isdigit() or not re.fullmatch(r"[0-9a-fA-F]{64}", hash_text):
+            raise CliError("--expect-head: expected POSITION:HASH (64 hex digits)")
+        expected = (int(pos_text), hash_text.lower())
+    with _open_log(args.db) as lg:
+        result = lg.verify(expected)
+    ctx.exit_code = 0 if result.ok else 1
+    if args.json:
+        ctx.stdout.write(_jsonfmt.dumps(result._asdict()) + "\n")
+        ctx.stdout.flush()
+        return ctx.exit_code
+    out = ctx.console()
+    out.print(f"head position {result.head}", soft_wrap=True)
+    out.print(f"head hash {result.head_hash}", soft_wrap=True)
+    if result.ok:
+        out.print("ok: the hash chain verifies", soft_wrap=True)
+    else:
+        out.print(f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True)
+    return ctx.exit_code
 
 
 # ---------------------------------------------------------------------------

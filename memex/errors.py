@@ -21,6 +21,10 @@ __all__ = [
     "TaskNotFoundError",
     "DuplicateTaskError",
     "InvalidTaskTransitionError",
+    "IdempotencyConflictError",
+    "ConcurrencyError",
+    "ReadOnlyStoreError",
+    "PreviouslyRejectedError",
 ]
 
 
@@ -136,3 +140,46 @@ class InvalidTaskTransitionError(MemexError):
         self.task_id = task_id
         self.from_status = from_status
         self.to_status = to_status
+
+
+class IdempotencyConflictError(MemexError):
+    """An envelope id is already in the log with different canonical bytes (fail closed).
+
+    Attributes:
+        envelope_id: the id; position: where the stored envelope is.
+    """
+
+    def __init__(self, envelope_id: str, position: int) -> None:
+        super().__init__(
+            f"Envelope {envelope_id} is already stored at position {position} with different content"
+        )
+        self.envelope_id = envelope_id
+        self.position = position
+
+
+class ConcurrencyError(MemexError):
+    """An append's ``expected_position`` is not the log's head (another writer appended first).
+
+    Attributes:
+        expected: the head the writer expected; actual: the head found.
+    """
+
+    def __init__(self, expected: int, actual: int) -> None:
+        super().__init__(f"Expected the log head at position {expected}, found {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class ReadOnlyStoreError(MemexError):
+    """A mutator was called on a read-only store (one returned by ``MemexStore.as_of``)."""
+
+    def __init__(self, message: str = "this store is read-only (a state of the past)") -> None:
+        super().__init__(message)
+
+
+class PreviouslyRejectedError(MemexError):
+    """An import met an envelope that an earlier import rejected and recorded.
+
+    The message is the recorded ``"<ErrorClass>: <message>"`` of the first
+    rejection, so a re-import reports the same reason.
+    """

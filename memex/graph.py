@@ -190,6 +190,23 @@ class GraphState:
                     found[eid] = entry
         return [e for _, e in sorted(found.values(), key=_first)]
 
+    def scope_entries(self, scope: str) -> list[tuple[int, MemoryItem]]:
+        """``(seq, item)`` for the items of ``scope``, unordered; sorting by ``seq``
+        gives insertion order. O(k) for the k items of the scope."""
+        bucket = self._by_scope.get(scope)
+        return list(bucket.values()) if bucket else []
+
+    def scope_prefix_entries(self, prefix: str) -> list[tuple[int, MemoryItem]]:
+        """``(seq, item)`` for the items whose scope starts with ``prefix``, unordered.
+
+        O(number of distinct scopes + k) for k hits.
+        """
+        entries: list[tuple[int, MemoryItem]] = []
+        for scope, bucket in self._by_scope.items():
+            if scope.startswith(prefix):
+                entries.extend(bucket.values())
+        return entries
+
     def scope_items(self, scope: str) -> list[MemoryItem]:
         """Items in exactly ``scope``, in insertion order, from the scope index.
 
@@ -197,10 +214,7 @@ class GraphState:
         this costs O(k log k) for the k items of the scope and never touches
         the rest of the graph.
         """
-        bucket = self._by_scope.get(scope)
-        if not bucket:
-            return []
-        return [it for _, it in sorted(bucket.values(), key=_first)]
+        return [it for _, it in sorted(self.scope_entries(scope), key=_first)]
 
     def scope_ids(self, scope: str) -> list[str]:
         """Ids of :meth:`scope_items`."""
@@ -216,10 +230,7 @@ class GraphState:
 
         Costs O(number of distinct scopes + k log k) for k hits.
         """
-        entries: list[tuple[int, MemoryItem]] = []
-        for scope, bucket in self._by_scope.items():
-            if scope.startswith(prefix):
-                entries.extend(bucket.values())
+        entries = self.scope_prefix_entries(prefix)
         entries.sort(key=_first)
         return [it for _, it in entries]
 

@@ -351,9 +351,9 @@ def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[Mem
         present = [i for i in dict.fromkeys(flt.ids) if i in items]
         return [items[i] for i in items.sort_keys_by_position(present)]
     if flt.scope is not None:
-        return [items[i] for i in state.scope_ids(flt.scope)]
+        return state.scope_items(flt.scope)
     if flt.scope_prefix is not None:
-        return [items[i] for i in state.scope_prefix_ids(flt.scope_prefix)]
+        return state.scope_prefix_items(flt.scope_prefix)
     return items.values()
 
 
@@ -429,9 +429,9 @@ def get_edges(state: GraphState, filter: EdgeFilter | Mapping[str, Any] | None =
         return [e for e in state.edges.values() if e.active]
     active_only = True if f.active_only is None else f.active_only
     if f.from_ is not None:
-        candidates: Iterable[Edge] = [state.edges[e] for e in state.edge_ids_of(f.from_)]
+        candidates: Iterable[Edge] = state.edges_of(f.from_)
     elif f.to is not None:
-        candidates = [state.edges[e] for e in state.edge_ids_of(f.to)]
+        candidates = state.edges_of(f.to)
     else:
         candidates = state.edges.values()
     out = []
@@ -464,8 +464,7 @@ def get_related_items(state: GraphState, item_id: str, direction: str = "both") 
     out_dir = direction in ("from", "both")
     in_dir = direction in ("to", "both")
     seen: dict[str, None] = {}
-    for eid in state.edge_ids_of(item_id):
-        e = state.edges[eid]
+    for e in state.edges_of(item_id):
         if not e.active:
             continue
         if out_dir and e.from_ == item_id:

@@ -35,7 +35,6 @@ from memex.models import (
 from memex.query import (
     INTERVAL_MS,
     _as_filter,
-    candidate_items,
     compile_filter,
     item_timestamp,
 )
@@ -144,12 +143,10 @@ def get_scored_items(
     score = _scorer(w, now)
     min_score = opts.min_score
     ranked: list[tuple[float, int, MemoryItem]] = []
-    seq = 0
-    for it in candidate_items(state, pre):
+    for seq, it in _candidate_entries(state, pre):
         if not pre_ok(it):
             continue
         s = score(it)
-        seq += 1
         if min_score is not None and s < min_score:
             continue
         ranked.append((s, seq, it))
@@ -166,6 +163,25 @@ def get_scored_items(
         return [ScoredItem(item=it, score=s) for s, _, it in top[start:k]]
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return [ScoredItem(item=it, score=s) for s, _, it in ranked[start:]]
+
+
+def _candidate_entries(state: GraphState, pre: MemoryFilter | None) -> Iterable[tuple[int, MemoryItem]]:
+    """``(order key, item)`` for the items a pre-filter can match, in no particular order.
+
+    The order key sorts like insertion order (a scope index entry's ``seq``,
+    else the item map's position), so ranking can break score ties by it
+    without first sorting the candidates. An ``ids``, ``scope`` or
+    ``scope_prefix`` pre-filter is answered from the indexes.
+    """
+    if pre is not None:
+        if pre.ids is not None:
+            items = state.items
+            return [(items.position(i), items[i]) for i in dict.fromkeys(pre.ids) if i in items]
+        if pre.scope is not None:
+            return state.scope_entries(pre.scope)
+        if pre.scope_prefix is not None:
+            return state.scope_prefix_entries(pre.scope_prefix)
+    return enumerate(state.items.values())
 
 
 def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) -> list[ScoredItem]:
@@ -226,14 +242,7 @@ def get_items_by_budget(
 # ----------------------------------------------------------------------------- contradictions
 def _incident_edges(state: GraphState, ids: Iterable[str], kind: str) -> list[Edge]:
     """Active edges of ``kind`` touching any of ``ids``, once each, in edge insertion order."""
-    seen: set[str] = set()
-    edges = state.edges
-    for i in ids:
-        bucket = state._edges_by_node.get(i)
-        if bucket:
-            seen.update(bucket.keys())
-    out = [edges[e] for e in edges.sort_keys_by_position(seen)]
-    return [e for e in out if e.active and e.kind == kind]
+    return state.incident_edges(ids, kind)
 
 
 def _drop_superseded(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:

@@ -6,20 +6,52 @@ daemons, notebooks). Each mutator calls the pure function, rebinds the state
 it changed and returns the lifecycle events; when the function raises,
 nothing is rebound. Queries read the current states. Method arguments are
 the functions' arguments minus the state (memex-python 0.14 ``store.py``).
+
+A store opened with :meth:`MemexStore.open` is *durable*: it is backed by an
+:class:`~memex.log.EventLog` (SQLite by default). Every mutator then folds
+its commands through the reducers and appends each command's envelope with
+the lifecycle events it produced, as one atomic batch, before rebinding the
+state; a rejected command is not logged and a failed append leaves the state
+unchanged. Opening recovers the state from the latest valid snapshot plus the
+tail of the log; :meth:`MemexStore.as_of` rebuilds read-only past states.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple, TypeVar
 
-from memex import bulk, integrity, provenance, query, retrieval, serialization, stats
+from memex import (
+    _jsonfmt,
+    _time,
+    bulk,
+    integrity,
+    provenance,
+    query,
+    retrieval,
+    serialization,
+    stats,
+)
+from memex._recorder import record, recording
+from memex.commands import MemoryCommandAdapter
+from memex.envelope import EventEnvelope, create_event_envelope
+from memex.errors import (
+    ConcurrencyError,
+    IdempotencyConflictError,
+    MemexError,
+    PreviouslyRejectedError,
+    ReadOnlyStoreError,
+    ValidationError,
+)
 from memex.factories import create_edge, create_memory_item
 from memex.graph import GraphState, create_graph_state
 from memex.integrity import Contradiction, StaleItem
 from memex.intent import (
     Intent,
     IntentCommand,
+    IntentCommandAdapter,
     IntentCreate,
     IntentFilter,
     IntentLifecycleEvent,
@@ -29,13 +61,16 @@ from memex.intent import (
     create_intent_state,
     get_intents,
 )
+from memex.log import EventLog, SQLiteEventLog, canonical_envelope_bytes
 from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, ScoredItem
 from memex.provenance import SupportNode
 from memex.reducer import apply_command
+from memex.replay import gc_paused, parse_iso_ts
 from memex.stats import GraphStats
 from memex.task import (
     Task,
     TaskCommand,
+    TaskCommandAdapter,
     TaskCreate,
     TaskFilter,
     TaskLifecycleEvent,
@@ -54,7 +89,109 @@ from memex.transplant import (
     plan_import,
 )
 
-__all__ = ["MemexStore"]
+__all__ = [
+    "MemexStore",
+    "EnvelopeImport",
+    "encode_states",
+    "decode_states",
+]
+
+R = TypeVar("R")
+_States = tuple[GraphState, IntentState, TaskState]
+_RETRIES = 16  # optimistic-concurrency retries of one mutation
+DEFAULT_DB = "./memex.db"
+
+
+class EnvelopeImport(NamedTuple):
+    """Outcome of :meth:`MemexStore.import_envelopes`.
+
+    Attributes:
+        applied: envelopes applied and appended.
+        duplicates: envelopes already in the log with identical bytes (skipped).
+        rejected: ``(index, error)`` of each envelope that was not logged
+            (malformed, bad ``ts``, a command the reducer rejected, or an id
+            stored with different bytes), index in input order.
+    """
+
+    applied: int
+    duplicates: int
+    rejected: list[tuple[int, Exception]]
+
+
+def encode_states(mem: GraphState, intents: IntentState, tasks: TaskState) -> bytes:
+    """Snapshot bytes of the three graphs: compact JSON ``{"mem": to_json(mem),
+    "intents": [[id, intent], ...], "tasks": [[id, task], ...]}``. O(size)."""
+    return _jsonfmt.dumpb(
+        {
+            "mem": serialization.to_json(mem),
+            "intents": [[k, x.to_dict()] for k, x in intents.intents.items()],
+            "tasks": [[k, x.to_dict()] for k, x in tasks.tasks.items()],
+        }
+    )
+
+
+def decode_states(data: bytes) -> _States:
+    """The inverse of :func:`encode_states` (entities are validated). O(size);
+    the cyclic GC is paused meanwhile.
+
+    Raises:
+        ValidationError: not such a document.
+    """
+    with gc_paused():  # millions of acyclic objects: the cyclic GC would only re-walk them
+        doc = serialization.decode_json(data)
+        if not isinstance(doc, dict):
+            raise ValidationError("snapshot: expected an object", "snapshot")
+        mem = serialization.from_json(doc.get("mem") or {})
+        intents = IntentState(intents=[(k, Intent.from_dict(x)) for k, x in doc.get("intents") or []])
+        tasks = TaskState(tasks=[(k, Task.from_dict(x)) for k, x in doc.get("tasks") or []])
+    return mem, intents, tasks
+
+
+def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
+    if isinstance(raw, EventEnvelope):
+        return raw
+    env: EventEnvelope[Any] = EventEnvelope.from_dict(raw)
+    return env
+
+
+def _apply_payload(states: _States, namespace: str, payload: Any) -> tuple[_States, Any, list[Any]]:
+    """Apply one command by namespace (``intent``, ``task``, else memory); returns
+    the new states, the validated command and its events."""
+    mem, intents, tasks = states
+    if namespace == "intent":
+        icmd = IntentCommandAdapter.validate_python(payload)
+        ir = apply_intent_command(intents, icmd)
+        return (mem, ir.state, tasks), icmd, ir.events
+    if namespace == "task":
+        tcmd = TaskCommandAdapter.validate_python(payload)
+        tr = apply_task_command(tasks, tcmd)
+        return (mem, intents, tr.state), tcmd, tr.events
+    mcmd = MemoryCommandAdapter.validate_python(payload)
+    mr = apply_command(mem, mcmd)
+    return (mr.state, intents, tasks), mcmd, mr.events
+
+
+def _fold_log(
+    states: _States,
+    commands: Iterable[tuple[int, str, Any]],
+    skipped: list[int] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[_States, int]:
+    """Fold ``(position, namespace, payload)`` records onto ``states``; returns the
+    states and the last position seen (0 if none). Failing records are skipped
+    (their positions added to ``skipped``)."""
+    last = 0
+    with gc_paused():
+        for n, (pos, ns, payload) in enumerate(commands, 1):
+            try:
+                states = _apply_payload(states, ns, payload)[0]
+            except (MemexError, ValueError, TypeError):
+                if skipped is not None:
+                    skipped.append(pos)
+            last = pos
+            if progress is not None:
+                progress(n)
+    return states, last
 
 
 class MemexStore:
@@ -85,7 +222,18 @@ class MemexStore:
         store.items({"scope": "user:ada"})
     """
 
-    __slots__ = ("mem", "intents", "tasks")
+    __slots__ = (
+        "mem",
+        "intents",
+        "tasks",
+        "_log",
+        "_position",
+        "_snap_position",
+        "_readonly",
+        "_owns_log",
+        "snapshot_every",
+        "skipped_on_open",
+    )
 
     def __init__(
         self,
@@ -96,6 +244,343 @@ class MemexStore:
         self.mem: GraphState = mem if mem is not None else create_graph_state()
         self.intents: IntentState = intents if intents is not None else create_intent_state()
         self.tasks: TaskState = tasks if tasks is not None else create_task_state()
+        self._log: EventLog | None = None
+        self._position = 0
+        self._snap_position = 0
+        self._readonly = False
+        self._owns_log = False
+        self.snapshot_every: int | None = None
+        self.skipped_on_open: list[int] = []
+
+    # -- the durable log -------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] = DEFAULT_DB,
+        *,
+        log: EventLog | None = None,
+        synchronous: str = "FULL",
+        snapshot_every: int | None = 10_000,
+        progress: Callable[[int], None] | None = None,
+    ) -> MemexStore:
+        """Open (or create) a durable store backed by an event log.
+
+        Recovery: the latest snapshot that matches the log's hash chain is
+        loaded (a mismatching one is ignored with a ``RuntimeWarning``), then
+        the records after it are folded in position order. Records that fail
+        to apply (possible only in a log written by raw appends) are skipped;
+        their positions are in :attr:`skipped_on_open`.
+
+        Args:
+            path: the SQLite file (default ``./memex.db``); ignored when ``log`` is given.
+            log: an :class:`~memex.log.EventLog` to use instead of a SQLite file
+                (the caller keeps ownership: :meth:`close` does not close it).
+            synchronous: ``"FULL"`` (default; every append fsynced) or the
+                faster ``"NORMAL"`` (survives process crashes, may lose the
+                last appends on power loss); see :class:`~memex.log.SQLiteEventLog`.
+            snapshot_every: save a snapshot whenever this many records were
+                appended since the last one, and on :meth:`close`
+                (``None`` = never automatically).
+            progress: called with the number of tail records folded so far.
+        Returns:
+            The store; use it as a context manager or call :meth:`close`.
+        Complexity: O(snapshot size + t log n) for a tail of t records.
+        """
+        lg = log if log is not None else SQLiteEventLog(path, synchronous=synchronous)
+        store = cls()
+        store._log = lg
+        store._owns_log = log is None
+        store.snapshot_every = snapshot_every
+        snap = lg.load_snapshot()
+        if snap is not None:
+            store.mem, store.intents, store.tasks = decode_states(snap.state)
+            store._position = store._snap_position = snap.position
+        store._catch_up(progress)
+        return store
+
+    @property
+    def log(self) -> EventLog | None:
+        """The event log behind the store (``None`` for an in-memory store)."""
+        return self._log
+
+    @property
+    def position(self) -> int:
+        """The last log position folded into the state (0 for an in-memory store)."""
+        return self._position
+
+    @property
+    def read_only(self) -> bool:
+        """``True`` for a past state returned by :meth:`as_of` (mutators raise)."""
+        return self._readonly
+
+    def _catch_up(self, progress: Callable[[int], None] | None = None) -> None:
+        """Fold the records appended after :attr:`position` (by this or another process)."""
+        assert self._log is not None
+        states, last = _fold_log(
+            (self.mem, self.intents, self.tasks),
+            self._log.read_commands(self._position + 1),
+            self.skipped_on_open,
+            progress,
+        )
+        self.mem, self.intents, self.tasks = states
+        self._position = max(self._position, last)
+
+    def refresh(self) -> int:
+        """Fold records other writers appended since the last fold; returns the new position."""
+        if self._log is not None:
+            self._catch_up()
+        return self._position
+
+    def as_of(self, *, ts_ms: int | None = None, position: int | None = None) -> MemexStore:
+        """A read-only store holding the state of the past.
+
+        Args:
+            position: the fold of positions ``1..position`` (``0`` = empty).
+            ts_ms: unix ms; the fold of the longest prefix of positions whose
+                envelope ``ts`` is ``<= ts_ms``.
+            Exactly one must be given.
+        Returns:
+            A :class:`MemexStore` whose mutators raise :class:`ReadOnlyStoreError`;
+            its :attr:`position` is the last position folded.
+        Raises:
+            ValidationError: neither or both given, a position outside
+                ``0..head``, or a store without a log.
+        Complexity: O(snapshot size + k log n) for the k records after the
+        nearest snapshot at or before the position.
+        """
+        if self._log is None:
+            raise ValidationError("as_of: this store has no event log (use MemexStore.open)", "as_of")
+        if (ts_ms is None) == (position is None):
+            raise ValidationError("as_of: give exactly one of ts_ms= and position=", "as_of")
+        lg = self._log
+        if position is None:
+            assert ts_ms is not None
+            position = lg.position_as_of(ts_ms)
+        head = lg.head()
+        if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= head:
+            raise ValidationError(f"position: expected an integer in 0..{head}, got {position!r}", "position")
+        past = MemexStore()
+        past._position = 0
+        if position > 0:
+            snap = lg.load_snapshot(max_position=position)
+            if snap is not None:
+                past.mem, past.intents, past.tasks = decode_states(snap.state)
+                past._position = snap.position
+            if past._position < position:
+                states, _ = _fold_log(
+                    (past.mem, past.intents, past.tasks),
+                    lg.read_commands(past._position + 1, position),
+                )
+                past.mem, past.intents, past.tasks = states
+        past._position = position
+        past._readonly = True
+        return past
+
+    def snapshot(self) -> int:
+        """Save a snapshot of the current state at :attr:`position`; returns the position.
+
+        Raises:
+            ValidationError: the store has no log. ReadOnlyStoreError: a past state.
+        """
+        if self._log is None:
+            raise ValidationError("snapshot: this store has no event log", "snapshot")
+        if self._readonly:
+            raise ReadOnlyStoreError()
+        self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks), self._position)
+        self._snap_position = self._position
+        return self._position
+
+    def _maybe_snapshot(self) -> None:
+        every = self.snapshot_every
+        if every is not None and self._position - self._snap_position >= every:
+            self.snapshot()
+
+    def close(self) -> None:
+        """Save a snapshot if records were appended since the last one (and
+        ``snapshot_every`` is set), then close the log if the store opened it.
+        Idempotent; a no-op for an in-memory or read-only store."""
+        lg = self._log
+        if lg is None or self._readonly:
+            return
+        if self.snapshot_every is not None and self._position > self._snap_position:
+            try:
+                self.snapshot()
+            except (MemexError, OSError) as e:
+                warnings.warn(f"memex: could not save a snapshot on close: {e}", RuntimeWarning, stacklevel=2)
+        if self._owns_log:
+            lg.close()
+        self._log = None
+
+    def __enter__(self) -> MemexStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _append(self, recorded: list[tuple[str, Any, list[Any]]]) -> None:
+        """Append the recorded commands as one batch, expecting the head at :attr:`position`."""
+        assert self._log is not None
+        now = _time.now_ms()
+        envs = [create_event_envelope(cmd.type, cmd, namespace=ns, now=now) for ns, cmd, _ in recorded]
+        positions = self._log.append(
+            envs, events=[evs for _, _, evs in recorded], expected_position=self._position
+        )
+        self._position = max(positions)
+
+    def _mutate(self, op: Callable[[GraphState, IntentState, TaskState], tuple[R, GraphState, IntentState, TaskState]]) -> R:
+        """Run ``op`` on the current states; log its recorded commands; rebind on success.
+
+        With a log, a :class:`ConcurrencyError` (another writer appended
+        first) folds the new records and runs ``op`` again (up to 16 times).
+        """
+        if self._readonly:
+            raise ReadOnlyStoreError()
+        if self._log is None:
+            value, self.mem, self.intents, self.tasks = op(self.mem, self.intents, self.tasks)
+            return value
+        for _ in range(_RETRIES):
+            with recording() as rec:
+                value, mem, intents, tasks = op(self.mem, self.intents, self.tasks)
+            if rec:
+                try:
+                    self._append(rec)
+                except ConcurrencyError:
+                    self._catch_up()
+                    continue
+            self.mem, self.intents, self.tasks = mem, intents, tasks
+            self._maybe_snapshot()
+            return value
+        raise ConcurrencyError(self._position, self._log.head())
+
+    def _mem(self, fn: Callable[[GraphState], Any]) -> Any:
+        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
+            r = fn(m)
+            return r, r.state, i, t
+
+        return self._mutate(op)
+
+    def import_envelopes(
+        self,
+        envelopes: Iterable[EventEnvelope[Any] | Mapping[str, Any]],
+        *,
+        batch_size: int = 512,
+        progress: Callable[[int], None] | None = None,
+    ) -> EnvelopeImport:
+        """Apply and log envelopes that already have ids and times (e.g. from a JSONL log).
+
+        Envelopes are taken in the order given (sort them first, as
+        :func:`memex.replay_from_envelopes` does). Each is validated, its
+        ``ts`` parsed and its payload applied by namespace (``intent``,
+        ``task``, anything else memory); a rejected one is reported, not
+        logged, and its rejection is recorded with the next batch
+        (:meth:`memex.log.EventLog.rejection`). An envelope whose id is already
+        logged — or already rejected — with identical canonical bytes is not
+        applied again (counted in ``duplicates``, or reported as rejected with
+        the recorded reason), so importing the same file twice adds nothing
+        and reports the same rejections. Accepted envelopes are appended
+        ``batch_size`` at a time (one transaction each), keeping their ids and ``ts``.
+
+        Args:
+            envelopes: envelopes or wire mappings.
+            batch_size: envelopes per append transaction.
+            progress: called with the number of envelopes processed.
+        Returns:
+            :class:`EnvelopeImport`.
+        Raises:
+            ValidationError: the store has no log. ReadOnlyStoreError: a past state.
+            ConcurrencyError: another writer appended during the import (the
+                batches before it stay applied).
+        Complexity: O(k log n) for k envelopes.
+        """
+        if self._log is None:
+            raise ValidationError("import_envelopes: this store has no event log", "import_envelopes")
+        if self._readonly:
+            raise ReadOnlyStoreError()
+        lg = self._log
+        rejected: list[tuple[int, Exception]] = []
+        applied = duplicates = 0
+        states: _States = (self.mem, self.intents, self.tasks)
+        pending: list[EventEnvelope[Any]] = []
+        pending_events: list[list[Any]] = []
+        pending_bytes: dict[str, bytes] = {}
+        pending_rejects: list[tuple[EventEnvelope[Any], str]] = []
+
+        def flush() -> None:
+            if pending or pending_rejects:
+                positions = lg.append(
+                    pending,
+                    events=pending_events,
+                    expected_position=self._position,
+                    rejected=pending_rejects,
+                )
+                if positions:
+                    self._position = max(positions)
+                self.mem, self.intents, self.tasks = states
+                pending.clear()
+                pending_events.clear()
+                pending_bytes.clear()
+                pending_rejects.clear()
+
+        with gc_paused():
+            for index, raw in enumerate(envelopes):
+                try:
+                    env: EventEnvelope[Any] = (
+                        raw if isinstance(raw, EventEnvelope) else EventEnvelope.from_dict(raw)
+                    )
+                    parse_iso_ts(env.ts)
+                    stored = None
+                    known = pending_bytes.get(env.id)
+                    if known is None:
+                        stored = lg.lookup(env.id)
+                        known = None if stored is None else canonical_envelope_bytes(stored.envelope)
+                    if known is not None:
+                        if known != canonical_envelope_bytes(env):
+                            pos = stored.position if stored is not None else -1
+                            raise IdempotencyConflictError(env.id, pos)
+                        duplicates += 1
+                        continue
+                    earlier = lg.rejection(env.id)
+                    if earlier is not None:
+                        if earlier.envelope != canonical_envelope_bytes(env):
+                            raise IdempotencyConflictError(env.id, 0)
+                        raise PreviouslyRejectedError(earlier.reason)
+                    new_states, cmd, evs = _apply_payload(states, env.namespace, env.payload)
+                except PreviouslyRejectedError as e:
+                    rejected.append((index, e))
+                except (MemexError, ValueError, TypeError) as e:
+                    rejected.append((index, e))
+                    if isinstance(raw, EventEnvelope | Mapping) and not isinstance(e, IdempotencyConflictError):
+                        try:
+                            pending_rejects.append((_envelope_of(raw), f"{type(e).__name__}: {e}"))
+                        except (MemexError, ValueError, TypeError):
+                            pass  # not an envelope at all: nothing to remember it by
+                else:
+                    states = new_states
+                    logged: EventEnvelope[Any] = EventEnvelope(
+                        id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
+                        trace_id=env.trace_id, payload=cmd,
+                    )
+                    pending.append(logged)
+                    pending_events.append(evs)
+                    pending_bytes[env.id] = canonical_envelope_bytes(logged)
+                    applied += 1
+                    if len(pending) >= batch_size:
+                        flush()
+                if progress is not None:
+                    progress(index + 1)
+            flush()
+        self._maybe_snapshot()
+        return EnvelopeImport(applied, duplicates, rejected)
+
+    def read_log(self, from_position: int = 0, to_position: int | None = None) -> Iterator[Any]:
+        """The log's records (see :meth:`memex.log.EventLog.read`).
+
+        Raises:
+            ValidationError: the store has no log.
+        """
+        if self._log is None:
+            raise ValidationError("read_log: this store has no event log", "read_log")
+        return self._log.read(from_position, to_position)
 
     def __repr__(self) -> str:
         return (
@@ -106,9 +591,14 @@ class MemexStore:
     # -- memory mutations -------------------------------------------------------
     def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:
         """Apply a memory command (instance or wire mapping); see :func:`memex.apply_command`."""
-        result = apply_command(self.mem, cmd)
-        self.mem = result.state
-        return result.events
+        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
+            c = MemoryCommandAdapter.validate_python(cmd)
+            r = apply_command(m, c)
+            record("memory", c, r.events)
+            return r.events, r.state, i, t
+
+        events: list[MemoryLifecycleEvent] = self._mutate(op)
+        return events
 
     def create(self, **kwargs: Any) -> MemoryItem:
         """Build an item with :func:`memex.create_memory_item` (same keywords, ``now=`` too) and insert it.
@@ -161,35 +651,31 @@ class MemexStore:
         self, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
     ) -> list[MemoryLifecycleEvent]:
         """Add a ``CONTRADICTS`` edge ``a → b``; see :func:`memex.mark_contradiction`."""
-        result = integrity.mark_contradiction(self.mem, a, b, author, meta)
-        self.mem = result.state
-        return result.events
+        result = self._mem(lambda m: integrity.mark_contradiction(m, a, b, author, meta))
+        return result.events  # type: ignore[no-any-return]
 
     def resolve_contradiction(
         self, winner: str, loser: str, author: str, reason: str | None = None
     ) -> list[MemoryLifecycleEvent]:
         """Retract the contradictions between two items, ``winner`` supersedes ``loser``; see
         :func:`memex.resolve_contradiction`."""
-        result = integrity.resolve_contradiction(self.mem, winner, loser, author, reason)
-        self.mem = result.state
-        return result.events
+        result = self._mem(lambda m: integrity.resolve_contradiction(m, winner, loser, author, reason))
+        return result.events  # type: ignore[no-any-return]
 
     def mark_alias(
         self, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
     ) -> list[MemoryLifecycleEvent]:
         """Add ``ALIAS`` edges both ways between ``a`` and ``b``; see :func:`memex.mark_alias`."""
-        result = integrity.mark_alias(self.mem, a, b, author, meta)
-        self.mem = result.state
-        return result.events
+        result = self._mem(lambda m: integrity.mark_alias(m, a, b, author, meta))
+        return result.events  # type: ignore[no-any-return]
 
     def cascade_retract(self, item_id: str, author: str, reason: str | None = None) -> list[str]:
         """Retract an item and everything derived from it; returns the retracted ids in order.
 
         See :func:`memex.cascade_retract`.
         """
-        result = integrity.cascade_retract(self.mem, item_id, author, reason)
-        self.mem = result.state
-        return result.retracted
+        result = self._mem(lambda m: integrity.cascade_retract(m, item_id, author, reason))
+        return result.retracted  # type: ignore[no-any-return]
 
     def apply_many(
         self,
@@ -202,9 +688,8 @@ class MemexStore:
         now: int | None = None,
     ) -> list[MemoryLifecycleEvent]:
         """Update or retract every matching item through ``transform``; see :func:`memex.apply_many`."""
-        result = bulk.apply_many(self.mem, filter, transform, author, reason, options, now=now)
-        self.mem = result.state
-        return result.events
+        result = self._mem(lambda m: bulk.apply_many(m, filter, transform, author, reason, options, now=now))
+        return result.events  # type: ignore[no-any-return]
 
     def bulk_adjust_scores(
         self,
@@ -216,9 +701,8 @@ class MemexStore:
         now: int | None = None,
     ) -> list[MemoryLifecycleEvent]:
         """Shift the scores of every matching item (clamped to [0, 1]); see :func:`memex.bulk_adjust_scores`."""
-        result = bulk.bulk_adjust_scores(self.mem, criteria, delta, author, reason, now=now)
-        self.mem = result.state
-        return result.events
+        result = self._mem(lambda m: bulk.bulk_adjust_scores(m, criteria, delta, author, reason, now=now))
+        return result.events  # type: ignore[no-any-return]
 
     def decay_importance(
         self,
@@ -230,9 +714,8 @@ class MemexStore:
         now: int | None = None,
     ) -> list[MemoryLifecycleEvent]:
         """Scale the importance of items older than ``older_than_ms``; see :func:`memex.decay_importance`."""
-        result = bulk.decay_importance(self.mem, older_than_ms, factor, author, reason, now=now)
-        self.mem = result.state
-        return result.events
+        result = self._mem(lambda m: bulk.decay_importance(m, older_than_ms, factor, author, reason, now=now))
+        return result.events  # type: ignore[no-any-return]
 
     # -- memory queries -------------------------------------------------------------
     def items(
@@ -302,9 +785,14 @@ class MemexStore:
     # -- intent graph ----------------------------------------------------------------
     def apply_intent(self, cmd: IntentCommand | Mapping[str, Any]) -> list[IntentLifecycleEvent]:
         """Apply an intent command; see :func:`memex.apply_intent_command`."""
-        result = apply_intent_command(self.intents, cmd)
-        self.intents = result.state
-        return result.events
+        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
+            c = IntentCommandAdapter.validate_python(cmd)
+            r = apply_intent_command(i, c)
+            record("intent", c, r.events)
+            return r.events, m, r.state, t
+
+        events: list[IntentLifecycleEvent] = self._mutate(op)
+        return events
 
     def create_intent(self, **kwargs: Any) -> Intent:
         """Build an intent with :func:`memex.create_intent` (same keywords) and insert it; returns it."""
@@ -319,9 +807,14 @@ class MemexStore:
     # -- task graph --------------------------------------------------------------------
     def apply_task(self, cmd: TaskCommand | Mapping[str, Any]) -> list[TaskLifecycleEvent]:
         """Apply a task command; see :func:`memex.apply_task_command`."""
-        result = apply_task_command(self.tasks, cmd)
-        self.tasks = result.state
-        return result.events
+        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
+            c = TaskCommandAdapter.validate_python(cmd)
+            r = apply_task_command(t, c)
+            record("task", c, r.events)
+            return r.events, m, i, r.state
+
+        events: list[TaskLifecycleEvent] = self._mutate(op)
+        return events
 
     def create_task(self, **kwargs: Any) -> Task:
         """Build a task with :func:`memex.create_task` (same keywords) and insert it; returns it."""
@@ -376,11 +869,12 @@ class MemexStore:
         (``False``); see :func:`memex.import_slice`. All three states are
         rebound together (or none, on error).
         """
-        result = import_slice(self.mem, self.intents, self.tasks, slice, **kwargs)
-        self.mem = result.mem_state
-        self.intents = result.intent_state
-        self.tasks = result.task_state
-        return result.report
+        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
+            r = import_slice(m, i, t, slice, **kwargs)
+            return r.report, r.mem_state, r.intent_state, r.task_state
+
+        report: ImportReport = self._mutate(op)
+        return report
 
     # -- serialization (memory graph only) -----------------------------------------------
     def to_json(self) -> serialization.SerializedGraphState:

@@ -33,6 +33,7 @@ import attrs
 
 from memex import _jsonfmt
 from memex import _validate as v
+from memex._recorder import record
 from memex._uuid import safe_extract_timestamp, uuid7
 from memex.commands import (
     EdgeCreate,
@@ -553,16 +554,22 @@ class _Planner:
         self.commands: list[SliceCommand] = []
 
     def memory(self, cmd: MemoryCommand) -> None:
-        self.mem = apply_command(self.mem, cmd).state
+        result = apply_command(self.mem, cmd)
+        self.mem = result.state
         self.commands.append(cmd)
+        record("memory", cmd, result.events)
 
     def intent(self, cmd: IntentCommand) -> None:
-        self.intents = apply_intent_command(self.intents, cmd).state
+        result = apply_intent_command(self.intents, cmd)
+        self.intents = result.state
         self.commands.append(cmd)
+        record("intent", cmd, result.events)
 
     def task(self, cmd: TaskCommand) -> None:
-        self.tasks = apply_task_command(self.tasks, cmd).state
+        result = apply_task_command(self.tasks, cmd)
+        self.tasks = result.state
         self.commands.append(cmd)
+        record("task", cmd, result.events)
 
 
 def _plan(
