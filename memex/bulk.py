@@ -239,11 +239,18 @@ def decay_importance(
         ``CommandResult(state, events)``.
     Raises:
         InvalidTimestampError: an item has neither ``created_at`` nor a UUIDv7 id.
+        ValidationError: ``older_than_ms`` is not a number, ``now`` not an integer, or
+            ``factor`` is not a finite number >= 0.
 
     Complexity: O(n) time tests plus O(log n) per updated item.
     """
+    v.num(older_than_ms, "older_than_ms")
+    v.num(factor, "factor")
+    if factor < 0:
+        raise v.fail("factor", "a number >= 0", factor)
     if now is None:
         now = _time.now_ms()
+    v.int_ms(now, "now")
     cutoff = now - older_than_ms
 
     def decay(item: MemoryItem) -> dict[str, Any]:

@@ -350,8 +350,17 @@ def entities_equal(a: Any, b: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- export
-def _ordered(ids: Iterable[str] | None) -> dict[str, None]:
-    return dict.fromkeys(ids) if ids is not None else {}
+def _ordered(ids: Iterable[str] | None, name: str) -> dict[str, None]:
+    """Deduplicated ids in first-seen order; a lone string or a non-string id is an error."""
+    if ids is None:
+        return {}
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise v.fail(name, "a list of ids", ids)
+    out = dict.fromkeys(ids)
+    for i in out:
+        if not isinstance(i, str):
+            raise v.fail(name, "a list of string ids", i)
+    return out
 
 
 def export_slice(
@@ -397,6 +406,8 @@ def export_slice(
     Returns:
         A :class:`MemexExport` holding the entities themselves (shared, they
         are immutable).
+    Raises:
+        ValidationError: an id list is a single string or holds a non-string.
 
     Complexity: O((m + e_m) log n + i + t) where m is the number of exported
     memories and e_m their edges; children, edges and aliases come from the
@@ -404,9 +415,9 @@ def export_slice(
     """
     items = mem_state.items
     edges = mem_state.edges
-    mids = _ordered(memory_ids)
-    iids = _ordered(intent_ids)
-    tids = _ordered(task_ids)
+    mids = _ordered(memory_ids, "memory_ids")
+    iids = _ordered(intent_ids, "intent_ids")
+    tids = _ordered(task_ids, "task_ids")
     eids: dict[str, None] = {}
 
     if include_parents:

@@ -576,3 +576,31 @@ def test_truncated_or_broken_slice_text_names_the_entity() -> None:
     assert str(info.value) == "slice is truncated (the JSON text ends inside the memories list)"
     with pytest.raises(memex.ValidationError):
         slice_from_json(5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"memory_ids": "ab"}, "memory_ids"),
+        ({"task_ids": "t1"}, "task_ids"),
+        ({"intent_ids": [None]}, "intent_ids"),
+        ({"memory_ids": 5}, "memory_ids"),
+    ],
+)
+def test_export_rejects_id_lists_of_the_wrong_shape(kwargs: dict, path: str) -> None:
+    with pytest.raises(memex.ValidationError) as info:
+        memex.export_slice(memex.create_graph_state(), memex.create_intent_state(), memex.create_task_state(), **kwargs)
+    assert info.value.path == path
+
+
+def test_decay_importance_checks_its_arguments() -> None:
+    s = memex.create_graph_state()
+    for kwargs, path in (
+        ({"older_than_ms": "x", "factor": 0.5}, "older_than_ms"),
+        ({"older_than_ms": 10, "factor": float("nan")}, "factor"),
+        ({"older_than_ms": 10, "factor": -1}, "factor"),
+        ({"older_than_ms": 10, "factor": True}, "factor"),
+    ):
+        with pytest.raises(memex.ValidationError) as info:
+            memex.decay_importance(s, author="u", now=1000, **kwargs)
+        assert info.value.path == path
