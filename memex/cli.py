@@ -757,8 +757,7 @@ def _why_edges(state: GraphState, item_id: str) -> list[str]:
     other end is not in the graph).
     """
     lines = []
-    for eid in state.edge_ids_of(item_id):
-        e = state.edges[eid]
+    for e in state.edges_of(item_id):
         words = _WHY_EDGE_WORDS.get(e.kind)
         if words is None or not e.active:
             continue

@@ -10,7 +10,7 @@ lifecycle event that can be logged and replayed.
 
 Graph walks are driven by the state's indexes: the children index
 (:meth:`GraphState.child_ids`) for dependents and cascades, the
-edges-by-endpoint index (:meth:`GraphState.edge_ids_of`) for aliases and
+edges-by-endpoint index (:meth:`GraphState.edges_of`) for aliases and
 contradictions between two items. A walk that touches k items and their d
 edges costs O((k + d) log n), never a scan of the whole graph per step.
 Behaviour follows TypeScript MemEX 0.13 ``integrity.ts``.
@@ -180,10 +180,8 @@ def mark_contradiction(
 
 
 def _contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:
-    edges = state.edges
     out = []
-    for eid in state.edge_ids_of(x):
-        e = edges[eid]
+    for e in state.edges_of(x):
         if e.kind != "CONTRADICTS" or not e.active:
             continue
         if (e.from_ == x and e.to == y) or (e.from_ == y and e.to == x):
@@ -391,10 +389,8 @@ def mark_alias(
 
 def _alias_targets(state: GraphState, item_id: str) -> list[str]:
     """``to`` of the active ALIAS edges leaving ``item_id``, in edge insertion order (O(d log d))."""
-    edges = state.edges
     out = []
-    for eid in state.edge_ids_of(item_id):
-        e = edges[eid]
+    for e in state.edges_of(item_id):
         if e.kind == "ALIAS" and e.active and e.from_ == item_id:
             out.append(e.to)
     return out

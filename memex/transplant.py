@@ -460,10 +460,9 @@ def export_slice(
 
     between: set[str] = set()
     for mid in mids:
-        for eid in mem_state.edge_ids_of(mid):
-            e = edges[eid]
+        for e in mem_state.edges_of(mid):
             if e.from_ in mids and e.to in mids:
-                between.add(eid)
+                between.add(e.edge_id)
     for eid in edges.sort_keys_by_position(between):
         eids.setdefault(eid, None)
 
