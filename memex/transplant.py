@@ -707,66 +707,79 @@ def _plan(
         p.memory(EdgeCreate(edge=_with(edge, ends)))
         report.created.edges.append(edge.edge_id)
 
-    # -- intents
-    for intent in sl.intents:
-        refs = {
+    # -- intents, then tasks: the same decision table, each with its own references
+    def intent_refs(intent: Intent) -> dict[str, Any]:
+        return {
             "parent_id": _rewrite(intent.parent_id, intent_map),
             "root_memory_ids": _rewrite_all(intent.root_memory_ids, mem_map),
         }
-        existing_intent = p.intents.intents.get(intent.id)
-        if existing_intent is not None:
-            if skip:
-                if compare and not entities_equal(existing_intent, intent):
-                    if re_id:
-                        new_iid = intent_map.get(intent.id)
-                        if new_iid is None or new_iid in p.intents.intents:
-                            new_iid = mint_intent(intent)
-                        copy_i = _replace_unchecked(intent, {"id": new_iid, **refs})
-                        p.intent(IntentCreate(intent=copy_i))
-                        report.created.intents.append(new_iid)
-                    else:
-                        report.conflicts.intents.append(intent.id)
-                else:
-                    report.skipped.intents.append(intent.id)
-                continue
-            partial = _update_partial(intent.to_dict(), refs)
-            p.intent(IntentUpdate(intent_id=intent.id, partial=partial, author=intent.owner))
-            report.updated.intents.append(intent.id)
-            continue
-        p.intent(IntentCreate(intent=_with(intent, refs)))
-        report.created.intents.append(intent.id)
 
-    # -- tasks
-    for task in sl.tasks:
-        refs = {
+    def task_refs(task: Task) -> dict[str, Any]:
+        return {
             "intent_id": _rewrite(task.intent_id, intent_map),
             "parent_id": _rewrite(task.parent_id, task_map),
             "input_memory_ids": _rewrite_all(task.input_memory_ids, mem_map),
             "output_memory_ids": _rewrite_all(task.output_memory_ids, mem_map),
         }
-        existing_task = p.tasks.tasks.get(task.id)
-        if existing_task is not None:
-            if skip:
-                if compare and not entities_equal(existing_task, task):
-                    if re_id:
-                        new_tid = task_map.get(task.id)
-                        if new_tid is None or new_tid in p.tasks.tasks:
-                            new_tid = mint_task(task)
-                        copy_t = _replace_unchecked(task, {"id": new_tid, **refs})
-                        p.task(TaskCreate(task=copy_t))
-                        report.created.tasks.append(new_tid)
-                    else:
-                        report.conflicts.tasks.append(task.id)
-                else:
-                    report.skipped.tasks.append(task.id)
-                continue
-            partial = _update_partial(task.to_dict(), refs)
-            author = task.agent_id if task.agent_id else IMPORT_AUTHOR
-            p.task(TaskUpdate(task_id=task.id, partial=partial, author=author))
-            report.updated.tasks.append(task.id)
-            continue
-        p.task(TaskCreate(task=_with(task, refs)))
-        report.created.tasks.append(task.id)
+
+    def import_graph_entities(
+        entities: list[Any],
+        current: Callable[[], Mapping[str, Any]],
+        refs_of: Callable[[Any], dict[str, Any]],
+        id_map: dict[str, str],
+        mint: Callable[[Any], str],
+        create: Callable[[Any], None],
+        update: Callable[[Any, dict[str, Any]], None],
+        bucket: str,
+    ) -> None:
+        for entity in entities:
+            refs = refs_of(entity)
+            existing = current().get(entity.id)
+            if existing is None:
+                create(_with(entity, refs))
+                getattr(report.created, bucket).append(entity.id)
+            elif not skip:
+                update(entity, _update_partial(entity.to_dict(), refs))
+                getattr(report.updated, bucket).append(entity.id)
+            elif not (compare and not entities_equal(existing, entity)):
+                getattr(report.skipped, bucket).append(entity.id)
+            elif re_id:
+                new_id = id_map.get(entity.id)
+                if new_id is None or new_id in current():
+                    new_id = mint(entity)
+                create(_replace_unchecked(entity, {"id": new_id, **refs}))
+                getattr(report.created, bucket).append(new_id)
+            else:
+                getattr(report.conflicts, bucket).append(entity.id)
+
+    import_graph_entities(
+        sl.intents,
+        lambda: p.intents.intents,
+        intent_refs,
+        intent_map,
+        mint_intent,
+        lambda intent: p.intent(IntentCreate(intent=intent)),
+        lambda intent, partial: p.intent(
+            IntentUpdate(intent_id=intent.id, partial=partial, author=intent.owner)
+        ),
+        "intents",
+    )
+    import_graph_entities(
+        sl.tasks,
+        lambda: p.tasks.tasks,
+        task_refs,
+        task_map,
+        mint_task,
+        lambda task: p.task(TaskCreate(task=task)),
+        lambda task, partial: p.task(
+            TaskUpdate(
+                task_id=task.id,
+                partial=partial,
+                author=task.agent_id if task.agent_id else IMPORT_AUTHOR,
+            )
+        ),
+        "tasks",
+    )
 
     # -- link fix-up: imported memories pointing at re-id'd intents or tasks
     if intent_map or task_map:
