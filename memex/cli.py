@@ -36,10 +36,13 @@ the command quietly with the exit code it had already determined.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sqlite3
 import sys
+import urllib.parse
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -1343,12 +1346,51 @@ def _db_arguments(parser: argparse.ArgumentParser, *, required: bool = True, as_
 
 
 def _existing_db(path: str) -> str:
-    """``path`` if it is an existing file, else a :class:`CliError` (code 2)."""
+    """``path`` if it is an existing memex database, else a :class:`CliError` (code 2).
+
+    Read-only commands must not turn some other file into a memex database:
+    the file is opened read-only and must already hold the ``records`` table.
+    """
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file")
     if os.path.isdir(path):
         raise CliError(f"{path}: is a directory, expected a memex database")
+    try:
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
+            ).fetchone()
+    except sqlite3.Error as e:
+        raise CliError(f"{path}: not a memex database ({e})") from None
+    if found is None:
+        raise CliError(f"{path}: not a memex database (no records table)")
     return path
+
+
+@contextmanager
+def _import_lock(db: str) -> Iterator[None]:
+    """Serialise ``memex log import`` runs on one database (an advisory lock on ``DB.lock``).
+
+    Two imports at once would otherwise race: the loser's batch meets a moved
+    head (``ConcurrencyError``) or counts records the other one stored. With
+    the lock the second import starts after the first and finds its records
+    already stored. Where ``fcntl`` is missing the import runs unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        fh = open(db + ".lock", "a+b")  # noqa: SIM115 - held for the whole block
+    except OSError as e:
+        raise CliError(f"cannot lock {db}: {e.strerror or e}") from None
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        fh.close()
 
 
 @contextmanager
@@ -1372,10 +1414,9 @@ def _as_of_position(lg: SQLiteEventLog, when: str | None) -> int:
     if when is None:
         return head
     if when.startswith("@"):
-        try:
-            pos = int(when[1:])
-        except ValueError:
-            raise CliError(f"--as-of {when}: expected @POSITION with an integer position") from None
+        if not re.fullmatch(r"@[0-9]+", when, re.ASCII):
+            raise CliError(f"--as-of {when}: expected @POSITION with an integer position")
+        pos = int(when[1:])
         if not 0 <= pos <= head:
             raise CliError(f"--as-of {when}: position out of range 0..{head}")
         return pos
@@ -1458,7 +1499,11 @@ def _log_import(args: argparse.Namespace, ctx: Context) -> int:
             skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
     timed.sort(key=lambda t: (t[0], t[1]))
     show = ctx.err_console() if len(timed) > PROGRESS_THRESHOLD else None
-    with _open_log(args.db, create=True, synchronous="NORMAL" if args.fast else "FULL") as lg:
+    if os.path.isdir(args.db):
+        raise CliError(f"{args.db}: is a directory, expected a memex database")
+    with _import_lock(args.db), _open_log(
+        args.db, create=True, synchronous="NORMAL" if args.fast else "FULL"
+    ) as lg:
         store = MemexStore.open(args.db, log=lg)
         with _progress(show) as bar:
             task = None if bar is None else bar.add_task("Importing", total=len(timed))
@@ -1667,6 +1712,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         reported as one ``memex: error: ...`` line on stderr.
     """
     ctx = Context(stdout=sys.stdout, stderr=sys.stderr)
+
+    def show_warning(message: Warning | str, *_: Any, **__: Any) -> None:
+        text = _one_line(str(message))
+        ctx.stderr.write(text if text.startswith("memex: ") else f"memex: warning: {text}")
+        ctx.stderr.write("\n")
+
+    previous = warnings.showwarning
+    warnings.showwarning = show_warning  # library warnings as one line, not file:line + source
+    try:
+        return _run(ctx, argv)
+    finally:
+        warnings.showwarning = previous
+
+
+def _run(ctx: Context, argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

@@ -633,7 +633,7 @@ class SQLiteEventLog:
     def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:
         """Recompute the hash chain from 32 zero bytes and check every record.
 
-        Detects a record whose bytes, time or hash were edited, a deleted
+        Detects a record whose bytes, id, time or hash were edited, a deleted
         record (a gap), records swapped or reordered, and a broken running
         time index. Given ``expected_head=(position, hex hash)`` an auditor
         recorded earlier, also detects records removed from the end (or the
@@ -650,14 +650,18 @@ class SQLiteEventLog:
         while True:
             with self._lock:
                 rows = self._conn.execute(
-                    "SELECT position, ts_ms, max_ts, envelope, events, hash FROM records WHERE position >= ? ORDER BY position LIMIT ?",
+                    "SELECT position, ts_ms, max_ts, envelope, events, hash, id FROM records WHERE position >= ? ORDER BY position LIMIT ?",
                     (expect, _CHUNK),
                 ).fetchall()
             if not rows:
                 break
-            for pos, ts, mts, env, evs, stored in rows:
+            for pos, ts, mts, env, evs, stored, rid in rows:
                 if pos != expect:
                     return VerifyResult(False, expect - 1, prev.hex(), expect, f"position {expect} is missing")
+                # the id column (used for idempotent appends) must be the envelope's own id,
+                # which canonical bytes always carry first
+                if not isinstance(rid, str) or not _blob(env).startswith(b'{"id":' + _jsonfmt.dumpb(rid) + b","):
+                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: id column altered")
                 if not isinstance(ts, int) or not isinstance(mts, int):
                     return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time altered")
                 h = record_hash(prev, pos, ts, _blob(env), _blob(evs))

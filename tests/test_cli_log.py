@@ -214,3 +214,60 @@ def test_progress_bars_for_long_imports_and_replays(
     assert code == 0 and "Replaying" in err and "124/124" in err
     code, out, err = run(capsys, "replay", "--db", db, "--json")
     assert (code, err) == (0, "")
+
+
+def test_read_only_commands_refuse_files_that_are_not_memex_databases(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as c:
+        c.execute("CREATE TABLE t (x)")
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for db in (foreign, empty):
+        for args in (("audit", "verify", "--db", str(db)), ("replay", "--db", str(db)), ("log", "tail", "--db", str(db))):
+            code, out, err = run(capsys, *args)
+            assert code == 2
+            assert "not a memex database" in err
+    with sqlite3.connect(foreign) as c:
+        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    assert tables == ["t"]  # nothing was added to somebody else's file
+    assert empty.read_bytes() == b""
+
+
+def test_as_of_position_must_be_plain_ascii_digits(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    assert run(capsys, "log", "import", str(EXAMPLE), "--db", str(db))[0] == 0
+    for bad in ("@ 5", "@+5", "@\u0663", "@5.0"):
+        code, out, err = run(capsys, "replay", "--db", str(db), "--as-of", bad)
+        assert code == 2, bad
+        assert "expected @POSITION" in err
+    assert run(capsys, "replay", "--db", str(db), "--as-of", "@5")[0] == 0
+
+
+def test_two_imports_at_once_serialise(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "m.db"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "memex", "log", "import", str(EXAMPLE), "--db", str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    assert [code for _, _, code in results] == [0, 0], results
+    counts = sorted(
+        tuple(int(x) for x in re.search(r"(\d+) appended, (\d+) already stored", out).groups())  # type: ignore[union-attr]
+        for out, _, _ in results
+    )
+    assert counts == [(0, 124), (124, 0)]
+    lg = memex.SQLiteEventLog(db)
+    try:
+        assert lg.head() == 124 and lg.verify().ok
+    finally:
+        lg.close()

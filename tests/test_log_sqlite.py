@@ -58,6 +58,17 @@ def test_edited_record_is_found_at_its_position(tmp_path: Path) -> None:
     assert "position 6" in (r.reason or "")
 
 
+def test_edited_id_column_is_found(tmp_path: Path) -> None:
+    # the id column drives idempotent appends; it must stay the envelope's own id
+    path = tmp_path / "t.db"
+    lg = filled(path)
+    with raw(path) as c:
+        c.execute("UPDATE records SET id = 'zzz' WHERE position = 7")
+    r = lg.verify()
+    assert (r.ok, r.first_bad) == (False, 7)
+    assert "id column" in (r.reason or "")
+
+
 def test_edited_events_or_time_are_found(tmp_path: Path) -> None:
     path = tmp_path / "t.db"
     lg = filled(path)
