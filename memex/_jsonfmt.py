@@ -132,6 +132,22 @@ _ATOMS = frozenset([str, int, bool, type(None)])
 _ATOMS_NO_STR = frozenset([int, bool, type(None)])
 
 
+def _member(x: Any, surrogates: bool) -> Any:
+    """A non-atom member of a container, normalised (``x`` itself when nothing changes).
+
+    Floats are handled inline, as most are printed by msgspec exactly as
+    JavaScript prints them: only integral floats and those below 1e-5 in
+    magnitude need a replacement.
+    """
+    if type(x) is float:
+        if x.is_integer():
+            return int(x) if -_TWO53 <= x <= _TWO53 else _fix_float(x)
+        if -1e-5 < x < 1e-5:
+            return _fix_float(x)
+        return x
+    return _norm(x, surrogates)
+
+
 def _norm(v: Any, surrogates: bool) -> Any:
     """Return ``v`` with the floats msgspec would misprint replaced.
 
@@ -151,20 +167,11 @@ def _norm(v: Any, surrogates: bool) -> Any:
     if tv is dict or (tv is not list and tv is not tuple and isinstance(v, dict)):
         out: Any = None
         for key, x in v.items():
-            tx = type(x)
-            if tx in atoms:
+            if type(x) in atoms:
                 continue
-            if tx is float:
-                if x.is_integer():
-                    y = int(x) if -_TWO53 <= x <= _TWO53 else _fix_float(x)
-                elif -1e-5 < x < 1e-5:
-                    y = _fix_float(x)
-                else:
-                    continue
-            else:
-                y = _norm(x, surrogates)
-                if y is x:
-                    continue
+            y = _member(x, surrogates)
+            if y is x:
+                continue
             if out is None:
                 out = dict(v)
             out[key] = y
@@ -181,20 +188,11 @@ def _norm(v: Any, surrogates: bool) -> Any:
         i = -1
         for x in v:
             i += 1
-            tx = type(x)
-            if tx in atoms:
+            if type(x) in atoms:
                 continue
-            if tx is float:
-                if x.is_integer():
-                    y = int(x) if -_TWO53 <= x <= _TWO53 else _fix_float(x)
-                elif -1e-5 < x < 1e-5:
-                    y = _fix_float(x)
-                else:
-                    continue
-            else:
-                y = _norm(x, surrogates)
-                if y is x:
-                    continue
+            y = _member(x, surrogates)
+            if y is x:
+                continue
             if out is None:
                 out = list(v)
             out[i] = y

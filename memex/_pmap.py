@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 import immutables
 
-__all__ = ["PMap", "PSet", "pset_add", "pset_remove", "bucket_put", "bucket_remove", "EMPTY_SET"]
+__all__ = ["PMap", "as_pmap", "PSet", "pset_add", "pset_remove", "bucket_put", "bucket_remove", "EMPTY_SET"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -227,6 +227,21 @@ class PMap(Mapping[K, V], Generic[K, V]):
         """Return the given keys (all present) ordered by insertion. O(k log k)."""
         idx = self._index
         return sorted(keys, key=idx.__getitem__)
+
+
+def as_pmap(value: Any, owner: str) -> PMap[Any, Any]:
+    """Convert a state map argument (``None``, a mapping or a list of pairs) to a :class:`PMap`.
+
+    A :class:`PMap` is returned as is. Raises ``TypeError`` naming ``owner``
+    (``"GraphState"``, ``"IntentState"``, ...) for anything else.
+    """
+    if isinstance(value, PMap):
+        return value
+    if value is None:
+        return PMap()
+    if isinstance(value, Mapping | list | tuple):
+        return PMap(value)
+    raise TypeError(f"{owner} maps must be mappings (or lists of pairs), got {type(value).__name__}")
 
 
 # -- persistent sets (unordered) used by secondary indexes --------------------

@@ -77,7 +77,7 @@ from memex.log import LogRecord, SQLiteEventLog, canonical_envelope_bytes
 from memex.models import MemoryItem, MemoryLifecycleEvent
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
 from memex.query import get_edges
-from memex.replay import parse_iso_ts, replay_from_envelopes
+from memex.replay import envelope_instant, parse_iso_ts, replay_from_envelopes
 from memex.serialization import decode_json, stringify
 from memex.stats import get_stats
 from memex.store import MemexStore
@@ -524,25 +524,17 @@ def _fold_graph_envelopes(
 ) -> tuple[IntentState, TaskState]:
     """Fold ``intent``/``task`` namespace envelopes (line, envelope) in ``ts`` order.
 
-    A bad ``ts``, a missing payload or a failing command adds a
+    A bad ``ts`` or a failing command adds a
     :class:`SkippedRecord` and the fold goes on.
     """
     timed: list[tuple[int, int, dict[str, Any]]] = []
     for number, env in records:
-        ts = env.get("ts")
         try:
-            if not isinstance(ts, str):
-                raise InvalidTimestampError(
-                    f'Invalid envelope timestamp: "{ts}" (expected ISO 8601)'
-                )
-            timed.append((parse_iso_ts(ts), number, env))
+            timed.append((envelope_instant(env), number, env))
         except InvalidTimestampError as e:
             skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
     timed.sort(key=lambda t: t[0])
-    for _, number, env in timed:
-        if "payload" not in env:
-            skipped.append(SkippedRecord(number, "ValidationError", "envelope: missing payload"))
-            continue
+    for _, number, env in timed:  # envelope fields (payload included) were checked by the caller
         try:
             if env["namespace"] == "intent":
                 intents = apply_intent_command(intents, env["payload"]).state
@@ -1490,11 +1482,8 @@ def _log_import(args: argparse.Namespace, ctx: Context) -> int:
         if isinstance(value, SkippedRecord):
             skipped.append(value)
             continue
-        ts = value.get("ts")
         try:
-            if not isinstance(ts, str):
-                raise InvalidTimestampError(f"Invalid envelope timestamp: {ts!r} (expected ISO 8601)")
-            timed.append((parse_iso_ts(ts), number, value))
+            timed.append((envelope_instant(value), number, value))
         except InvalidTimestampError as e:
             skipped.append(SkippedRecord(number, type(e).__name__, str(e)))
     timed.sort(key=lambda t: (t[0], t[1]))

@@ -22,30 +22,19 @@ maps. Children buckets are sets of ids, ordered by the item map's positions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
 import immutables
 
-from memex._pmap import EMPTY_SET, PMap
+from memex._pmap import EMPTY_SET, PMap, as_pmap
 from memex.models import Edge, MemoryItem
 
 __all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
 
-Index = immutables.Map  # bucket key -> immutables.Map[member id, None]
-
-
 def _to_pmap(value: Any) -> PMap[str, Any]:
-    if isinstance(value, PMap):
-        return value
-    if value is None:
-        return PMap()
-    if isinstance(value, Mapping | list | tuple):
-        return PMap(value)
-    raise TypeError(
-        f"GraphState maps must be mappings (or lists of pairs), got {type(value).__name__}"
-    )
+    return as_pmap(value, "GraphState")
 
 
 def parent_keys(parents: Any) -> set[str]:

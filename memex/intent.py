@@ -26,7 +26,7 @@ import attrs
 import immutables
 
 from memex import _validate as v
-from memex._pmap import PMap, pset_add, pset_remove
+from memex._pmap import PMap, as_pmap, pset_add, pset_remove
 from memex._uuid import uuid7
 from memex.commands import CommandAdapter, _tag
 from memex.errors import (
@@ -169,19 +169,6 @@ def create_intent(
 
 
 # --------------------------------------------------------------------------- state
-def as_pmap(value: Any, owner: str) -> PMap[str, Any]:
-    """Convert a state map argument (``None``, a mapping or a list of pairs) to a :class:`PMap`."""
-    if isinstance(value, PMap):
-        return value
-    if value is None:
-        return PMap()
-    if isinstance(value, Mapping | list | tuple):
-        return PMap(value)
-    raise TypeError(
-        f"{owner} maps must be mappings (or lists of pairs), got {type(value).__name__}"
-    )
-
-
 def _to_intents(value: Any) -> PMap[str, Intent]:
     return as_pmap(value, "IntentState")
 
@@ -512,11 +499,7 @@ def apply_intent_command(
     if existing is None:
         raise IntentNotFoundError(cmd.intent_id)
     if isinstance(cmd, IntentUpdate):
-        changes = {
-            k: check(cmd.partial[k], f"partial.{k}")
-            for k, check in _INTENT_REPLACEABLE_CHECKS.items()
-            if k in cmd.partial
-        }
+        changes = v.checked_changes(cmd.partial, _INTENT_REPLACEABLE_CHECKS)
         updated: Intent = _replace_unchecked(existing, changes)
         event_type = "intent.updated"
     else:

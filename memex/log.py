@@ -529,19 +529,24 @@ class SQLiteEventLog:
         chunks and sees records appended while it runs (up to ``to_position``).
         O(k) for k records.
         """
+        for row in self._rows("position, envelope, events, hash", from_position, to_position):
+            yield self._record(row)
+
+    def _rows(self, columns: str, from_position: int, to_position: int | None) -> Iterator[tuple[Any, ...]]:
+        """Rows of ``records`` (``columns``, position first) for ``from_position..to_position``,
+        fetched in chunks so no lock is held between chunks."""
         nxt = max(from_position, 1)
         last = to_position
         while last is None or nxt <= last:
             hi = nxt + _CHUNK - 1 if last is None else min(last, nxt + _CHUNK - 1)
             with self._lock:
                 rows = self._conn.execute(
-                    "SELECT position, envelope, events, hash FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
+                    f"SELECT {columns} FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
                     (nxt, hi),
                 ).fetchall()
             if not rows:
                 return
-            for row in rows:
-                yield self._record(row)
+            yield from rows
             nxt = rows[-1][0] + 1
 
     def read_commands(
@@ -552,21 +557,9 @@ class SQLiteEventLog:
         Like :meth:`read` but decodes only the envelopes (not the events):
         the input of a fold. O(k) for k records.
         """
-        nxt = max(from_position, 1)
-        last = to_position
-        while last is None or nxt <= last:
-            hi = nxt + _CHUNK - 1 if last is None else min(last, nxt + _CHUNK - 1)
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT position, envelope FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
-                    (nxt, hi),
-                ).fetchall()
-            if not rows:
-                return
-            for pos, env in rows:
-                wire = decode_json(_blob(env))
-                yield pos, wire["namespace"], wire.get("payload")
-            nxt = rows[-1][0] + 1
+        for pos, env in self._rows("position, envelope", from_position, to_position):
+            wire = decode_json(_blob(env))
+            yield pos, wire["namespace"], wire.get("payload")
 
     def position_as_of(self, ts_ms: int) -> int:
         """The length of the longest prefix whose envelope times are all ``<= ts_ms`` (unix ms).

@@ -43,6 +43,8 @@ __all__ = [
     "item_timestamp",
     "compute_decay_multiplier",
     "compute_score",
+    "decay_function",
+    "score_function",
     "sort_items",
 ]
 
@@ -71,6 +73,33 @@ def item_timestamp(item: MemoryItem) -> int:
     return ts
 
 
+def decay_function(cfg: DecayConfig, now: int) -> Callable[[MemoryItem], float]:
+    """Compile a decay config into ``item -> multiplier`` at a fixed ``now`` (unix ms).
+
+    The one implementation of the decay formula (contract §4.5, TS
+    ``computeDecayMultiplier``): ``age = now - item time``; ``age <= 0`` gives
+    ``1.0``; with ``n = age / interval``, exponential ``(1 - rate) ** n``,
+    linear ``max(0, 1 - rate * n)``, step ``(1 - rate) ** floor(n)``.
+    Used by :func:`compute_decay_multiplier`, the ``decay`` filter and scoring.
+    """
+    interval = INTERVAL_MS[cfg.interval]
+    rate = cfg.rate
+    kind = cfg.type
+
+    def multiplier(item: MemoryItem) -> float:
+        age = now - item_timestamp(item)
+        if age <= 0:
+            return 1.0
+        n = age / interval
+        if kind == "exponential":
+            return float((1 - rate) ** n)
+        if kind == "linear":
+            return float(max(0.0, 1 - rate * n))
+        return float((1 - rate) ** math.floor(n))
+
+    return multiplier
+
+
 def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str, Any], *, now: int | None = None) -> float:
     """Return the multiplier in [0, 1] by which ``item``'s score has decayed at ``now``.
 
@@ -88,18 +117,29 @@ def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str,
         ValidationError: a malformed ``decay`` mapping.
     """
     cfg = decay if isinstance(decay, DecayConfig) else DecayConfig.from_dict(decay)
-    if now is None:
-        now = _time.now_ms()
-    age = now - item_timestamp(item)
-    if age <= 0:
-        return 1.0
-    n = age / INTERVAL_MS[cfg.interval]
-    rate = cfg.rate
-    if cfg.type == "exponential":
-        return float((1 - rate) ** n)
-    if cfg.type == "linear":
-        return float(max(0.0, 1 - rate * n))
-    return float((1 - rate) ** math.floor(n))
+    return decay_function(cfg, _time.now_ms() if now is None else now)(item)
+
+
+def score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], float]:
+    """Compile weights into ``item -> score`` at a fixed ``now`` (the formula of
+    :func:`compute_score`), so a query validates the weights once, not per item."""
+    wa = weights.authority or 0
+    wc = weights.conviction or 0
+    wi = weights.importance or 0
+
+    def linear(it: MemoryItem) -> float:
+        return float(wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
+
+    if weights.decay is None:
+        return linear
+    multiplier = decay_function(weights.decay, now)
+
+    def decayed(it: MemoryItem) -> float:
+        return float(
+            (wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0)) * multiplier(it)
+        )
+
+    return decayed
 
 
 def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *, now: int | None = None) -> float:
@@ -114,14 +154,7 @@ def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *
         ValidationError: malformed weights.
     """
     w = weights if isinstance(weights, ScoreWeights) else ScoreWeights.from_dict(weights)
-    score = (
-        (w.authority or 0) * item.authority
-        + (w.conviction or 0) * (item.conviction or 0)
-        + (w.importance or 0) * (item.importance or 0)
-    )
-    if w.decay is not None:
-        score *= compute_decay_multiplier(item, w.decay, now=now)
-    return float(score)
+    return score_function(w, _time.now_ms() if now is None else now)(item)
 
 
 # ----------------------------------------------------------------------------- sorting
@@ -291,8 +324,8 @@ def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | Non
                 and (chi is None or len(it.parents or ()) <= chi)
             )
     if flt.decay is not None:
-        cfg, dmin = flt.decay.config, flt.decay.min
-        add(lambda it: compute_decay_multiplier(it, cfg, now=now) >= dmin)
+        decay_of, dmin = decay_function(flt.decay.config, now), flt.decay.min
+        add(lambda it: decay_of(it) >= dmin)
     if flt.created is not None:
         before, after = flt.created.before, flt.created.after
         if before is not None:
@@ -337,24 +370,39 @@ def matches_filter(item: MemoryItem, f: MemoryFilter | Mapping[str, Any], *, now
     return compile_filter(f, now=now)(item)
 
 
-def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[MemoryItem]:
-    """Items that can possibly match ``flt``, in insertion order, narrowed by an index.
+def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[tuple[int, MemoryItem]]:
+    """``(order key, item)`` for the items ``flt`` can possibly match, unordered.
 
-    ``ids`` → those ids; ``scope`` → the scope index; ``scope_prefix`` → the
-    scopes with that prefix; otherwise every item. The caller still applies
-    the full filter.
+    The one place that picks an index for a filter: ``ids`` → those ids;
+    ``scope`` → the scope index; ``scope_prefix`` → the scopes with that
+    prefix; otherwise every item. The order key sorts like insertion order (a
+    scope index entry's ``seq``, else the item map's position), so a caller
+    that ranks anyway can break ties by it without sorting the candidates
+    first. The caller still applies the full filter. O(k) for k candidates.
     """
     items = state.items
-    if flt is None:
-        return items.values()
-    if flt.ids is not None:
-        present = [i for i in dict.fromkeys(flt.ids) if i in items]
-        return [items[i] for i in items.sort_keys_by_position(present)]
-    if flt.scope is not None:
-        return state.scope_items(flt.scope)
-    if flt.scope_prefix is not None:
-        return state.scope_prefix_items(flt.scope_prefix)
-    return items.values()
+    if flt is not None:
+        if flt.ids is not None:
+            return [(items.position(i), items[i]) for i in dict.fromkeys(flt.ids) if i in items]
+        if flt.scope is not None:
+            return state.scope_entries(flt.scope)
+        if flt.scope_prefix is not None:
+            return state.scope_prefix_entries(flt.scope_prefix)
+    return enumerate(items.values())
+
+
+def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[MemoryItem]:
+    """The items of :func:`candidate_entries`, in insertion order.
+
+    O(n) for no index, O(k log k) for k candidates from an index.
+    """
+    if flt is None or (flt.ids is None and flt.scope is None and flt.scope_prefix is None):
+        return state.items.values()
+    return [it for _, it in sorted(candidate_entries(state, flt), key=_first)]
+
+
+def _first(entry: tuple[int, Any]) -> int:
+    return entry[0]
 
 
 def _as_options(options: QueryOptions | Mapping[str, Any] | None) -> QueryOptions | None:

@@ -103,10 +103,7 @@ def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
     """
     if not isinstance(partial, Mapping):
         raise ValidationError("partial: expected an object", "partial")
-    changes: dict[str, Any] = {}
-    for key, check in _ITEM_REPLACEABLE.items():
-        if key in partial:
-            changes[key] = check(partial[key], f"partial.{key}")
+    changes = v.checked_changes(partial, _ITEM_REPLACEABLE)
     if "content" in partial:
         c = v.json_object(partial["content"], "partial.content")
         changes["content"] = {**existing.content, **c}
@@ -132,11 +129,7 @@ def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
     """
     if not isinstance(partial, Mapping):
         raise ValidationError("partial: expected an object", "partial")
-    changes = {
-        k: check(partial[k], f"partial.{k}")
-        for k, check in _EDGE_REPLACEABLE.items()
-        if k in partial
-    }
+    changes = v.checked_changes(partial, _EDGE_REPLACEABLE)
     result: Edge = _replace_unchecked(existing, changes)
     return result
 

@@ -26,6 +26,7 @@ __all__ = [
     "ReplayResult",
     "parse_iso_ts",
     "gc_paused",
+    "envelope_instant",
 ]
 
 
@@ -109,6 +110,23 @@ def _field(env: Any, name: str) -> Any:
     return getattr(env, name, None)
 
 
+def envelope_instant(env: Any) -> int:
+    """The instant (unix ms) of an envelope's ``ts`` (an :class:`EventEnvelope` or mapping).
+
+    Raises:
+        InvalidTimestampError: ``ts`` is missing, not a string, or not the
+            strict ISO-8601 form :func:`parse_iso_ts` accepts.
+    """
+    ts = _field(env, "ts")
+    if ts is None:
+        raise InvalidTimestampError("Invalid envelope timestamp: missing ts (expected ISO 8601)")
+    if not isinstance(ts, str):
+        raise InvalidTimestampError(
+            f"Invalid envelope timestamp: {ts!r} is not a string (expected ISO 8601)"
+        )
+    return parse_iso_ts(ts)
+
+
 def replay_from_envelopes(
     envelopes: Iterable[Any], *, progress: Callable[[int], None] | None = None
 ) -> ReplayResult:
@@ -142,17 +160,8 @@ def replay_from_envelopes(
             )
             skipped.append(ReplayFailure(i, err, None, env))
             continue
-        ts = _field(env, "ts")
         try:
-            if ts is None:
-                raise InvalidTimestampError(
-                    "Invalid envelope timestamp: missing ts (expected ISO 8601)"
-                )
-            if not isinstance(ts, str):
-                raise InvalidTimestampError(
-                    f"Invalid envelope timestamp: {ts!r} is not a string (expected ISO 8601)"
-                )
-            instant = parse_iso_ts(ts)
+            instant = envelope_instant(env)
         except InvalidTimestampError as e:
             skipped.append(ReplayFailure(i, e, None, env))
             continue

@@ -25,19 +25,13 @@ from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import (
     DiversityOptions,
-    Edge,
     MemoryFilter,
     MemoryItem,
     ScoredItem,
     ScoredQueryOptions,
     ScoreWeights,
 )
-from memex.query import (
-    INTERVAL_MS,
-    _as_filter,
-    compile_filter,
-    item_timestamp,
-)
+from memex.query import _as_filter, candidate_entries, compile_filter, score_function
 
 __all__ = [
     "get_scored_items",
@@ -60,39 +54,6 @@ def _weights(weights: ScoreWeights | Mapping[str, Any]) -> ScoreWeights:
         return weights
     result: ScoreWeights = ScoreWeights.from_dict(weights)
     return result
-
-
-def _scorer(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], float]:
-    """Compile weights into ``item -> score`` (the formula of :func:`memex.compute_score`)."""
-    wa = weights.authority or 0
-    wc = weights.conviction or 0
-    wi = weights.importance or 0
-    decay = weights.decay
-    if decay is None:
-
-        def linear(it: MemoryItem) -> float:
-            return float(wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
-
-        return linear
-    interval = INTERVAL_MS[decay.interval]
-    keep = 1 - decay.rate
-    kind = decay.type
-
-    def decayed(it: MemoryItem) -> float:
-        score = wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0)
-        age = now - item_timestamp(it)
-        if age <= 0:
-            return float(score * 1.0)
-        n = age / interval
-        if kind == "exponential":
-            mult = keep**n
-        elif kind == "linear":
-            mult = max(0.0, 1 - decay.rate * n)
-        else:
-            mult = keep ** math.floor(n)
-        return float(score * mult)
-
-    return decayed
 
 
 def _options(options: ScoredQueryOptions | Mapping[str, Any] | None) -> ScoredQueryOptions:
@@ -140,10 +101,10 @@ def get_scored_items(
     pre = _as_filter(opts.pre)
     pre_ok = compile_filter(pre, now=now)
     post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
-    score = _scorer(w, now)
+    score = score_function(w, now)
     min_score = opts.min_score
     ranked: list[tuple[float, int, MemoryItem]] = []
-    for seq, it in _candidate_entries(state, pre):
+    for seq, it in candidate_entries(state, pre):
         if not pre_ok(it):
             continue
         s = score(it)
@@ -163,25 +124,6 @@ def get_scored_items(
         return [ScoredItem(item=it, score=s) for s, _, it in top[start:k]]
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return [ScoredItem(item=it, score=s) for s, _, it in ranked[start:]]
-
-
-def _candidate_entries(state: GraphState, pre: MemoryFilter | None) -> Iterable[tuple[int, MemoryItem]]:
-    """``(order key, item)`` for the items a pre-filter can match, in no particular order.
-
-    The order key sorts like insertion order (a scope index entry's ``seq``,
-    else the item map's position), so ranking can break score ties by it
-    without first sorting the candidates. An ``ids``, ``scope`` or
-    ``scope_prefix`` pre-filter is answered from the indexes.
-    """
-    if pre is not None:
-        if pre.ids is not None:
-            items = state.items
-            return [(items.position(i), items[i]) for i in dict.fromkeys(pre.ids) if i in items]
-        if pre.scope is not None:
-            return state.scope_entries(pre.scope)
-        if pre.scope_prefix is not None:
-            return state.scope_prefix_entries(pre.scope_prefix)
-    return enumerate(state.items.values())
 
 
 def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) -> list[ScoredItem]:
@@ -240,14 +182,9 @@ def get_items_by_budget(
 
 
 # ----------------------------------------------------------------------------- contradictions
-def _incident_edges(state: GraphState, ids: Iterable[str], kind: str) -> list[Edge]:
-    """Active edges of ``kind`` touching any of ``ids``, once each, in edge insertion order."""
-    return state.incident_edges(ids, kind)
-
-
 def _drop_superseded(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:
     ids = {s.item.id for s in scored}
-    superseded = {e.to for e in _incident_edges(state, ids, "SUPERSEDES")}
+    superseded = {e.to for e in state.incident_edges(ids, "SUPERSEDES")}
     if not superseded:
         return list(scored)
     return [s for s in scored if s.item.id not in superseded]
@@ -276,7 +213,7 @@ def filter_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> li
     # an edge touching a negative-scored (or absent) entry excludes nothing
     edges = [
         e
-        for e in _incident_edges(state, s.keys(), "CONTRADICTS")
+        for e in state.incident_edges(s.keys(), "CONTRADICTS")
         if s.get(e.from_, -1) >= 0 and s.get(e.to, -1) >= 0
     ]
     if not edges:
@@ -318,7 +255,7 @@ def surface_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> l
     by_id: dict[str, ScoredItem] = {}
     for entry in kept:
         by_id[entry.item.id] = entry
-    for e in _incident_edges(state, by_id.keys(), "CONTRADICTS"):
+    for e in state.incident_edges(by_id.keys(), "CONTRADICTS"):
         a = by_id.get(e.from_)
         b = by_id.get(e.to)
         if a is None or b is None or a is b:

@@ -29,11 +29,11 @@ import attrs
 import immutables
 
 from memex import _validate as v
-from memex._pmap import PMap, pset_add, pset_remove
+from memex._pmap import PMap, as_pmap, pset_add, pset_remove
 from memex._uuid import uuid7
 from memex.commands import CommandAdapter, _tag
 from memex.errors import DuplicateTaskError, InvalidTaskTransitionError, TaskNotFoundError
-from memex.intent import as_pmap, below, contains, literal_list, sorted_bucket
+from memex.intent import below, contains, literal_list, sorted_bucket
 from memex.models import _Record, _replace_unchecked
 
 __all__ = [
@@ -530,11 +530,7 @@ def apply_task_command(state: TaskState, cmd: TaskCommand | Mapping[str, Any]) -
         raise TaskNotFoundError(cmd.task_id)
     changes: dict[str, Any]
     if isinstance(cmd, TaskUpdate):
-        changes = {
-            k: check(cmd.partial[k], f"partial.{k}")
-            for k, check in _TASK_REPLACEABLE_CHECKS.items()
-            if k in cmd.partial
-        }
+        changes = v.checked_changes(cmd.partial, _TASK_REPLACEABLE_CHECKS)
         event_type = "task.updated"
     else:
         target, allowed, event_type = _TRANSITIONS[t]
