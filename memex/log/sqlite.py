@@ -1,36 +1,6 @@
-"""The durable event log (design layer 6): the :class:`EventLog` protocol and its
-embedded default, :class:`SQLiteEventLog`.
+"""The embedded event log: :class:`SQLiteEventLog` on the standard library's :mod:`sqlite3`.
 
-A *record* is one command envelope (a TypeScript-compatible
-:class:`~memex.envelope.EventEnvelope` of the ``memory``, ``intent`` or
-``task`` namespace) together with the lifecycle events the command produced
-when it was applied. Records get gap-free positions starting at 1; ``head()``
-is the last position (0 for an empty log). Replay folds the commands;
-subscribers (projections such as a text index) receive the events.
-
-Guarantees of every implementation (checked by the shared conformance suite
-in ``tests/test_log_conformance.py``):
-
-* **Atomic batches.** One ``append`` call is one transaction: all of its
-  records are stored, or none.
-* **Idempotency by envelope id.** Appending an envelope whose id is stored
-  with identical *canonical bytes* is a no-op returning the original position;
-  the same id with different bytes raises :class:`IdempotencyConflictError`
-  and writes nothing (fail closed). This check comes before the concurrency
-  check, so a client retrying a committed batch with its old
-  ``expected_position`` gets the original positions back.
-* **Optimistic concurrency.** ``expected_position`` (the head the writer last
-  saw) that does not match raises :class:`ConcurrencyError`; nothing is written.
-* **Audit chain.** Each record stores ``SHA-256(previous hash ‖ record
-  bytes)``, the first chaining from 32 zero bytes; :meth:`EventLog.verify`
-  reports the first altered, deleted or reordered position.
-
-Canonical bytes of an envelope: the compact JSON (:func:`memex._jsonfmt.dumpb`)
-of the decoded envelope's wire dict with fields in model order; a payload
-that is a valid command of the envelope's namespace is re-encoded from the
-command record (fields in model order too). Record bytes, the input of the
-chain hash: ``b"<position>\\n<ts_ms>\\n" + envelope bytes + b"\\n" + events
-bytes`` (compact JSON never contains a raw newline).
+Everything that knows the SQLite schema lives here.
 """
 
 from __future__ import annotations
@@ -42,256 +12,28 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any
 
 from memex import _jsonfmt
-from memex._isots import parse_iso_ts
-from memex.commands import CommandAdapter, MemoryCommandAdapter
 from memex.envelope import EventEnvelope
-from memex.errors import (
-    ConcurrencyError,
-    IdempotencyConflictError,
-    InvalidTimestampError,
-    ValidationError,
+from memex.errors import ConcurrencyError, IdempotencyConflictError, ValidationError
+from memex.log.chain import (
+    GENESIS_HASH,
+    as_envelope,
+    blob,
+    canonical_envelope_bytes,
+    envelope_ts_ms,
+    events_bytes,
+    record_hash,
 )
-from memex.intent import IntentCommandAdapter
-from memex.models import _Record
+from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
 from memex.serialization import decode_json
-from memex.task import TaskCommandAdapter
 
-__all__ = [
-    "EventLog",
-    "SQLiteEventLog",
-    "LogRecord",
-    "VerifyResult",
-    "Snapshot",
-    "Rejection",
-    "GENESIS_HASH",
-    "SYNCHRONOUS_MODES",
-    "canonical_envelope_bytes",
-    "record_hash",
-]
-
-GENESIS_HASH = bytes(32)
-"""The hash the first record chains from: 32 zero bytes."""
+__all__ = ["SQLiteEventLog", "SYNCHRONOUS_MODES"]
 
 SYNCHRONOUS_MODES = ("FULL", "NORMAL", "OFF", "EXTRA")
 """Accepted values of ``SQLiteEventLog(synchronous=...)`` (SQLite's ``PRAGMA synchronous``)."""
 
-_ADAPTERS: dict[str, CommandAdapter[Any]] = {
-    "memory": MemoryCommandAdapter,
-    "intent": IntentCommandAdapter,
-    "task": TaskCommandAdapter,
-}
-
-
-class LogRecord(NamedTuple):
-    """One stored record.
-
-    Attributes:
-        position: 1-based, gap-free position in the log.
-        envelope: the command envelope (payload as its wire dict).
-        events: the lifecycle events the command produced, as wire dicts
-            (``[]`` when the writer passed none).
-        hash: the record's chain hash, 64 lowercase hex digits.
-    """
-
-    position: int
-    envelope: EventEnvelope[Any]
-    events: list[Any]
-    hash: str
-
-
-class VerifyResult(NamedTuple):
-    """The outcome of :meth:`EventLog.verify`.
-
-    Attributes:
-        ok: ``True`` when every record and the chain are intact (and the
-            expected head, if given, is still on the chain).
-        head: the last stored position (0 when empty).
-        head_hash: the chain hash at ``head`` (hex; 64 zeros when empty).
-        first_bad: the first position whose record or chain link was altered,
-            deleted or reordered, or ``None``. For records removed from the end
-            (detected only against ``expected_head``) it is ``head + 1``.
-        reason: one line describing the problem, or ``None``.
-    """
-
-    ok: bool
-    head: int
-    head_hash: str
-    first_bad: int | None = None
-    reason: str | None = None
-
-
-class Rejection(NamedTuple):
-    """An envelope an import rejected, remembered so that a re-import rejects it again.
-
-    Attributes:
-        envelope_id: the envelope's id.
-        envelope: its canonical bytes.
-        reason: ``"<ErrorClass>: <message>"``.
-        head: the log head when it was rejected.
-    """
-
-    envelope_id: str
-    envelope: bytes
-    reason: str
-    head: int
-
-
-class Snapshot(NamedTuple):
-    """A saved state: ``position`` it was taken at, the chain ``hash`` (hex) there,
-    and the opaque ``state`` bytes the writer saved."""
-
-    position: int
-    hash: str
-    state: bytes
-
-
-@runtime_checkable
-class EventLog(Protocol):
-    """An append-only log of command records (see the module docstring for the guarantees).
-
-    Implementations: :class:`SQLiteEventLog` (embedded default). A PostgreSQL
-    implementation is to join the same conformance suite.
-    """
-
-    def append(
-        self,
-        envelopes: Sequence[EventEnvelope[Any] | Mapping[str, Any]],
-        *,
-        events: Sequence[Sequence[Any] | None] | None = None,
-        expected_position: int | None = None,
-        rejected: Sequence[tuple[EventEnvelope[Any] | Mapping[str, Any], str]] | None = None,
-    ) -> list[int]:
-        """Append a batch atomically and return each envelope's position."""
-        ...
-
-    def rejection(self, envelope_id: str) -> Rejection | None:
-        """The recorded rejection of envelope ``envelope_id``, or ``None``."""
-        ...
-
-    def read(self, from_position: int = 0, to_position: int | None = None) -> Iterator[LogRecord]:
-        """Records with ``from_position <= position <= to_position`` in position order."""
-        ...
-
-    def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
-        """The longest prefix of records whose envelope ``ts`` are all ``<= ts_ms``."""
-        ...
-
-    def read_commands(
-        self, from_position: int = 0, to_position: int | None = None
-    ) -> Iterator[tuple[int, str, Any]]:
-        """``(position, namespace, payload)`` of the records, as :meth:`read` (for folds)."""
-        ...
-
-    def position_as_of(self, ts_ms: int) -> int:
-        """The length of the longest prefix whose envelope ``ts`` are all ``<= ts_ms``."""
-        ...
-
-    def head(self) -> int:
-        """The last position (0 when empty)."""
-        ...
-
-    def head_hash(self) -> str:
-        """The chain hash at :meth:`head` (hex)."""
-        ...
-
-    def lookup(self, envelope_id: str) -> LogRecord | None:
-        """The record holding envelope ``envelope_id``, or ``None``."""
-        ...
-
-    def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:
-        """Recompute the chain and report the first bad position."""
-        ...
-
-    def subscribe(
-        self, from_position: int = 0, *, poll_interval: float = 0.05, idle_timeout: float | None = None
-    ) -> Iterator[LogRecord]:
-        """Yield records after ``from_position`` as they are appended."""
-        ...
-
-    def save_snapshot(self, state: bytes, position: int) -> None:
-        """Store an opaque state taken at ``position``."""
-        ...
-
-    def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
-        """The latest snapshot (at or before ``max_position``) that matches the chain."""
-        ...
-
-    def close(self) -> None:
-        """Release the log's resources."""
-        ...
-
-
-# --------------------------------------------------------------------------- encoding
-def _as_envelope(env: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
-    if isinstance(env, EventEnvelope):
-        return env
-    if not isinstance(env, Mapping):
-        raise ValidationError(f"envelope: expected an object, got {type(env).__name__}", "envelope")
-    result: EventEnvelope[Any] = EventEnvelope.from_dict(env)
-    return result
-
-
-def canonical_envelope_bytes(env: EventEnvelope[Any] | Mapping[str, Any]) -> bytes:
-    """The canonical bytes of an envelope (used for idempotency and the chain).
-
-    Args:
-        env: an :class:`EventEnvelope` or its wire mapping.
-    Returns:
-        Compact JSON (UTF-8) of the wire dict, fields in model order; a mapping
-        payload that validates as a command of the envelope's namespace is
-        re-encoded from the command record (other payloads are kept as given).
-    Raises:
-        ValidationError: ``env`` is not an envelope (a missing or non-string
-            ``id``/``namespace``/``type``/``ts``).
-    Complexity: O(size of the envelope).
-    """
-    e = _as_envelope(env)
-    wire = e.to_dict()
-    payload = e.payload
-    adapter = _ADAPTERS.get(e.namespace)
-    if adapter is not None and isinstance(payload, Mapping) and not isinstance(payload, _Record):
-        try:
-            wire["payload"] = adapter.dump_python(payload)
-        except (ValidationError, ValueError, TypeError):
-            pass
-    return _jsonfmt.dumpb(wire)
-
-
-def _events_bytes(events: Sequence[Any] | None) -> bytes:
-    if not events:
-        return b"[]"
-    return _jsonfmt.dumpb([e.to_dict() if isinstance(e, _Record) else e for e in events])
-
-
-def record_hash(prev: bytes, position: int, ts_ms: int, envelope: bytes, events: bytes) -> bytes:
-    """``SHA-256(prev ‖ b"<position>\\n<ts_ms>\\n" ‖ envelope ‖ b"\\n" ‖ events)`` (32 bytes)."""
-    h = hashlib.sha256(prev)
-    h.update(b"%d\n%d\n" % (position, ts_ms))
-    h.update(envelope)
-    h.update(b"\n")
-    h.update(events)
-    return h.digest()
-
-
-def _blob(value: Any) -> bytes:
-    """A stored BLOB column as bytes (a tampered row may hold TEXT, a number or NULL)."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value)
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
-    return b"" if value is None else str(value).encode()
-
-
-def _ts_ms(e: EventEnvelope[Any]) -> int:
-    if not isinstance(e.ts, str):
-        raise InvalidTimestampError(f"Invalid envelope timestamp: {e.ts!r} (expected ISO 8601)")
-    return parse_iso_ts(e.ts)
-
-
-# --------------------------------------------------------------------------- SQLite
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
     position INTEGER PRIMARY KEY,
@@ -427,16 +169,16 @@ class SQLiteEventLog:
                 ``expected_position != head()``; nothing is written.
         Complexity: O(k log n) for k envelopes; one fsync with ``FULL``.
         """
-        envs = [_as_envelope(e) for e in envelopes]
+        envs = [as_envelope(e) for e in envelopes]
         evs: Sequence[Sequence[Any] | None] = [None] * len(envs) if events is None else events
         if len(evs) != len(envs):
             raise ValidationError(
                 f"events: expected {len(envs)} event lists (one per envelope), got {len(evs)}", "events"
             )
         prepared = [
-            (e.id, _ts_ms(e), canonical_envelope_bytes(e), _events_bytes(ev)) for e, ev in zip(envs, evs, strict=True)
+            (e.id, envelope_ts_ms(e), canonical_envelope_bytes(e), events_bytes(ev)) for e, ev in zip(envs, evs, strict=True)
         ]
-        rejects = [(_as_envelope(e), reason) for e, reason in (rejected or ())]
+        rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
         if not prepared and not rejects:
             return []
         with self._lock:
@@ -464,7 +206,7 @@ class SQLiteEventLog:
         expected_position: int | None,
     ) -> list[int]:
         row = c.execute("SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1").fetchone()
-        head, prev, max_ts = (0, GENESIS_HASH, None) if row is None else (row[0], _blob(row[1]), row[2])
+        head, prev, max_ts = (0, GENESIS_HASH, None) if row is None else (row[0], blob(row[1]), row[2])
         positions: list[int] = []
         batch: dict[str, tuple[int, bytes]] = {}
         new: list[tuple[int, str, int, int, bytes, bytes, bytes]] = []
@@ -474,7 +216,7 @@ class SQLiteEventLog:
             if seen is None:
                 hit = c.execute("SELECT position, envelope FROM records WHERE id = ?", (eid,)).fetchone()
                 if hit is not None:
-                    seen = (hit[0], _blob(hit[1]))
+                    seen = (hit[0], blob(hit[1]))
                     batch[eid] = seen
             if seen is not None:
                 if seen[1] != env_bytes:
@@ -507,11 +249,11 @@ class SQLiteEventLog:
         """The chain hash at :meth:`head` as hex (64 zeros when empty). O(1)."""
         with self._lock:
             row = self._conn.execute("SELECT hash FROM records ORDER BY position DESC LIMIT 1").fetchone()
-        return (GENESIS_HASH if row is None else _blob(row[0])).hex()
+        return (GENESIS_HASH if row is None else blob(row[0])).hex()
 
     @staticmethod
     def _record(row: tuple[Any, ...]) -> LogRecord:
-        wire = decode_json(_blob(row[1]))
+        wire = decode_json(blob(row[1]))
         env: EventEnvelope[Any] = EventEnvelope(
             id=wire["id"],
             namespace=wire["namespace"],
@@ -520,7 +262,7 @@ class SQLiteEventLog:
             trace_id=wire.get("trace_id"),
             payload=wire.get("payload"),
         )
-        return LogRecord(row[0], env, decode_json(_blob(row[2])), _blob(row[3]).hex())
+        return LogRecord(row[0], env, decode_json(blob(row[2])), blob(row[3]).hex())
 
     def read(self, from_position: int = 0, to_position: int | None = None) -> Iterator[LogRecord]:
         """Yield the records with ``from_position <= position <= to_position`` in order.
@@ -558,7 +300,7 @@ class SQLiteEventLog:
         the input of a fold. O(k) for k records.
         """
         for pos, env in self._rows("position, envelope", from_position, to_position):
-            wire = decode_json(_blob(env))
+            wire = decode_json(blob(env))
             yield pos, wire["namespace"], wire.get("payload")
 
     def position_as_of(self, ts_ms: int) -> int:
@@ -583,7 +325,7 @@ class SQLiteEventLog:
             row = self._conn.execute(
                 "SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,)
             ).fetchone()
-        return None if row is None else Rejection(row[0], _blob(row[1]), str(row[2]), int(row[3]))
+        return None if row is None else Rejection(row[0], blob(row[1]), str(row[2]), int(row[3]))
 
     def lookup(self, envelope_id: str) -> LogRecord | None:
         """The record holding envelope ``envelope_id``, or ``None``. O(log n)."""
@@ -653,12 +395,12 @@ class SQLiteEventLog:
                     return VerifyResult(False, expect - 1, prev.hex(), expect, f"position {expect} is missing")
                 # the id column (used for idempotent appends) must be the envelope's own id,
                 # which canonical bytes always carry first
-                if not isinstance(rid, str) or not _blob(env).startswith(b'{"id":' + _jsonfmt.dumpb(rid) + b","):
+                if not isinstance(rid, str) or not blob(env).startswith(b'{"id":' + _jsonfmt.dumpb(rid) + b","):
                     return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: id column altered")
                 if not isinstance(ts, int) or not isinstance(mts, int):
                     return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time altered")
-                h = record_hash(prev, pos, ts, _blob(env), _blob(evs))
-                if h != _blob(stored):
+                h = record_hash(prev, pos, ts, blob(env), blob(evs))
+                if h != blob(stored):
                     return VerifyResult(
                         False, pos - 1, prev.hex(), pos, f"position {pos}: record or chain hash does not match"
                     )
@@ -689,7 +431,7 @@ class SQLiteEventLog:
             return GENESIS_HASH.hex()
         with self._lock:
             row = self._conn.execute("SELECT hash FROM records WHERE position = ?", (position,)).fetchone()
-        return None if row is None else _blob(row[0]).hex()
+        return None if row is None else blob(row[0]).hex()
 
     # -- snapshots -----------------------------------------------------------------
     def save_snapshot(self, state: bytes, position: int) -> None:
@@ -735,7 +477,7 @@ class SQLiteEventLog:
                 (max_position if max_position is not None else 2**62,),
             ).fetchall()
         for pos, h, state, state_hash in rows:
-            h_hex = _blob(h).hex()
+            h_hex = blob(h).hex()
             if self.hash_at(pos) != h_hex:
                 warnings.warn(
                     f"memex: snapshot at position {pos} does not match the log's chain; ignored",
@@ -743,18 +485,17 @@ class SQLiteEventLog:
                     stacklevel=2,
                 )
                 continue
-            if hashlib.sha256(_blob(state)).digest() != _blob(state_hash):
+            if hashlib.sha256(blob(state)).digest() != blob(state_hash):
                 warnings.warn(
                     f"memex: snapshot at position {pos} is corrupt (state hash mismatch); ignored",
                     RuntimeWarning,
                     stacklevel=2,
                 )
                 continue
-            return Snapshot(pos, h_hex, _blob(state))
+            return Snapshot(pos, h_hex, blob(state))
         return None
 
     def snapshot_positions(self) -> list[int]:
         """Positions of the stored snapshots, ascending."""
         with self._lock:
             return [r[0] for r in self._conn.execute("SELECT position FROM snapshots ORDER BY position")]
-

@@ -1,0 +1,100 @@
+"""Canonical bytes of a record and the SHA-256 hash chain over them."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memex import _jsonfmt
+from memex._isots import parse_iso_ts
+from memex.commands import CommandAdapter, MemoryCommandAdapter
+from memex.envelope import EventEnvelope
+from memex.errors import InvalidTimestampError, ValidationError
+from memex.intent import IntentCommandAdapter
+from memex.models import _Record
+from memex.task import TaskCommandAdapter
+
+__all__ = [
+    "GENESIS_HASH",
+    "canonical_envelope_bytes",
+    "events_bytes",
+    "record_hash",
+    "as_envelope",
+    "envelope_ts_ms",
+    "blob",
+]
+
+GENESIS_HASH = bytes(32)
+"""The hash the first record chains from: 32 zero bytes."""
+
+_ADAPTERS: dict[str, CommandAdapter[Any]] = {
+    "memory": MemoryCommandAdapter,
+    "intent": IntentCommandAdapter,
+    "task": TaskCommandAdapter,
+}
+
+def as_envelope(env: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
+    if isinstance(env, EventEnvelope):
+        return env
+    if not isinstance(env, Mapping):
+        raise ValidationError(f"envelope: expected an object, got {type(env).__name__}", "envelope")
+    result: EventEnvelope[Any] = EventEnvelope.from_dict(env)
+    return result
+
+
+def canonical_envelope_bytes(env: EventEnvelope[Any] | Mapping[str, Any]) -> bytes:
+    """The canonical bytes of an envelope (used for idempotency and the chain).
+
+    Args:
+        env: an :class:`EventEnvelope` or its wire mapping.
+    Returns:
+        Compact JSON (UTF-8) of the wire dict, fields in model order; a mapping
+        payload that validates as a command of the envelope's namespace is
+        re-encoded from the command record (other payloads are kept as given).
+    Raises:
+        ValidationError: ``env`` is not an envelope (a missing or non-string
+            ``id``/``namespace``/``type``/``ts``).
+    Complexity: O(size of the envelope).
+    """
+    e = as_envelope(env)
+    wire = e.to_dict()
+    payload = e.payload
+    adapter = _ADAPTERS.get(e.namespace)
+    if adapter is not None and isinstance(payload, Mapping) and not isinstance(payload, _Record):
+        try:
+            wire["payload"] = adapter.dump_python(payload)
+        except (ValidationError, ValueError, TypeError):
+            pass
+    return _jsonfmt.dumpb(wire)
+
+
+def events_bytes(events: Sequence[Any] | None) -> bytes:
+    if not events:
+        return b"[]"
+    return _jsonfmt.dumpb([e.to_dict() if isinstance(e, _Record) else e for e in events])
+
+
+def record_hash(prev: bytes, position: int, ts_ms: int, envelope: bytes, events: bytes) -> bytes:
+    """``SHA-256(prev ‖ b"<position>\\n<ts_ms>\\n" ‖ envelope ‖ b"\\n" ‖ events)`` (32 bytes)."""
+    h = hashlib.sha256(prev)
+    h.update(b"%d\n%d\n" % (position, ts_ms))
+    h.update(envelope)
+    h.update(b"\n")
+    h.update(events)
+    return h.digest()
+
+
+def blob(value: Any) -> bytes:
+    """A stored BLOB column as bytes (a tampered row may hold TEXT, a number or NULL)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return b"" if value is None else str(value).encode()
+
+
+def envelope_ts_ms(e: EventEnvelope[Any]) -> int:
+    if not isinstance(e.ts, str):
+        raise InvalidTimestampError(f"Invalid envelope timestamp: {e.ts!r} (expected ISO 8601)")
+    return parse_iso_ts(e.ts)

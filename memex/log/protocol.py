@@ -1,0 +1,149 @@
+"""The :class:`EventLog` protocol and the record types every backend returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+from memex.envelope import EventEnvelope
+
+__all__ = ["EventLog", "LogRecord", "VerifyResult", "Rejection", "Snapshot"]
+
+
+class LogRecord(NamedTuple):
+    """One stored record.
+
+    Attributes:
+        position: 1-based, gap-free position in the log.
+        envelope: the command envelope (payload as its wire dict).
+        events: the lifecycle events the command produced, as wire dicts
+            (``[]`` when the writer passed none).
+        hash: the record's chain hash, 64 lowercase hex digits.
+    """
+
+    position: int
+    envelope: EventEnvelope[Any]
+    events: list[Any]
+    hash: str
+
+
+class VerifyResult(NamedTuple):
+    """The outcome of :meth:`EventLog.verify`.
+
+    Attributes:
+        ok: ``True`` when every record and the chain are intact (and the
+            expected head, if given, is still on the chain).
+        head: the last stored position (0 when empty).
+        head_hash: the chain hash at ``head`` (hex; 64 zeros when empty).
+        first_bad: the first position whose record or chain link was altered,
+            deleted or reordered, or ``None``. For records removed from the end
+            (detected only against ``expected_head``) it is ``head + 1``.
+        reason: one line describing the problem, or ``None``.
+    """
+
+    ok: bool
+    head: int
+    head_hash: str
+    first_bad: int | None = None
+    reason: str | None = None
+
+
+class Rejection(NamedTuple):
+    """An envelope an import rejected, remembered so that a re-import rejects it again.
+
+    Attributes:
+        envelope_id: the envelope's id.
+        envelope: its canonical bytes.
+        reason: ``"<ErrorClass>: <message>"``.
+        head: the log head when it was rejected.
+    """
+
+    envelope_id: str
+    envelope: bytes
+    reason: str
+    head: int
+
+
+class Snapshot(NamedTuple):
+    """A saved state: ``position`` it was taken at, the chain ``hash`` (hex) there,
+    and the opaque ``state`` bytes the writer saved."""
+
+    position: int
+    hash: str
+    state: bytes
+
+
+@runtime_checkable
+class EventLog(Protocol):
+    """An append-only log of command records (see the module docstring for the guarantees).
+
+    Implementations: :class:`SQLiteEventLog` (embedded default). A PostgreSQL
+    implementation is to join the same conformance suite.
+    """
+
+    def append(
+        self,
+        envelopes: Sequence[EventEnvelope[Any] | Mapping[str, Any]],
+        *,
+        events: Sequence[Sequence[Any] | None] | None = None,
+        expected_position: int | None = None,
+        rejected: Sequence[tuple[EventEnvelope[Any] | Mapping[str, Any], str]] | None = None,
+    ) -> list[int]:
+        """Append a batch atomically and return each envelope's position."""
+        ...
+
+    def rejection(self, envelope_id: str) -> Rejection | None:
+        """The recorded rejection of envelope ``envelope_id``, or ``None``."""
+        ...
+
+    def read(self, from_position: int = 0, to_position: int | None = None) -> Iterator[LogRecord]:
+        """Records with ``from_position <= position <= to_position`` in position order."""
+        ...
+
+    def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
+        """The longest prefix of records whose envelope ``ts`` are all ``<= ts_ms``."""
+        ...
+
+    def read_commands(
+        self, from_position: int = 0, to_position: int | None = None
+    ) -> Iterator[tuple[int, str, Any]]:
+        """``(position, namespace, payload)`` of the records, as :meth:`read` (for folds)."""
+        ...
+
+    def position_as_of(self, ts_ms: int) -> int:
+        """The length of the longest prefix whose envelope ``ts`` are all ``<= ts_ms``."""
+        ...
+
+    def head(self) -> int:
+        """The last position (0 when empty)."""
+        ...
+
+    def head_hash(self) -> str:
+        """The chain hash at :meth:`head` (hex)."""
+        ...
+
+    def lookup(self, envelope_id: str) -> LogRecord | None:
+        """The record holding envelope ``envelope_id``, or ``None``."""
+        ...
+
+    def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:
+        """Recompute the chain and report the first bad position."""
+        ...
+
+    def subscribe(
+        self, from_position: int = 0, *, poll_interval: float = 0.05, idle_timeout: float | None = None
+    ) -> Iterator[LogRecord]:
+        """Yield records after ``from_position`` as they are appended."""
+        ...
+
+    def save_snapshot(self, state: bytes, position: int) -> None:
+        """Store an opaque state taken at ``position``."""
+        ...
+
+    def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
+        """The latest snapshot (at or before ``max_position``) that matches the chain."""
+        ...
+
+    def close(self) -> None:
+        """Release the log's resources."""
+        ...
