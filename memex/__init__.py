@@ -13,9 +13,16 @@ Quick start::
                                     source_kind="observed", authority=0.8)
     state, events = memex.apply_command(state, memex.MemoryCreate(item=item))
     memex.get_items(state, {"scope": "user:42"})
+
+The names below are grouped by the layer of the design they belong to
+(``docs/architecture.md``): each layer imports only the layers above it in
+this list.
 """
 
+# -- 1 model: errors, records (entities, commands, events, filters), factories, ids
 from memex._uuid import extract_timestamp, safe_extract_timestamp, uuid7
+
+# -- 5 write helpers: integrity, bulk, transplant
 from memex.bulk import (
     ItemTransform,
     ScoreAdjustment,
@@ -23,16 +30,9 @@ from memex.bulk import (
     bulk_adjust_scores,
     decay_importance,
 )
-from memex.commands import (
-    EdgeCreate,
-    EdgeRetract,
-    EdgeUpdate,
-    MemoryCommand,
-    MemoryCommandAdapter,
-    MemoryCreate,
-    MemoryRetract,
-    MemoryUpdate,
-)
+
+# -- 2 codec: command adapters, envelopes
+from memex.codec import MemoryCommandAdapter
 from memex.envelope import (
     EventEnvelope,
     create_event_envelope,
@@ -59,7 +59,9 @@ from memex.errors import (
     TaskNotFoundError,
     ValidationError,
 )
-from memex.factories import create_edge, create_memory_item
+from memex.factories import create_edge, create_intent, create_memory_item, create_task
+
+# -- 3 state: the three graphs, their reducers, replay, the wire format of a state
 from memex.graph import GraphState, clone_graph_state, create_graph_state
 from memex.integrity import (
     CascadeResult,
@@ -76,20 +78,19 @@ from memex.integrity import (
     resolve_contradiction,
 )
 from memex.intent import (
-    Intent,
-    IntentCommand,
-    IntentFilter,
-    IntentLifecycleEvent,
     IntentResult,
     IntentState,
-    IntentStatus,
     apply_intent_command,
-    create_intent,
     create_intent_state,
     get_child_intents,
     get_intent_by_id,
     get_intents,
 )
+
+# -- 7 interfaces: the store facade, notebook bridges
+from memex.interop import to_networkx
+
+# -- 6 log: the durable event log
 from memex.log import EventLog, LogRecord, Rejection, Snapshot, SQLiteEventLog, VerifyResult
 from memex.models import (
     CreatedFilter,
@@ -99,15 +100,27 @@ from memex.models import (
     DecayType,
     DiversityOptions,
     Edge,
+    EdgeCreate,
     EdgeFilter,
+    EdgeRetract,
+    EdgeUpdate,
+    Intent,
+    IntentCommand,
+    IntentFilter,
+    IntentLifecycleEvent,
+    IntentStatus,
     KnownEdgeKind,
     KnownMemoryKind,
     KnownNamespace,
     KnownSourceKind,
     LifecycleEventType,
+    MemoryCommand,
+    MemoryCreate,
     MemoryFilter,
     MemoryItem,
     MemoryLifecycleEvent,
+    MemoryRetract,
+    MemoryUpdate,
     ParentsFilter,
     QueryOptions,
     Range,
@@ -117,8 +130,14 @@ from memex.models import (
     ScoreWeights,
     SortField,
     SortOption,
+    Task,
+    TaskCommand,
+    TaskFilter,
+    TaskLifecycleEvent,
+    TaskStatus,
 )
-from memex.nx import to_networkx
+
+# -- 4 read: queries, scoring and decay, retrieval, provenance, stats
 from memex.provenance import SupportNode, get_support_set, get_support_tree
 from memex.query import (
     compute_decay_multiplier,
@@ -146,15 +165,9 @@ from memex.serialization import SerializedGraphState, from_json, parse, stringif
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
 from memex.store import EnvelopeImport, MemexStore
 from memex.task import (
-    Task,
-    TaskCommand,
-    TaskFilter,
-    TaskLifecycleEvent,
     TaskResult,
     TaskState,
-    TaskStatus,
     apply_task_command,
-    create_task,
     create_task_state,
     get_child_tasks,
     get_task_by_id,
@@ -177,40 +190,50 @@ from memex.transplant import (
 __version__ = "0.1.0"
 
 __all__ = [
-    # graph state
-    "GraphState",
-    "create_graph_state",
-    "clone_graph_state",
-    # entities & factories
+    # -- 1 model
+    # errors
+    "MemexError",
+    "ValidationError",
+    "MemoryNotFoundError",
+    "EdgeNotFoundError",
+    "DuplicateMemoryError",
+    "DuplicateEdgeError",
+    "InvalidTimestampError",
+    "IntentNotFoundError",
+    "DuplicateIntentError",
+    "InvalidIntentTransitionError",
+    "TaskNotFoundError",
+    "DuplicateTaskError",
+    "InvalidTaskTransitionError",
+    "IdempotencyConflictError",
+    "ConcurrencyError",
+    "ReadOnlyStoreError",
+    "PreviouslyRejectedError",
+    # entities and factories
     "MemoryItem",
     "Edge",
+    "Intent",
+    "Task",
     "create_memory_item",
     "create_edge",
-    # commands & reducer
+    "create_intent",
+    "create_task",
+    # commands
     "MemoryCommand",
-    "MemoryCommandAdapter",
     "MemoryCreate",
     "MemoryUpdate",
     "MemoryRetract",
     "EdgeCreate",
     "EdgeUpdate",
     "EdgeRetract",
-    "apply_command",
-    "CommandResult",
-    "merge_item",
-    "merge_edge",
+    "IntentCommand",
+    "TaskCommand",
     # lifecycle events
     "MemoryLifecycleEvent",
     "LifecycleEventType",
-    # queries & filters
-    "get_items",
-    "get_edges",
-    "get_item_by_id",
-    "get_edge_by_id",
-    "get_related_items",
-    "get_parents",
-    "get_children",
-    "matches_filter",
+    "IntentLifecycleEvent",
+    "TaskLifecycleEvent",
+    # filters, options, weights, results
     "MemoryFilter",
     "EdgeFilter",
     "QueryOptions",
@@ -220,26 +243,91 @@ __all__ = [
     "ParentsFilter",
     "DecayFilter",
     "CreatedFilter",
-    # scoring / decay
-    "compute_score",
-    "compute_decay_multiplier",
     "ScoreWeights",
     "DecayConfig",
-    # retrieval
-    "get_scored_items",
     "ScoredQueryOptions",
     "ScoredItem",
+    "DiversityOptions",
+    "IntentFilter",
+    "TaskFilter",
+    # type aliases
+    "KnownMemoryKind",
+    "KnownSourceKind",
+    "KnownEdgeKind",
+    "KnownNamespace",
+    "SortField",
+    "DecayInterval",
+    "DecayType",
+    "IntentStatus",
+    "TaskStatus",
+    # uuid helpers
+    "uuid7",
+    "safe_extract_timestamp",
+    "extract_timestamp",
+    # -- 2 codec
+    "MemoryCommandAdapter",
+    "EventEnvelope",
+    "create_event_envelope",
+    "wrap_lifecycle_event",
+    "wrap_state_event",
+    "wrap_edge_state_event",
+    # -- 3 state
+    "GraphState",
+    "create_graph_state",
+    "clone_graph_state",
+    "apply_command",
+    "CommandResult",
+    "merge_item",
+    "merge_edge",
+    "IntentState",
+    "create_intent_state",
+    "apply_intent_command",
+    "IntentResult",
+    "get_intents",
+    "get_intent_by_id",
+    "get_child_intents",
+    "TaskState",
+    "create_task_state",
+    "apply_task_command",
+    "TaskResult",
+    "get_tasks",
+    "get_task_by_id",
+    "get_tasks_by_intent",
+    "get_child_tasks",
+    "replay_commands",
+    "replay_from_envelopes",
+    "ReplayFailure",
+    "ReplayResult",
+    "to_json",
+    "from_json",
+    "stringify",
+    "parse",
+    "SerializedGraphState",
+    # -- 4 read
+    "get_items",
+    "get_edges",
+    "get_item_by_id",
+    "get_edge_by_id",
+    "get_related_items",
+    "get_parents",
+    "get_children",
+    "matches_filter",
+    "compute_score",
+    "compute_decay_multiplier",
+    "get_scored_items",
     "get_items_by_budget",
     "smart_retrieve",
     "filter_contradictions",
     "surface_contradictions",
     "apply_diversity",
-    "DiversityOptions",
-    # provenance
     "get_support_tree",
     "get_support_set",
     "SupportNode",
-    # integrity
+    "get_stats",
+    "GraphStats",
+    "ItemStats",
+    "EdgeStats",
+    # -- 5 write helpers
     "get_contradictions",
     "mark_contradiction",
     "resolve_contradiction",
@@ -252,115 +340,30 @@ __all__ = [
     "mark_alias",
     "get_aliases",
     "get_alias_group",
-    # bulk
     "apply_many",
     "bulk_adjust_scores",
     "decay_importance",
     "ScoreAdjustment",
     "ItemTransform",
-    # networkx export (notebooks; not in the contract's name list)
-    "to_networkx",
-    # intent graph
-    "create_intent_state",
-    "create_intent",
-    "apply_intent_command",
-    "get_intents",
-    "get_intent_by_id",
-    "get_child_intents",
-    "Intent",
-    "IntentState",
-    "IntentStatus",
-    "IntentCommand",
-    "IntentFilter",
-    "IntentLifecycleEvent",
-    "IntentResult",
-    # task graph
-    "create_task_state",
-    "create_task",
-    "apply_task_command",
-    "get_tasks",
-    "get_task_by_id",
-    "get_tasks_by_intent",
-    "get_child_tasks",
-    "Task",
-    "TaskState",
-    "TaskStatus",
-    "TaskCommand",
-    "TaskFilter",
-    "TaskLifecycleEvent",
-    "TaskResult",
-    # transplant
     "export_slice",
     "import_slice",
+    "plan_import",
     "MemexExport",
     "ExportOptions",
     "ImportOptions",
     "ImportReport",
     "ImportBucket",
     "ImportResult",
-    # import planning (issue 5; not in the contract's name list)
-    "plan_import",
     "ImportPlan",
-    # facade
-    "MemexStore",
-    "EnvelopeImport",
-    # durable event log (issue 6; not in the contract's name list)
+    # -- 6 log
     "EventLog",
     "SQLiteEventLog",
     "LogRecord",
     "VerifyResult",
     "Snapshot",
     "Rejection",
-    # stats
-    "get_stats",
-    "GraphStats",
-    "ItemStats",
-    "EdgeStats",
-    # replay
-    "replay_commands",
-    "replay_from_envelopes",
-    "ReplayFailure",
-    "ReplayResult",
-    # serialization
-    "to_json",
-    "from_json",
-    "stringify",
-    "parse",
-    "SerializedGraphState",
-    # envelopes
-    "EventEnvelope",
-    "create_event_envelope",
-    "wrap_lifecycle_event",
-    "wrap_state_event",
-    "wrap_edge_state_event",
-    # uuid helpers
-    "uuid7",
-    "safe_extract_timestamp",
-    "extract_timestamp",
-    # errors
-    "MemexError",
-    "MemoryNotFoundError",
-    "EdgeNotFoundError",
-    "DuplicateMemoryError",
-    "DuplicateEdgeError",
-    "InvalidTimestampError",
-    "IntentNotFoundError",
-    "DuplicateIntentError",
-    "InvalidIntentTransitionError",
-    "TaskNotFoundError",
-    "DuplicateTaskError",
-    "InvalidTaskTransitionError",
-    "ValidationError",
-    "IdempotencyConflictError",
-    "ConcurrencyError",
-    "ReadOnlyStoreError",
-    "PreviouslyRejectedError",
-    # type aliases
-    "KnownMemoryKind",
-    "KnownSourceKind",
-    "KnownEdgeKind",
-    "KnownNamespace",
-    "SortField",
-    "DecayInterval",
-    "DecayType",
+    # -- 7 interfaces
+    "MemexStore",
+    "EnvelopeImport",
+    "to_networkx",
 ]

@@ -34,7 +34,19 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 import immutables
 
-__all__ = ["PMap", "as_pmap", "PSet", "pset_add", "pset_remove", "bucket_put", "bucket_remove", "EMPTY_SET"]
+__all__ = [
+    "PMap",
+    "as_pmap",
+    "Index",
+    "EMPTY_INDEX",
+    "EMPTY_SET",
+    "IndexBuilder",
+    "pset_add",
+    "pset_remove",
+    "bucket_put",
+    "bucket_remove",
+    "sorted_bucket",
+]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -244,9 +256,45 @@ def as_pmap(value: Any, owner: str) -> PMap[Any, Any]:
     raise TypeError(f"{owner} maps must be mappings (or lists of pairs), got {type(value).__name__}")
 
 
-# -- persistent sets (unordered) used by secondary indexes --------------------
-PSet = immutables.Map  # key -> None; order is irrelevant, callers sort by position
-EMPTY_SET: immutables.Map[Any, None] = immutables.Map()
+# -- secondary indexes ----------------------------------------------------------
+# An index maps a bucket key (a parent id, a scope, an endpoint) to an
+# unordered persistent map of members: ``member -> None`` (a set) or
+# ``member -> value`` (a bucket carrying, e.g., ``(seq, entity)``). Callers
+# that need insertion order sort members by the entity map's positions or by
+# the carried ``seq``.
+Index = immutables.Map
+"""The type of a secondary index (and of one bucket): an immutable hash trie."""
+
+EMPTY_INDEX: immutables.Map[Any, Any] = immutables.Map()
+"""The empty index."""
+
+EMPTY_SET: immutables.Map[Any, Any] = EMPTY_INDEX
+"""The empty bucket."""
+
+
+class IndexBuilder:
+    """Bulk construction of an index ``bucket -> {member: value}`` from scratch.
+
+    ``add`` costs O(log n) on a mutable view of the trie; :meth:`finish`
+    returns the immutable index. Used when a state is built from maps
+    (O(n log n) for n members), not by the reducers (they update an index
+    with :func:`pset_add` / :func:`bucket_put`, O(log n) per change).
+    """
+
+    __slots__ = ("_m",)
+
+    def __init__(self) -> None:
+        self._m: Any = EMPTY_INDEX.mutate()
+
+    def add(self, bucket: Any, member: Any, value: Any = None) -> None:
+        """Put ``member`` (with ``value``) into the bucket ``bucket``."""
+        b = self._m.get(bucket)
+        self._m[bucket] = (b if b is not None else EMPTY_SET).set(member, value)
+
+    def finish(self) -> immutables.Map[Any, Any]:
+        """The built index (the builder must not be used afterwards)."""
+        index: immutables.Map[Any, Any] = self._m.finish()
+        return index
 
 
 def pset_add(index: immutables.Map[Any, Any], bucket: Any, member: Any) -> immutables.Map[Any, Any]:
@@ -293,3 +341,16 @@ def bucket_remove(
         return index
     b = b.delete(key)
     return index.set(bucket, b) if len(b) else index.delete(bucket)
+
+
+def sorted_bucket(index: immutables.Map[Any, Any], key: Any, entities: PMap[Any, Any]) -> list[Any]:
+    """Members of ``index[key]`` ordered by their insertion position in ``entities``.
+
+    ``[]`` for a non-string key or an absent bucket. O(k log k) for k members.
+    """
+    if not isinstance(key, str):
+        return []
+    bucket = index.get(key)
+    if not bucket:
+        return []
+    return entities.sort_keys_by_position(bucket.keys())

@@ -3,22 +3,34 @@
 A checker takes ``(value, path)`` and returns the value to store (possibly
 normalised: a mapping into a plain ``dict``, a tuple into a ``list``, a
 mapping into a nested record) or raises :class:`memex.errors.ValidationError`
-naming ``path``. Rules (contract §2.1): an ``int`` passes as a float, ``bool``
-is not a number, no string coercion, bounds are inclusive, NaN/inf fail.
+naming ``path``. Rules: an ``int`` passes as a float, ``bool`` is not a
+number, no string coercion, bounds are inclusive, NaN and infinities fail.
+
+Checkers also carry two attributes that the record machinery
+(:mod:`memex.models._schema`) compiles into one fast validation path per
+record class:
+
+* ``fast``: a Python expression over ``{x}`` that is true exactly for values
+  the checker accepts *unchanged* (so a record whose fields all pass it needs
+  no normalisation), or ``None`` when no such expression exists;
+* ``post``: ``True`` when the checker must still run after ``fast`` passed (a
+  JSON object is walked to its leaves).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from memex.errors import ValidationError
 
-Checker = Callable[[Any, str], Any]
-
 __all__ = [
     "Checker",
+    "fast",
+    "fast_of",
+    "bind_fast_name",
+    "fast_names",
     "fail",
     "prefixed",
     "type_name",
@@ -38,6 +50,49 @@ __all__ = [
     "record_list",
     "any_value",
 ]
+
+Checker = Callable[[Any, str], Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+_FAST_NAMES: dict[str, Any] = {"_isfinite": math.isfinite}
+"""Names the ``fast`` expressions may use (the compiler adds them to its namespace)."""
+
+
+def fast(expr: str | None, post: bool = False) -> Callable[[F], F]:
+    """Attach a fast-path expression to a checker (see the module docstring).
+
+    Args:
+        expr: an expression over ``{x}`` true exactly for values the checker
+            keeps unchanged, or ``None``.
+        post: the checker must still be called after ``expr`` passed.
+    Returns:
+        A decorator returning the checker itself with ``fast``/``post`` set.
+    """
+
+    def attach(checker: F) -> F:
+        checker.fast = expr  # type: ignore[attr-defined]
+        checker.post = post  # type: ignore[attr-defined]
+        return checker
+
+    return attach
+
+
+def fast_of(checker: Checker) -> tuple[str | None, bool]:
+    """The ``(fast, post)`` pair of a checker (``(None, False)`` when it has none)."""
+    return getattr(checker, "fast", None), getattr(checker, "post", False)
+
+
+def bind_fast_name(value: Any) -> str:
+    """Register ``value`` under a fresh name usable in ``fast`` expressions; returns the name."""
+    name = f"_k{len(_FAST_NAMES)}"
+    _FAST_NAMES[name] = value
+    return name
+
+
+def fast_names() -> dict[str, Any]:
+    """The namespace ``fast`` expressions are evaluated in."""
+    return _FAST_NAMES
+
 
 
 def type_name(value: Any) -> str:
@@ -76,6 +131,7 @@ def prefixed(err: ValidationError, prefix: str) -> ValidationError:
     return ValidationError(msg, path)
 
 
+@fast("type({x}) is str")
 def req_str(value: Any, path: str) -> str:
     """A required ``str``."""
     if type(value) is str or isinstance(value, str):
@@ -89,9 +145,12 @@ def opt(checker: Checker) -> Checker:
     def check(value: Any, path: str) -> Any:
         return None if value is None else checker(value, path)
 
-    return check
+    expr, post = fast_of(checker)
+    check.nested = getattr(checker, "nested", False)  # type: ignore[attr-defined]
+    return fast(None if expr is None else f"({{x}} is None or {expr})", post)(check)
 
 
+@fast("(type({x}) is int or (type({x}) is float and _isfinite({x})))")
 def num(value: Any, path: str) -> float | int:
     """A finite number (``int`` or ``float``, not ``bool``)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -101,6 +160,7 @@ def num(value: Any, path: str) -> float | int:
     return value
 
 
+@fast("((type({x}) is float or type({x}) is int) and 0 <= {x} <= 1)")
 def num01(value: Any, path: str) -> float | int:
     """A number in the closed interval [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -108,6 +168,7 @@ def num01(value: Any, path: str) -> float | int:
     return value
 
 
+@fast("type({x}) is int")
 def int_ms(value: Any, path: str) -> int:
     """An integer (unix milliseconds)."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -115,6 +176,7 @@ def int_ms(value: Any, path: str) -> int:
     return value
 
 
+@fast("(type({x}) is int and {x} >= 0)")
 def nonneg_int(value: Any, path: str) -> int:
     """An integer >= 0."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -122,6 +184,7 @@ def nonneg_int(value: Any, path: str) -> int:
     return value
 
 
+@fast("type({x}) is bool")
 def boolean(value: Any, path: str) -> bool:
     """A ``bool``."""
     if not isinstance(value, bool):
@@ -129,6 +192,7 @@ def boolean(value: Any, path: str) -> bool:
     return value
 
 
+@fast("type({x}) is dict")
 def plain_dict(value: Any, path: str) -> dict[str, Any]:
     """A mapping with string keys, stored as a plain ``dict`` (same object if already one)."""
     if type(value) is dict:
@@ -162,6 +226,7 @@ def _check_json(value: Any, path: str) -> None:
     raise fail(path, "a JSON value (dict, list, str, int, float, bool or None)", value)
 
 
+@fast("type({x}) is dict", post=True)
 def json_object(value: Any, path: str) -> dict[str, Any]:
     """A JSON object: a mapping with string keys whose values are JSON values
     (nested ``dict``/``list``, ``str``, ``int``, finite ``float``, ``bool``,
@@ -177,6 +242,7 @@ def json_object(value: Any, path: str) -> dict[str, Any]:
     return d
 
 
+@fast("(type({x}) is list and all(type(_s) is str for _s in {x}))")
 def str_list(value: Any, path: str) -> list[str]:
     """A list (or tuple) of strings, stored as a plain ``list``."""
     if not isinstance(value, list | tuple):
@@ -197,7 +263,7 @@ def literal(allowed: tuple[str, ...], message: Callable[[Any], str] | None = Non
             raise ValidationError(message(value), path)
         raise fail(path, "one of " + ", ".join(f'"{a}"' for a in allowed), value)
 
-    return check
+    return fast(f"(type({{x}}) is str and {{x}} in {bind_fast_name(frozenset(allowed))})")(check)
 
 
 def checked_changes(partial: Mapping[str, Any], checks: Mapping[str, Checker]) -> dict[str, Any]:
@@ -219,7 +285,8 @@ def record(cls: Any) -> Checker:
             return cls.from_dict(value, _path=path)
         raise fail(path, f"an object ({cls.__name__})", value)
 
-    return check
+    check.nested = True  # type: ignore[attr-defined]
+    return fast(f"type({{x}}) is {bind_fast_name(cls)}")(check)
 
 
 def record_list(cls: Any) -> Checker:
@@ -231,9 +298,11 @@ def record_list(cls: Any) -> Checker:
             raise fail(path, f"an array of {cls.__name__}", value)
         return [inner(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
+    check.nested = True  # type: ignore[attr-defined]
     return check
 
 
+@fast("True")
 def any_value(value: Any, path: str) -> Any:
     """Any value, stored as given (``partial`` contents are never validated)."""
     return value

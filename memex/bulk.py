@@ -1,8 +1,9 @@
-"""Bulk operations: transform, rescore or decay many items in one call (contract §4.9).
+"""Bulk operations: transform, rescore or decay many items in one call.
 
-Each function selects items with :func:`memex.get_items`, builds one memory
-command per changed item (``memory.update`` or ``memory.retract``) and folds
-them through :func:`memex.apply_command`: a batch is one fold through the
+Each function selects items with :func:`memex.get_items` and builds one
+memory command per changed item (``memory.update`` or ``memory.retract``):
+:func:`plan_apply_many` yields them, and the public function folds them
+through :func:`memex.apply_command` — a batch is one fold through the
 reducer, so every change is an ordinary lifecycle event that can be logged
 and replayed. A batch that changes nothing returns the input state object
 and ``[]``. Behaviour follows TypeScript MemEX 0.13 ``bulk.ts``.
@@ -10,21 +11,26 @@ and ``[]``. Behaviour follows TypeScript MemEX 0.13 ``bulk.ts``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
-
-import attrs
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from memex import _time
 from memex import _validate as v
-from memex._gc import gc_paused
-from memex._recorder import record
-from memex.commands import MemoryRetract, MemoryUpdate
 from memex.errors import ValidationError
 from memex.graph import GraphState
-from memex.models import MemoryFilter, MemoryItem, MemoryLifecycleEvent, QueryOptions, _Record
+from memex.models import (
+    MemoryFilter,
+    MemoryItem,
+    MemoryRetract,
+    MemoryUpdate,
+    QueryOptions,
+    Record,
+    record,
+)
+from memex.models.fields import OptNum
+from memex.namespaces import fold_commands
 from memex.query import get_items
-from memex.reducer import CommandResult, apply_command
+from memex.reducer import CommandResult
 
 __all__ = [
     "ScoreAdjustment",
@@ -33,18 +39,18 @@ __all__ = [
     "bulk_adjust_scores",
     "decay_importance",
     "clamp01",
+    "plan_apply_many",
+    "plan_bulk_adjust_scores",
+    "plan_decay_importance",
 ]
 
 #: ``transform(item)`` for :func:`apply_many`: a partial update (a mapping),
 #: ``{}`` to leave the item alone, or ``None`` to retract it.
 ItemTransform = Callable[[MemoryItem], Mapping[str, Any] | None]
 
-_opt_num = v.opt(v.num)
-
-
-@attrs.frozen(kw_only=True)
-class ScoreAdjustment(_Record):
-    """Score deltas for :func:`bulk_adjust_scores` (contract §2.3).
+@record
+class ScoreAdjustment(Record):
+    """Score deltas for :func:`bulk_adjust_scores`.
 
     Fields: ``authority``, ``conviction``, ``importance`` — finite numbers
     (any sign) added to the item's score; ``None`` (default) leaves that
@@ -54,14 +60,9 @@ class ScoreAdjustment(_Record):
         ValidationError: a delta is not a finite number.
     """
 
-    authority: float | None = None
-    conviction: float | None = None
-    importance: float | None = None
-    _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = (
-        ("authority", "authority", _opt_num),
-        ("conviction", "conviction", _opt_num),
-        ("importance", "importance", _opt_num),
-    )
+    authority: OptNum = None
+    conviction: OptNum = None
+    importance: OptNum = None
 
 
 def clamp01(x: float) -> float:
@@ -93,7 +94,7 @@ def apply_many(
       (``memory.updated``, cause ``memory.update``).
 
     An item retracted earlier in the same batch is skipped without calling
-    ``transform``. Contract §4.9.
+    ``transform``.
 
     Args:
         state: the graph (never modified).
@@ -116,45 +117,55 @@ def apply_many(
     Complexity: the query, plus O(log n) per changed item (and O(d log d)
     for the d edges of a retracted item).
     """
-    matches = get_items(state, filter, options, now=now)
-    events: list[MemoryLifecycleEvent] = []
-    current = state
-    with gc_paused():
-        current, events = _apply_each(current, matches, transform, author, reason)
-    if not events:
-        return CommandResult(state, [])
-    return CommandResult(current, events)
+    return fold_commands(
+        state, plan_apply_many(state, filter, transform, author, reason, options, now=now)
+    )
 
 
-def _apply_each(
-    current: GraphState,
-    matches: list[MemoryItem],
+def plan_apply_many(
+    state: GraphState,
+    filter: MemoryFilter | Mapping[str, Any] | None,
     transform: ItemTransform,
     author: str,
-    reason: str | None,
-) -> tuple[GraphState, list[MemoryLifecycleEvent]]:
-    events: list[MemoryLifecycleEvent] = []
+    reason: str | None = None,
+    options: QueryOptions | Mapping[str, Any] | None = None,
+    *,
+    now: int | None = None,
+) -> Iterator[MemoryRetract | MemoryUpdate]:
+    """The commands of :func:`apply_many` (same arguments and rules), yielded one by one.
+
+    The query runs now; ``transform`` is called for an item only when its
+    command is asked for, so a fold that stops at a failing command calls it
+    no further.
+
+    Raises:
+        ValidationError: a malformed filter or options (now); ``transform``
+            returned something that is neither a mapping nor ``None`` (when
+            that item's command is asked for).
+        InvalidTimestampError: a reached time criterion needs a time an item lacks.
+    """
+    return _commands_for(get_items(state, filter, options, now=now), transform, author, reason)
+
+
+def _commands_for(
+    matches: list[MemoryItem], transform: ItemTransform, author: str, reason: str | None
+) -> Iterator[MemoryRetract | MemoryUpdate]:
+    retracted: set[str] = set()
     for item in matches:
-        if item.id not in current.items:
+        if item.id in retracted:
             continue  # retracted earlier in this batch
         partial = transform(item)
         if partial is None:
-            cmd: MemoryRetract | MemoryUpdate = MemoryRetract(
-                item_id=item.id, author=author, reason=reason
-            )
+            retracted.add(item.id)
+            yield MemoryRetract(item_id=item.id, author=author, reason=reason)
         elif isinstance(partial, Mapping):
-            if not partial:
-                continue
-            cmd = MemoryUpdate(item_id=item.id, partial=dict(partial), author=author, reason=reason)
+            if partial:
+                yield MemoryUpdate(item_id=item.id, partial=dict(partial), author=author, reason=reason)
         else:
             raise ValidationError(
                 f"transform must return a mapping or None, got {type(partial).__name__} for item {item.id!r}",
                 "transform",
             )
-        current, evs = apply_command(current, cmd)
-        record("memory", cmd, evs)
-        events.extend(evs)
-    return current, events
 
 
 def _adjustment(delta: ScoreAdjustment | Mapping[str, Any]) -> ScoreAdjustment:
@@ -179,7 +190,7 @@ def bulk_adjust_scores(
     ``conviction = clamp01((conviction or 0) + d)``,
     ``importance = clamp01((importance or 0) + d)``. Every matching item gets
     a ``memory.updated`` event, even for a zero delta; with no delta set the
-    call is a no-op (contract §4.9).
+    call is a no-op.
 
     Args:
         state: the graph.
@@ -194,10 +205,29 @@ def bulk_adjust_scores(
 
     Complexity: the query plus O(log n) per matching item.
     """
+    return fold_commands(
+        state, plan_bulk_adjust_scores(state, criteria, delta, author, reason, now=now)
+    )
+
+
+def plan_bulk_adjust_scores(
+    state: GraphState,
+    criteria: MemoryFilter | Mapping[str, Any] | None,
+    delta: ScoreAdjustment | Mapping[str, Any],
+    author: str,
+    reason: str | None = None,
+    *,
+    now: int | None = None,
+) -> Iterator[MemoryRetract | MemoryUpdate]:
+    """The ``memory.update`` commands of :func:`bulk_adjust_scores` (same arguments and rules).
+
+    Raises:
+        ValidationError: a malformed ``delta`` or filter.
+    """
     d = _adjustment(delta)
     da, dc, di = d.authority, d.conviction, d.importance
     if da is None and dc is None and di is None:
-        return CommandResult(state, [])
+        return iter(())
 
     def adjust(item: MemoryItem) -> dict[str, Any]:
         partial: dict[str, Any] = {}
@@ -209,7 +239,7 @@ def bulk_adjust_scores(
             partial["importance"] = clamp01((item.importance or 0) + di)
         return partial
 
-    return apply_many(state, criteria, adjust, author, reason, now=now)
+    return plan_apply_many(state, criteria, adjust, author, reason, now=now)
 
 
 def decay_importance(
@@ -226,8 +256,7 @@ def decay_importance(
     Items whose time (``created_at``, else the UUIDv7 time of the id) is
     strictly before ``now - older_than_ms`` and whose importance is set and
     non-zero are updated (``memory.updated``); the others are left alone.
-    Unlike query-time decay, this writes the new importance into the graph
-    (contract §4.9).
+    Unlike query-time decay, this writes the new importance into the graph.
 
     Args:
         state: the graph.
@@ -244,6 +273,25 @@ def decay_importance(
 
     Complexity: O(n) time tests plus O(log n) per updated item.
     """
+    return fold_commands(
+        state, plan_decay_importance(state, older_than_ms, factor, author, reason, now=now)
+    )
+
+
+def plan_decay_importance(
+    state: GraphState,
+    older_than_ms: int,
+    factor: float,
+    author: str,
+    reason: str | None = None,
+    *,
+    now: int | None = None,
+) -> Iterator[MemoryRetract | MemoryUpdate]:
+    """The ``memory.update`` commands of :func:`decay_importance` (same arguments and rules).
+
+    Raises:
+        ValidationError, InvalidTimestampError: as :func:`decay_importance`.
+    """
     v.num(older_than_ms, "older_than_ms")
     v.num(factor, "factor")
     if factor < 0:
@@ -258,4 +306,4 @@ def decay_importance(
             return {}
         return {"importance": clamp01(item.importance * factor)}
 
-    return apply_many(state, {"created": {"before": cutoff}}, decay, author, reason, now=now)
+    return plan_apply_many(state, {"created": {"before": cutoff}}, decay, author, reason, now=now)

@@ -1,4 +1,4 @@
-"""Event envelopes: the log record around a command or a lifecycle event (contract §4.16).
+"""Event envelopes: the log record around a command or a lifecycle event.
 
 An envelope is ``{"id", "namespace", "type", "ts", "trace_id"?, "payload"}``
 with an UUIDv7 ``id`` and an ISO-8601 ``ts`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
@@ -7,14 +7,13 @@ with an UUIDv7 ``id`` and an ISO-8601 ``ts`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
-
-import attrs
+from typing import Annotated, Any, Generic, TypeVar
 
 from memex import _time
 from memex import _validate as v
 from memex._uuid import uuid7
-from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, _Record, _to_wire
+from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, Record, record, to_wire
+from memex.models.fields import Str
 
 __all__ = [
     "EventEnvelope",
@@ -27,6 +26,7 @@ __all__ = [
 T = TypeVar("T")
 
 
+@v.fast("({x} is None or (type({x}) is str and {x} != ''))")
 def _trace(value: Any, path: str) -> Any:
     if value is None or value == "":
         return None
@@ -34,15 +34,15 @@ def _trace(value: Any, path: str) -> Any:
 
 
 def _payload_to_wire(payload: Any) -> Any:
-    if isinstance(payload, _Record):
+    if isinstance(payload, Record):
         return payload.to_dict()
     if isinstance(payload, Mapping):
-        return {k: _to_wire(x) for k, x in payload.items()}
+        return {k: to_wire(x) for k, x in payload.items()}
     return payload
 
 
-@attrs.frozen(kw_only=True)
-class EventEnvelope(_Record, Generic[T]):
+@record
+class EventEnvelope(Record, Generic[T]):
     """One log record: ``id`` (UUIDv7 text), ``namespace`` (``"memory"``, ``"intent"``,
     ``"task"``, ...), ``type`` (the payload's type), ``ts`` (ISO-8601 text),
     ``trace_id`` (optional; ``""`` counts as absent) and ``payload`` (a command,
@@ -56,20 +56,12 @@ class EventEnvelope(_Record, Generic[T]):
         ValidationError: ``id``/``namespace``/``type``/``ts`` is not a string.
     """
 
-    id: str
-    namespace: str
-    type: str
-    ts: str
-    trace_id: str | None = None
-    payload: T
-    _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = (
-        ("id", "id", v.req_str),
-        ("namespace", "namespace", v.req_str),
-        ("type", "type", v.req_str),
-        ("ts", "ts", v.req_str),
-        ("trace_id", "trace_id", _trace),
-        ("payload", "payload", v.any_value),
-    )
+    id: Str
+    namespace: Str
+    type: Str
+    ts: Str
+    trace_id: Annotated[str | None, _trace] = None
+    payload: Annotated[T, v.any_value]
 
     def to_dict(self) -> dict[str, Any]:
         """Return the wire dict (``trace_id`` omitted when absent; payload records as dicts)."""

@@ -1,4 +1,9 @@
-"""Factories that mint ids and validate: ``create_memory_item`` and ``create_edge``."""
+"""Factories that mint ids, fill defaults and validate: one per entity.
+
+``create_memory_item``, ``create_edge``, ``create_intent`` and ``create_task``
+build a validated record (see :mod:`memex.models`) that is not yet in any
+state: pass it to the matching ``*.create`` command.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,9 @@ from typing import Any
 
 from memex import _time
 from memex._uuid import safe_extract_timestamp, uuid7
-from memex.models import Edge, MemoryItem
+from memex.models.entities import Edge, Intent, MemoryItem, Task
 
-__all__ = ["create_memory_item", "create_edge"]
+__all__ = ["create_memory_item", "create_edge", "create_intent", "create_task"]
 
 
 def create_memory_item(
@@ -43,27 +48,14 @@ def create_memory_item(
     Raises:
         ValidationError: a field has the wrong type or a score is outside [0, 1].
     """
+    fields = dict(locals())
+    del fields["now"]
     if id is None:
-        id = uuid7(now if now is not None else _time.now_ms())
+        fields["id"] = id = uuid7(now if now is not None else _time.now_ms())
     if created_at is None:
         ts = safe_extract_timestamp(id)
-        created_at = ts if ts is not None else (now if now is not None else _time.now_ms())
-    return MemoryItem(
-        id=id,
-        scope=scope,
-        kind=kind,
-        content=content,
-        author=author,
-        source_kind=source_kind,
-        parents=parents,
-        authority=authority,
-        conviction=conviction,
-        importance=importance,
-        created_at=created_at,
-        intent_id=intent_id,
-        task_id=task_id,
-        meta=meta,
-    )
+        fields["created_at"] = ts if ts is not None else (now if now is not None else _time.now_ms())
+    return MemoryItem(**fields)
 
 
 def create_edge(
@@ -90,15 +82,80 @@ def create_edge(
     Raises:
         ValidationError: a field has the wrong type or is out of range.
     """
-    return Edge(
-        edge_id=edge_id if edge_id is not None else uuid7(now),
-        from_=from_,
-        to=to,
-        kind=kind,
-        weight=weight,
-        author=author,
-        source_kind=source_kind,
-        authority=authority,
-        active=True if active is None else active,
-        meta=meta,
-    )
+    fields = dict(locals())
+    del fields["now"]
+    fields["edge_id"] = edge_id if edge_id is not None else uuid7(now)
+    fields["active"] = True if active is None else active
+    return Edge(**fields)
+
+
+def create_intent(
+    *,
+    label: str,
+    priority: float,
+    owner: str,
+    id: str | None = None,
+    parent_id: str | None = None,
+    description: str | None = None,
+    status: str | None = None,
+    context: dict[str, Any] | None = None,
+    root_memory_ids: list[str] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> Intent:
+    """Build a validated :class:`~memex.Intent`, minting a UUIDv7 id when none is given.
+
+    Args:
+        label: short name of the goal.
+        priority: in [0, 1].
+        owner: who holds the goal.
+        id: the intent id; default ``uuid7()`` (the package clock).
+        status: default ``"active"``.
+        Other keywords: the optional intent fields.
+    Returns:
+        The new intent (not yet in any state: pass it to ``intent.create``).
+    Raises:
+        ValidationError: a field has the wrong type or is out of range.
+    """
+    fields = dict(locals())
+    fields["id"] = id if id is not None else uuid7()
+    fields["status"] = status if status is not None else "active"
+    return Intent(**fields)
+
+
+def create_task(
+    *,
+    intent_id: str,
+    action: str,
+    priority: float,
+    id: str | None = None,
+    parent_id: str | None = None,
+    label: str | None = None,
+    status: str | None = None,
+    context: dict[str, Any] | None = None,
+    result: dict[str, Any] | None = None,
+    error: str | None = None,
+    input_memory_ids: list[str] | None = None,
+    output_memory_ids: list[str] | None = None,
+    agent_id: str | None = None,
+    attempt: int | None = None,
+    meta: dict[str, Any] | None = None,
+) -> Task:
+    """Build a validated :class:`~memex.Task`, minting a UUIDv7 id when none is given.
+
+    Args:
+        intent_id: the intent the task serves (not checked for existence).
+        action: what to do.
+        priority: in [0, 1].
+        id: the task id; default ``uuid7()`` (the package clock).
+        status: default ``"pending"``; attempt: default ``0``.
+        Other keywords: the optional task fields.
+    Returns:
+        The new task (not yet in any state: pass it to ``task.create``).
+    Raises:
+        ValidationError: a field has the wrong type or is out of range.
+    """
+    fields = dict(locals())
+    fields["id"] = id if id is not None else uuid7()
+    fields["status"] = status if status is not None else "pending"
+    fields["attempt"] = attempt if attempt is not None else 0
+    return Task(**fields)

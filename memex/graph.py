@@ -26,10 +26,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import attrs
-import immutables
 
-from memex._pmap import EMPTY_SET, PMap, as_pmap
-from memex.models import Edge, MemoryItem
+from memex._pmap import IndexBuilder, PMap, as_pmap
+from memex.models.entities import Edge, MemoryItem
 
 __all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
 
@@ -40,8 +39,8 @@ def _to_pmap(value: Any) -> PMap[str, Any]:
 def parent_keys(parents: Any) -> set[str]:
     """The distinct string ids of a ``parents`` value, as the children index keys them.
 
-    A state built from maps is not re-validated (contract §4.1), so
-    ``parents`` may hold anything: only string members of a list or tuple are
+    A state built from maps is not re-validated, so ``parents`` may hold
+    anything: only string members of a list or tuple are
     indexed, the same rule the reducer uses.
     """
     if not isinstance(parents, list | tuple):
@@ -76,32 +75,21 @@ class GraphState:
     _seq: int = attrs.field(init=False, default=0)
 
     def __attrs_post_init__(self) -> None:
-        children: Any
-        by_scope: Any
-        by_node: Any
+        children, by_scope, by_node = IndexBuilder(), IndexBuilder(), IndexBuilder()
         seq = 0
-        with (
-            immutables.Map().mutate() as children,
-            immutables.Map().mutate() as by_scope,
-            immutables.Map().mutate() as by_node,
-        ):
-            for iid, item in self.items.items():
-                for p in parent_keys(item.parents):
-                    bucket = children.get(p)
-                    children[p] = (bucket or EMPTY_SET).set(iid, None)
-                if isinstance(item.scope, str):
-                    bucket = by_scope.get(item.scope)
-                    by_scope[item.scope] = (bucket or _EMPTY_BUCKET).set(iid, (seq, item))
-                seq += 1
-            for eid, edge in self.edges.items():
-                for node in {edge.from_, edge.to}:
-                    bucket = by_node.get(node)
-                    by_node[node] = (bucket or _EMPTY_BUCKET).set(eid, (seq, edge))
-                seq += 1
-            ch, sc, bn = children.finish(), by_scope.finish(), by_node.finish()
-        object.__setattr__(self, "_children", ch)
-        object.__setattr__(self, "_edges_by_node", bn)
-        object.__setattr__(self, "_by_scope", sc)
+        for iid, item in self.items.items():
+            for p in parent_keys(item.parents):
+                children.add(p, iid)
+            if isinstance(item.scope, str):
+                by_scope.add(item.scope, iid, (seq, item))
+            seq += 1
+        for eid, edge in self.edges.items():
+            for node in {edge.from_, edge.to}:
+                by_node.add(node, eid, (seq, edge))
+            seq += 1
+        object.__setattr__(self, "_children", children.finish())
+        object.__setattr__(self, "_edges_by_node", by_node.finish())
+        object.__setattr__(self, "_by_scope", by_scope.finish())
         object.__setattr__(self, "_seq", seq)
 
     @classmethod
@@ -226,9 +214,6 @@ class GraphState:
     def scope_prefix_ids(self, prefix: str) -> list[str]:
         """Ids of :meth:`scope_prefix_items`."""
         return [it.id for it in self.scope_prefix_items(prefix)]
-
-
-_EMPTY_BUCKET: immutables.Map[Any, Any] = immutables.Map()
 
 
 def _first(entry: tuple[int, Any]) -> int:

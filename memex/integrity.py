@@ -1,12 +1,14 @@
-"""Integrity: contradictions, identity (aliases), staleness and cascades (contract §4.8).
+"""Integrity: contradictions, identity (aliases), staleness and cascades.
 
 Read helpers (:func:`get_contradictions`, :func:`get_aliases`,
 :func:`get_alias_group`, :func:`get_stale_items`, :func:`get_dependents`) are
-pure functions of a state. Write helpers (:func:`mark_contradiction`,
+pure functions of a state. Each write helper (:func:`mark_contradiction`,
 :func:`resolve_contradiction`, :func:`mark_alias`, :func:`cascade_retract`)
-build ordinary memory commands and fold them through
-:func:`memex.apply_command`, so every change they make is an ordinary
-lifecycle event that can be logged and replayed.
+has a planner (``plan_mark_contradiction``, ...) that returns the ordinary
+memory commands the change consists of; the helper folds them through
+:func:`memex.apply_command`, and a durable store folds and logs the same
+commands, so every change is an ordinary lifecycle event that can be logged
+and replayed.
 
 Graph walks are driven by the state's indexes: the children index
 (:meth:`GraphState.child_ids`) for dependents and cascades, the
@@ -21,15 +23,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from memex._gc import gc_paused
-from memex._recorder import record
-from memex.commands import EdgeCreate, EdgeRetract, MemoryCommand, MemoryRetract, MemoryUpdate
 from memex.factories import create_edge
 from memex.graph import GraphState
-from memex.models import Edge, MemoryItem, MemoryLifecycleEvent
+from memex.models import (
+    Edge,
+    EdgeCreate,
+    EdgeRetract,
+    MemoryCommand,
+    MemoryItem,
+    MemoryLifecycleEvent,
+    MemoryRetract,
+    MemoryUpdate,
+)
+from memex.namespaces import fold_commands
 from memex.provenance import parent_list
 from memex.query import get_children
-from memex.reducer import CommandResult, apply_command
+from memex.reducer import CommandResult
 
 __all__ = [
     "Contradiction",
@@ -45,6 +54,10 @@ __all__ = [
     "get_aliases",
     "get_alias_group",
     "fold_commands",
+    "plan_mark_contradiction",
+    "plan_resolve_contradiction",
+    "plan_cascade_retract",
+    "plan_mark_alias",
 ]
 
 #: ``source_kind`` of the edges the integrity helpers create.
@@ -93,30 +106,6 @@ class CascadeResult(NamedTuple):
     retracted: list[str]
 
 
-def fold_commands(state: GraphState, commands: list[MemoryCommand]) -> CommandResult:
-    """Apply ``commands`` in order with :func:`memex.apply_command`; concatenate the events.
-
-    Args:
-        state: the starting state (never modified).
-        commands: memory command instances.
-    Returns:
-        ``CommandResult(final state, all events)``; ``(state, [])`` — the
-        same state object — for no commands.
-    Raises:
-        whatever the first failing command raises (nothing is returned then,
-        so the caller's state is untouched).
-
-    Complexity: the sum of the commands' costs, O(log n) each.
-    """
-    events: list[MemoryLifecycleEvent] = []
-    with gc_paused():
-        for cmd in commands:
-            state, evs = apply_command(state, cmd)
-            record("memory", cmd, evs)
-            events.extend(evs)
-    return CommandResult(state, events)
-
-
 def _helper_edge(a: str, b: str, kind: str, author: str, meta: Mapping[str, Any] | None) -> Edge:
     return create_edge(
         from_=a,
@@ -138,7 +127,7 @@ def get_contradictions(state: GraphState) -> list[Contradiction]:
         ``CONTRADICTS`` edge whose two ends both exist, in edge insertion
         order (a self-contradiction gives ``a is b``).
 
-    Complexity: O(e) over all edges (contract §4.8).
+    Complexity: O(e) over all edges.
     """
     items = state.items
     out: list[Contradiction] = []
@@ -161,7 +150,7 @@ def mark_contradiction(
     fresh UUIDv7 id, ``source_kind="derived_deterministic"``,
     ``authority=1``, ``active=True`` and ``meta`` (a copy). ``a == b`` (a
     self-contradiction) is allowed and the ends are not checked for
-    existence (contract §4.8).
+    existence.
 
     Args:
         state: the graph.
@@ -175,8 +164,14 @@ def mark_contradiction(
 
     Complexity: O(log n).
     """
-    edge = _helper_edge(a, b, "CONTRADICTS", author, meta)
-    return fold_commands(state, [EdgeCreate(edge=edge)])
+    return fold_commands(state, plan_mark_contradiction(state, a, b, author, meta))
+
+
+def plan_mark_contradiction(
+    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+) -> list[MemoryCommand]:
+    """The commands of :func:`mark_contradiction`: one ``edge.create`` (a fresh edge id each call)."""
+    return [EdgeCreate(edge=_helper_edge(a, b, "CONTRADICTS", author, meta))]
 
 
 def _contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:
@@ -197,7 +192,7 @@ def resolve_contradiction(
     Collects the active ``CONTRADICTS`` edges between the two items in either
     direction (edge insertion order). With none the call is a no-op and
     returns ``(state, [])`` with the same state object. Otherwise, in this
-    order (contract §4.8):
+    order:
 
     1. each such edge is retracted (``edge.retracted``, cause ``edge.retract``);
     2. a ``SUPERSEDES`` edge ``winner → loser`` is created (fresh id,
@@ -220,9 +215,16 @@ def resolve_contradiction(
 
     Complexity: O((d + 1) log n) for the d edges touching the winner.
     """
+    return fold_commands(state, plan_resolve_contradiction(state, winner_id, loser_id, author, reason))
+
+
+def plan_resolve_contradiction(
+    state: GraphState, winner_id: str, loser_id: str, author: str, reason: str | None = None
+) -> list[MemoryCommand]:
+    """The commands of :func:`resolve_contradiction` (``[]`` when there is nothing to resolve)."""
     between = _contradicts_between(state, winner_id, loser_id)
     if not between:
-        return CommandResult(state, [])
+        return []
     commands: list[MemoryCommand] = [
         EdgeRetract(edge_id=e.edge_id, author=author, reason=reason) for e in between
     ]
@@ -238,7 +240,7 @@ def resolve_contradiction(
                 reason=reason,
             )
         )
-    return fold_commands(state, commands)
+    return commands
 
 
 # --------------------------------------------------------------------------- staleness and cascades
@@ -248,7 +250,7 @@ def get_stale_items(state: GraphState) -> list[StaleItem]:
     Returns:
         ``StaleItem(item, missing_parents)`` per item with at least one
         parent id that is not in the state, in item insertion order;
-        ``missing_parents`` keeps ``parents`` order and duplicates (contract §4.8).
+        ``missing_parents`` keeps ``parents`` order and duplicates.
 
     Complexity: O(n + p log n) over all items and their p parent references.
     """
@@ -277,7 +279,7 @@ def get_dependents(state: GraphState, item_id: str, transitive: bool = False) ->
             starts as the direct children, the last is popped first, a
             visited item is skipped, and a visited item's children are pushed
             in order. On a cycle of parents the result includes ``item_id``
-            itself (contract §4.8).
+            itself.
     Returns:
         A list of items, each once.
 
@@ -301,7 +303,7 @@ def get_dependents(state: GraphState, item_id: str, transitive: bool = False) ->
 
 
 def _cascade_order(state: GraphState, item_id: str) -> list[str]:
-    """Descendants of ``item_id`` in DFS post-order (contract §4.8), iteratively."""
+    """Descendants of ``item_id`` in DFS post-order, iteratively."""
     order: list[str] = []
     visited = {item_id}
     # (is_exit, id); children pushed in index order, the last popped first
@@ -329,7 +331,7 @@ def cascade_retract(
     root marked visited from the start, so cycles end; then each of them and
     finally the root (if it exists) is retracted exactly as ``memory.retract``
     does: ``memory.retracted`` followed by ``edge.retracted`` for each of its
-    remaining edges, cause ``"memory.retract"`` (contract §4.8). Example: B
+    remaining edges, cause ``"memory.retract"``. Example: B
     and C children of A, D child of both → retracted ``[D, C, B, A]``.
     Children of an absent root are still retracted.
 
@@ -348,15 +350,22 @@ def cascade_retract(
     Complexity: O((k + d) log n) for k retracted items and their d edges —
     children-index driven, no scan of the graph; iterative.
     """
+    commands = plan_cascade_retract(state, item_id, author, reason)
+    result = fold_commands(state, commands)
+    return CascadeResult(result.state, result.events, [c.item_id for c in commands])
+
+
+def plan_cascade_retract(
+    state: GraphState, item_id: str, author: str, reason: str | None = None
+) -> list[MemoryRetract]:
+    """The ``memory.retract`` commands of :func:`cascade_retract`, in retraction order.
+
+    Complexity: O(k log n) for the k descendants (children index).
+    """
     order = _cascade_order(state, item_id)
     if item_id in state.items:
         order.append(item_id)
-    if not order:
-        return CascadeResult(state, [], [])
-    result = fold_commands(
-        state, [MemoryRetract(item_id=x, author=author, reason=reason) for x in order]
-    )
-    return CascadeResult(result.state, result.events, order)
+    return [MemoryRetract(item_id=x, author=author, reason=reason) for x in order]
 
 
 # --------------------------------------------------------------------------- identity
@@ -369,22 +378,26 @@ def mark_alias(
     (fresh ids, ``source_kind="derived_deterministic"``, ``authority=1``,
     ``active=True``, ``meta``). ``a == b`` is a no-op returning
     ``(state, [])``. Calls are not deduplicated: marking the same pair twice
-    adds two more edges (contract §4.8).
+    adds two more edges.
 
     Raises:
         ValidationError: ``author`` or ``meta`` has the wrong type.
 
     Complexity: O(log n).
     """
+    return fold_commands(state, plan_mark_alias(state, a, b, author, meta))
+
+
+def plan_mark_alias(
+    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+) -> list[MemoryCommand]:
+    """The commands of :func:`mark_alias`: two ``edge.create`` (none when ``a == b``)."""
     if a == b:
-        return CommandResult(state, [])
-    return fold_commands(
-        state,
-        [
-            EdgeCreate(edge=_helper_edge(a, b, "ALIAS", author, meta)),
-            EdgeCreate(edge=_helper_edge(b, a, "ALIAS", author, meta)),
-        ],
-    )
+        return []
+    return [
+        EdgeCreate(edge=_helper_edge(a, b, "ALIAS", author, meta)),
+        EdgeCreate(edge=_helper_edge(b, a, "ALIAS", author, meta)),
+    ]
 
 
 def _alias_targets(state: GraphState, item_id: str) -> list[str]:
@@ -402,7 +415,7 @@ def get_aliases(state: GraphState, item_id: str) -> list[MemoryItem]:
     Returns:
         The existing targets of the active ``ALIAS`` edges leaving the item,
         in edge insertion order, duplicates kept (a self-alias edge lists the
-        item itself) (contract §4.8).
+        item itself).
 
     Complexity: O(d log d) for the item's d edges (edges-by-endpoint index).
     """
@@ -413,7 +426,7 @@ def get_aliases(state: GraphState, item_id: str) -> list[MemoryItem]:
 def get_alias_group(state: GraphState, item_id: str) -> list[MemoryItem]:
     """Return the alias group of ``item_id``: everything reachable along active ``ALIAS`` edges.
 
-    Walk (contract §4.8): stack ``[item_id]``; pop from the end, skip visited
+    Walk: stack ``[item_id]``; pop from the end, skip visited
     ids, add the item if it exists, push the targets of its outgoing active
     ``ALIAS`` edges in edge order. Only outgoing edges are followed (so a
     group built with :func:`mark_alias`, which links both ways, is the same

@@ -4,26 +4,17 @@ Pure and atomic: the input state is never modified, and a failing command
 raises before anything is built. Each command costs O(log n) in the graph
 size (plus O(d log d) for the d edges a retraction removes): the persistent
 maps and the state's indexes are updated in place of a copy or a scan.
-Behaviour follows contract §4.3 (TypeScript MemEX 0.13 ``reducer.ts``).
+Behaviour follows TypeScript MemEX 0.13 ``reducer.ts``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
 from memex._pmap import bucket_put, bucket_remove, pset_add, pset_remove
-from memex.commands import (
-    EdgeCreate,
-    EdgeRetract,
-    EdgeUpdate,
-    MemoryCommand,
-    MemoryCommandAdapter,
-    MemoryCreate,
-    MemoryRetract,
-    MemoryUpdate,
-)
+from memex.codec import MemoryCommandAdapter
 from memex.errors import (
     DuplicateEdgeError,
     DuplicateMemoryError,
@@ -34,12 +25,19 @@ from memex.errors import (
 from memex.graph import GraphState, parent_keys
 from memex.models import (
     Edge,
+    EdgeCreate,
+    EdgeRetract,
+    EdgeUpdate,
+    MemoryCommand,
+    MemoryCreate,
     MemoryItem,
     MemoryLifecycleEvent,
-    _fast_event,
-    _meta,
-    _replace_unchecked,
+    MemoryRetract,
+    MemoryUpdate,
+    replace_unchecked,
 )
+from memex.models.events import fast_event
+from memex.models.fields import memory_meta
 
 __all__ = ["apply_command", "CommandResult", "merge_item", "merge_edge"]
 
@@ -51,38 +49,35 @@ class CommandResult(NamedTuple):
     events: list[MemoryLifecycleEvent]
 
 
-# Replaceable fields and the type each must keep. Only types are checked, not
-# score bounds: an out-of-range score in a partial survives, as in TS and PY
-# (contract §4.3), so logs written by the TypeScript library replay the same.
-# A value of the wrong type (a list scope, a string score) is rejected: no
-# well-typed client writes one, and it would leave a state that cannot be
-# queried, serialised or parsed back.
-_opt_str = v.opt(v.req_str)
+# Replaceable fields, each with the record's update checker: types are
+# checked, score bounds are not (an out-of-range score in a partial survives,
+# as in TypeScript and memex-python, so logs written by the TypeScript library
+# replay the same). A value of the wrong type (a list scope, a string score)
+# is rejected: no well-typed client writes one, and it would leave a state
+# that cannot be queried, serialised or parsed back.
 _ITEM_REPLACEABLE: dict[str, v.Checker] = {
-    "scope": v.req_str,
-    "kind": v.req_str,
-    "author": v.req_str,
-    "source_kind": v.req_str,
-    "parents": v.opt(v.str_list),
-    "authority": v.num,
-    "conviction": v.opt(v.num),
-    "importance": v.opt(v.num),
-    "intent_id": _opt_str,
-    "task_id": _opt_str,
+    name: MemoryItem._UPDATE_CHECKS[name]
+    for name in (
+        "scope",
+        "kind",
+        "author",
+        "source_kind",
+        "parents",
+        "authority",
+        "conviction",
+        "importance",
+        "intent_id",
+        "task_id",
+    )
 }
 _EDGE_REPLACEABLE: dict[str, v.Checker] = {
-    "kind": v.req_str,
-    "weight": v.opt(v.num),
-    "author": v.req_str,
-    "source_kind": v.req_str,
-    "authority": v.num,
-    "active": v.boolean,
-    "meta": v.opt(_meta),
+    name: Edge._UPDATE_CHECKS[name]
+    for name in ("kind", "weight", "author", "source_kind", "authority", "active", "meta")
 }
 
 
 def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
-    """Merge a partial update into an item (contract §4.3).
+    """Merge a partial update into an item.
 
     Args:
         existing: the current item.
@@ -108,14 +103,14 @@ def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
         c = v.json_object(partial["content"], "partial.content")
         changes["content"] = {**existing.content, **c}
     if "meta" in partial:
-        m = _meta(partial["meta"], "partial.meta")
-        changes["meta"] = _meta({**(existing.meta or {}), **m}, "partial.meta")
-    result: MemoryItem = _replace_unchecked(existing, changes)
+        m = memory_meta(partial["meta"], "partial.meta")
+        changes["meta"] = memory_meta({**(existing.meta or {}), **m}, "partial.meta")
+    result: MemoryItem = replace_unchecked(existing, changes)
     return result
 
 
 def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
-    """Apply a partial update to an edge (contract §4.3).
+    """Apply a partial update to an edge.
 
     ``edge_id``, ``from``, ``from_`` and ``to`` are ignored; ``kind``,
     ``weight``, ``author``, ``source_kind``, ``authority``, ``active`` and
@@ -130,7 +125,7 @@ def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
     if not isinstance(partial, Mapping):
         raise ValidationError("partial: expected an object", "partial")
     changes = v.checked_changes(partial, _EDGE_REPLACEABLE)
-    result: Edge = _replace_unchecked(existing, changes)
+    result: Edge = replace_unchecked(existing, changes)
     return result
 
 
@@ -209,87 +204,110 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
         MemoryNotFoundError, EdgeNotFoundError: an update/retract names an absent id.
 
     Complexity: O(log n) per command; a retraction adds O(d log d) for its d edges.
+
+    Example:
+        >>> from memex import create_graph_state, create_memory_item, MemoryCreate
+        >>> tea = create_memory_item(id="m1", scope="user:ada", kind="observation",
+        ...                          content={"text": "likes tea"}, author="user:ada",
+        ...                          source_kind="user_explicit", authority=0.9, now=1_700_000_000_000)
+        >>> state, events = apply_command(create_graph_state(), MemoryCreate(item=tea))
+        >>> [e.type for e in events], len(state.items)
+        (['memory.created'], 1)
+        >>> state, events = apply_command(state, {"type": "memory.update", "item_id": "m1",
+        ...                                       "partial": {"importance": 0.8}, "author": "agent:a"})
+        >>> state.items["m1"].importance
+        0.8
     """
-    if not isinstance(
-        cmd, MemoryCreate | MemoryUpdate | MemoryRetract | EdgeCreate | EdgeUpdate | EdgeRetract
-    ):
+    handler = _HANDLERS.get(type(cmd))
+    if handler is None:
         cmd = MemoryCommandAdapter.validate_python(cmd)
-    t = cmd.type
-    items = state.items
-    edges = state.edges
-    if isinstance(cmd, MemoryCreate):
-        item = cmd.item
-        if item.id in items:
-            raise DuplicateMemoryError(item.id)
-        seq = state._seq
-        children = state._children
-        for p in parent_keys(item.parents):
-            children = pset_add(children, p, item.id)
-        by_scope = state._by_scope
-        if isinstance(item.scope, str):
-            by_scope = bucket_put(by_scope, item.scope, item.id, (seq, item))
-        new = GraphState._derive(
-            items.set(item.id, item), edges, children, state._edges_by_node, by_scope, seq + 1
-        )
-        return CommandResult(new, [_fast_event("memory.created", t, item=item)])
-    if isinstance(cmd, MemoryUpdate):
-        old = items.get(cmd.item_id)
-        if old is None:
-            raise MemoryNotFoundError(cmd.item_id)
-        merged = merge_item(old, cmd.partial)
-        children, by_scope = _reindex_item(
-            state._children, state._by_scope, old, merged, _item_seq(state, old)
-        )
-        new = GraphState._derive(
-            items.set(old.id, merged), edges, children, state._edges_by_node, by_scope, state._seq
-        )
-        return CommandResult(new, [_fast_event("memory.updated", t, item=merged)])
-    if isinstance(cmd, MemoryRetract):
-        old = items.get(cmd.item_id)
-        if old is None:
-            raise MemoryNotFoundError(cmd.item_id)
-        return _retract_item(state, old, t)
-    if isinstance(cmd, EdgeCreate):
-        edge = cmd.edge
-        if edge.edge_id in edges:
-            raise DuplicateEdgeError(edge.edge_id)
-        seq = state._seq
-        new = GraphState._derive(
-            items,
-            edges.set(edge.edge_id, edge),
-            state._children,
-            _put_edge(state._edges_by_node, edge, seq),
-            state._by_scope,
-            seq + 1,
-        )
-        return CommandResult(new, [_fast_event("edge.created", t, edge=edge)])
-    if isinstance(cmd, EdgeUpdate):
-        old_edge = edges.get(cmd.edge_id)
-        if old_edge is None:
-            raise EdgeNotFoundError(cmd.edge_id)
-        merged_edge = merge_edge(old_edge, cmd.partial)
-        new = GraphState._derive(
-            items,
-            edges.set(old_edge.edge_id, merged_edge),
-            state._children,
-            _put_edge(state._edges_by_node, merged_edge, _edge_seq(state, old_edge)),
-            state._by_scope,
-            state._seq,
-        )
-        return CommandResult(new, [_fast_event("edge.updated", t, edge=merged_edge)])
-    # EdgeRetract
-    old_edge = edges.get(cmd.edge_id)
-    if old_edge is None:
-        raise EdgeNotFoundError(cmd.edge_id)
+        handler = next(_HANDLERS[c] for c in type(cmd).__mro__ if c in _HANDLERS)
+    return handler(state, cmd)
+
+
+def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
+    item = cmd.item
+    if item.id in state.items:
+        raise DuplicateMemoryError(item.id)
+    seq = state._seq
+    children = state._children
+    for p in parent_keys(item.parents):
+        children = pset_add(children, p, item.id)
+    by_scope = state._by_scope
+    if isinstance(item.scope, str):
+        by_scope = bucket_put(by_scope, item.scope, item.id, (seq, item))
     new = GraphState._derive(
-        items,
-        edges.delete(old_edge.edge_id),
+        state.items.set(item.id, item), state.edges, children, state._edges_by_node, by_scope, seq + 1
+    )
+    return CommandResult(new, [fast_event("memory.created", cmd.type, item=item)])
+
+
+def _update_item(state: GraphState, cmd: MemoryUpdate) -> CommandResult:
+    old = state.items.get(cmd.item_id)
+    if old is None:
+        raise MemoryNotFoundError(cmd.item_id)
+    merged = merge_item(old, cmd.partial)
+    children, by_scope = _reindex_item(
+        state._children, state._by_scope, old, merged, _item_seq(state, old)
+    )
+    new = GraphState._derive(
+        state.items.set(old.id, merged), state.edges, children, state._edges_by_node, by_scope, state._seq
+    )
+    return CommandResult(new, [fast_event("memory.updated", cmd.type, item=merged)])
+
+
+def _retract(state: GraphState, cmd: MemoryRetract) -> CommandResult:
+    old = state.items.get(cmd.item_id)
+    if old is None:
+        raise MemoryNotFoundError(cmd.item_id)
+    return _retract_item(state, old, cmd.type)
+
+
+def _create_edge(state: GraphState, cmd: EdgeCreate) -> CommandResult:
+    edge = cmd.edge
+    if edge.edge_id in state.edges:
+        raise DuplicateEdgeError(edge.edge_id)
+    seq = state._seq
+    new = GraphState._derive(
+        state.items,
+        state.edges.set(edge.edge_id, edge),
         state._children,
-        _drop_edge(state._edges_by_node, old_edge),
+        _put_edge(state._edges_by_node, edge, seq),
+        state._by_scope,
+        seq + 1,
+    )
+    return CommandResult(new, [fast_event("edge.created", cmd.type, edge=edge)])
+
+
+def _update_edge(state: GraphState, cmd: EdgeUpdate) -> CommandResult:
+    old = state.edges.get(cmd.edge_id)
+    if old is None:
+        raise EdgeNotFoundError(cmd.edge_id)
+    merged = merge_edge(old, cmd.partial)
+    new = GraphState._derive(
+        state.items,
+        state.edges.set(old.edge_id, merged),
+        state._children,
+        _put_edge(state._edges_by_node, merged, _edge_seq(state, old)),
         state._by_scope,
         state._seq,
     )
-    return CommandResult(new, [_fast_event("edge.retracted", t, edge=old_edge)])
+    return CommandResult(new, [fast_event("edge.updated", cmd.type, edge=merged)])
+
+
+def _retract_edge(state: GraphState, cmd: EdgeRetract) -> CommandResult:
+    old = state.edges.get(cmd.edge_id)
+    if old is None:
+        raise EdgeNotFoundError(cmd.edge_id)
+    new = GraphState._derive(
+        state.items,
+        state.edges.delete(old.edge_id),
+        state._children,
+        _drop_edge(state._edges_by_node, old),
+        state._by_scope,
+        state._seq,
+    )
+    return CommandResult(new, [fast_event("edge.retracted", cmd.type, edge=old)])
 
 
 def _retract_item(state: GraphState, old: MemoryItem, cause: str) -> CommandResult:
@@ -300,14 +318,25 @@ def _retract_item(state: GraphState, old: MemoryItem, cause: str) -> CommandResu
     by_scope = state._by_scope
     if isinstance(old.scope, str):
         by_scope = bucket_remove(by_scope, old.scope, old.id)
-    events = [_fast_event("memory.retracted", cause, item=old)]
+    events = [fast_event("memory.retracted", cause, item=old)]
     edges = state.edges
     by_node = state._edges_by_node
     for edge in state.edges_of(old.id):
         edges = edges.delete(edge.edge_id)
         by_node = _drop_edge(by_node, edge)
-        events.append(_fast_event("edge.retracted", cause, edge=edge))
+        events.append(fast_event("edge.retracted", cause, edge=edge))
     new = GraphState._derive(
         state.items.delete(old.id), edges, children, by_node, by_scope, state._seq
     )
     return CommandResult(new, events)
+
+
+# command class -> handler: the one dispatch of the memory reducer
+_HANDLERS: dict[type, Callable[[GraphState, Any], CommandResult]] = {
+    MemoryCreate: _create_item,
+    MemoryUpdate: _update_item,
+    MemoryRetract: _retract,
+    EdgeCreate: _create_edge,
+    EdgeUpdate: _update_edge,
+    EdgeRetract: _retract_edge,
+}

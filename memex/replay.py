@@ -1,7 +1,9 @@
-"""Rebuilding state from commands or envelopes (contract §4.14).
+"""Rebuilding a memory graph from commands or envelopes.
 
 A failing record never stops a replay: it is reported in ``skipped`` with its
-index and typed error, and the fold goes on from the state before it.
+index and typed error, and the fold goes on from the state before it. Both
+functions fold through :func:`memex.namespaces.fold`; every payload is read
+as a memory command (as the TypeScript library's replay does).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ import attrs
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
-from memex.errors import InvalidTimestampError, MemexError, ValidationError
-from memex.graph import GraphState, create_graph_state
-from memex.models import MemoryLifecycleEvent
-from memex.reducer import apply_command
+from memex.errors import InvalidTimestampError, ValidationError
+from memex.graph import GraphState
+from memex.models import Command, MemoryLifecycleEvent
+from memex.namespaces import EMPTY_STATES, fold
 
 __all__ = [
     "replay_commands",
@@ -61,31 +63,27 @@ class ReplayResult(NamedTuple):
 
 
 def _fold(
-    ordered: Iterable[tuple[int, Any, Any]],
+    ordered: Iterable[tuple[Any, Any]],
     skipped: list[ReplayFailure],
     progress: Callable[[int], None] | None,
 ) -> tuple[GraphState, list[MemoryLifecycleEvent]]:
-    with gc_paused():
-        return _fold_unpaused(ordered, skipped, progress)
-
-
-def _fold_unpaused(
-    ordered: Iterable[tuple[int, Any, Any]],
-    skipped: list[ReplayFailure],
-    progress: Callable[[int], None] | None,
-) -> tuple[GraphState, list[MemoryLifecycleEvent]]:
-    state = create_graph_state()
+    """Fold ``((index, envelope), payload)`` pairs as memory commands; failures go to ``skipped``."""
     events: list[MemoryLifecycleEvent] = []
-    for n, (index, cmd, env) in enumerate(ordered, 1):
-        try:
-            state, evs = apply_command(state, cmd)
-        except (MemexError, ValueError, TypeError) as e:
-            skipped.append(ReplayFailure(index, e, cmd, env))
-        else:
-            events.extend(evs)
-        if progress is not None:
-            progress(n)
-    return state, events
+
+    def applied(_key: Any, _name: str, _cmd: Command, evs: list[Any]) -> None:
+        events.extend(evs)
+
+    def failed(key: Any, payload: Any, error: Exception) -> None:
+        skipped.append(ReplayFailure(key[0], error, payload, key[1]))
+
+    result = fold(
+        EMPTY_STATES,
+        ((key, "memory", payload) for key, payload in ordered),
+        on_applied=applied,
+        on_error=failed,
+        progress=progress,
+    )
+    return result.states.mem, events
 
 
 def replay_commands(
@@ -100,7 +98,7 @@ def replay_commands(
     (:func:`gc_paused`). Complexity: O(n log n) for n commands.
     """
     skipped: list[ReplayFailure] = []
-    state, events = _fold(((i, c, None) for i, c in enumerate(commands)), skipped, progress)
+    state, events = _fold((((i, None), c) for i, c in enumerate(commands)), skipped, progress)
     return ReplayResult(state, events, skipped)
 
 
@@ -167,7 +165,5 @@ def replay_from_envelopes(
             continue
         timed.append((instant, i, env))
     timed.sort(key=lambda t: t[0])
-    state, events = _fold(
-        ((i, _field(env, "payload"), env) for _, i, env in timed), skipped, progress
-    )
+    state, events = _fold((((i, env), _field(env, "payload")) for _, i, env in timed), skipped, progress)
     return ReplayResult(state, events, skipped)

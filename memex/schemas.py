@@ -1,4 +1,4 @@
-"""Validation entry points (contract §4.18): mapping or instance in, instance out.
+"""Validation entry points: mapping or instance in, instance out.
 
 Every function raises :class:`memex.ValidationError` on a bad shape, type,
 bound or enum, naming the field path.
@@ -9,10 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memex.commands import MemoryCommand, MemoryCommandAdapter
-from memex.intent import Intent, IntentCommand, IntentCommandAdapter
-from memex.models import Edge, MemoryItem
-from memex.task import Task, TaskCommand, TaskCommandAdapter
+from memex.codec import IntentCommandAdapter, MemoryCommandAdapter, TaskCommandAdapter
+from memex.models import (
+    Edge,
+    Intent,
+    IntentCommand,
+    MemoryCommand,
+    MemoryItem,
+    Task,
+    TaskCommand,
+)
 
 __all__ = [
     "validate_command",

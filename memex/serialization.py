@@ -1,9 +1,12 @@
 """Wire format of a memory graph: ``to_json``/``from_json``/``stringify``/``parse``.
 
-The JSON shape, keys and number printing are the TypeScript library's
-(contract §4.15): ``{"items": [[id, item], ...], "edges": [[id, edge], ...]}``
-in insertion order. Text is produced by :mod:`memex._jsonfmt` (msgspec's
-encoder with JavaScript number formatting) and decoded with ``msgspec.json``.
+The JSON shape, keys and number printing are the TypeScript library's:
+``{"items": [[id, item], ...], "edges": [[id, edge], ...]}`` in insertion
+order. Text is produced by :mod:`memex._jsonfmt` (msgspec's encoder with
+JavaScript number formatting) and decoded with ``msgspec.json``.
+
+:func:`encode_states` / :func:`decode_states` are the snapshot encoding of
+the three graphs (memory, intent, task) that a durable store saves.
 """
 
 from __future__ import annotations
@@ -11,33 +14,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
-
 from memex import _jsonfmt
+from memex._gc import gc_paused
 from memex._validate import fail
+from memex.codec import decode_json
 from memex.errors import ValidationError
 from memex.graph import GraphState
-from memex.models import Edge, MemoryItem
+from memex.intent import IntentState
+from memex.models import Edge, Intent, MemoryItem, Task
+from memex.task import TaskState
 
-__all__ = ["to_json", "from_json", "stringify", "parse", "decode_json", "SerializedGraphState"]
+__all__ = [
+    "to_json",
+    "from_json",
+    "stringify",
+    "parse",
+    "decode_json",
+    "SerializedGraphState",
+    "encode_states",
+    "decode_states",
+]
 
 SerializedGraphState = dict[str, list[list[Any]]]
-
-_decoder = msgspec.json.Decoder()
-
-
-def decode_json(data: str | bytes) -> Any:
-    """Decode JSON text (``str`` or UTF-8 ``bytes``) into plain Python values.
-
-    Raises:
-        ValidationError: the text is not valid JSON (the message gives msgspec's reason).
-    """
-    try:
-        return _decoder.decode(data)
-    except msgspec.DecodeError as e:
-        raise ValidationError(f"invalid JSON: {e}") from None
-    except RecursionError:  # msgspec raises it for very deeply nested arrays/objects
-        raise ValidationError("invalid JSON: nested too deeply") from None
 
 
 def to_json(state: GraphState) -> SerializedGraphState:
@@ -102,3 +100,32 @@ def parse(text: str | bytes) -> GraphState:
     if not isinstance(text, str | bytes | bytearray):
         raise fail("text", "str or bytes", text)
     return from_json(decode_json(bytes(text) if isinstance(text, bytearray) else text))
+
+
+def encode_states(mem: GraphState, intents: IntentState, tasks: TaskState) -> bytes:
+    """Snapshot bytes of the three graphs: compact JSON ``{"mem": to_json(mem),
+    "intents": [[id, intent], ...], "tasks": [[id, task], ...]}``. O(size)."""
+    return _jsonfmt.dumpb(
+        {
+            "mem": to_json(mem),
+            "intents": [[k, x.to_dict()] for k, x in intents.intents.items()],
+            "tasks": [[k, x.to_dict()] for k, x in tasks.tasks.items()],
+        }
+    )
+
+
+def decode_states(data: bytes) -> tuple[GraphState, IntentState, TaskState]:
+    """The inverse of :func:`encode_states` (entities are validated). O(size);
+    the cyclic GC is paused meanwhile.
+
+    Raises:
+        ValidationError: not such a document.
+    """
+    with gc_paused():  # millions of acyclic objects: the cyclic GC would only re-walk them
+        doc = decode_json(data)
+        if not isinstance(doc, dict):
+            raise ValidationError("snapshot: expected an object", "snapshot")
+        mem = from_json(doc.get("mem") or {})
+        intents = IntentState(intents=[(k, Intent.from_dict(x)) for k, x in doc.get("intents") or []])
+        tasks = TaskState(tasks=[(k, Task.from_dict(x)) for k, x in doc.get("tasks") or []])
+    return mem, intents, tasks

@@ -224,7 +224,7 @@ def test_constructor_indexes_odd_values_like_the_reducer() -> None:
 
     base = memex.MemoryItem(id="a", scope="s", kind="k", content={}, author="a",
                             source_kind="o", authority=1, parents=["p"])
-    odd = memex.models._replace_unchecked(base, {"parents": "pq", "scope": ["x"]})
+    odd = memex.models.replace_unchecked(base, {"parents": "pq", "scope": ["x"]})
     rebuilt = memex.GraphState(items={"a": odd})
     for parent in ("p", "q"):
         assert memex.get_children(rebuilt, parent) == []

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 import memex
-from memex import _jsonfmt, transplant
+from memex import _jsonfmt
 from memex.transplant import entities_equal, plan_import, slice_from_json, slice_to_json
+from memex.transplant import plan as transplant_plan
 
 T0 = 1_720_000_000_000
 
@@ -328,7 +329,7 @@ def test_update_rules_per_kind() -> None:
 
 # ----------------------------------------------------------------------------- re-id
 def test_re_id_rewrites_every_reference_and_fixes_links(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transplant, "uuid7", lambda ms: uid(ms, 0xF))  # plan and import mint alike
+    monkeypatch.setattr(transplant_plan, "uuid7", lambda ms: uid(ms, 0xF))  # plan and import mint alike
     im, ii, it = uid(T0 + 100, 3), uid(T0 + 200, 4), uid(T0 + 300, 5)
     base = graphs(
         items=[item(M1, created_at=T0 + 5)],
@@ -392,7 +393,7 @@ def test_re_id_rewrites_every_reference_and_fixes_links(monkeypatch: pytest.Monk
 
 
 def test_re_id_steps_past_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transplant, "uuid7", lambda ms: uid(ms, 0xABC))
+    monkeypatch.setattr(transplant_plan, "uuid7", lambda ms: uid(ms, 0xABC))
     taken = uid(T0 + 1, 0xABC)
     base = graphs(items=[item(M1, created_at=T0), item(taken)])
     r = memex.import_slice(

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import memex
 from memex import transplant
+from memex.transplant import plan as transplant_plan
 
 T0 = 1_720_000_000_000
 
@@ -273,10 +274,10 @@ def test_plan_folded_through_the_reducers_is_the_import(
         "re_id_on_difference": re_id,
     }
     counter = itertools.count()
-    with mock.patch.object(transplant, "uuid7", lambda ms: uid(ms, 10_000 + next(counter))):
+    with mock.patch.object(transplant_plan, "uuid7", lambda ms: uid(ms, 10_000 + next(counter))):
         plan = transplant.plan_import(*w, sl, **opts)
     counter = itertools.count()
-    with mock.patch.object(transplant, "uuid7", lambda ms: uid(ms, 10_000 + next(counter))):
+    with mock.patch.object(transplant_plan, "uuid7", lambda ms: uid(ms, 10_000 + next(counter))):
         result = memex.import_slice(*w, sl, **opts)
     mem, intents, tasks = w
     for cmd in plan.commands:

@@ -8,12 +8,10 @@ from typing import Any
 
 from memex import _jsonfmt
 from memex._isots import parse_iso_ts
-from memex.commands import CommandAdapter, MemoryCommandAdapter
 from memex.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
-from memex.intent import IntentCommandAdapter
-from memex.models import _Record
-from memex.task import TaskCommandAdapter
+from memex.models import Record
+from memex.namespaces import NAMESPACES
 
 __all__ = [
     "GENESIS_HASH",
@@ -27,12 +25,6 @@ __all__ = [
 
 GENESIS_HASH = bytes(32)
 """The hash the first record chains from: 32 zero bytes."""
-
-_ADAPTERS: dict[str, CommandAdapter[Any]] = {
-    "memory": MemoryCommandAdapter,
-    "intent": IntentCommandAdapter,
-    "task": TaskCommandAdapter,
-}
 
 def as_envelope(env: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
     if isinstance(env, EventEnvelope):
@@ -60,10 +52,10 @@ def canonical_envelope_bytes(env: EventEnvelope[Any] | Mapping[str, Any]) -> byt
     e = as_envelope(env)
     wire = e.to_dict()
     payload = e.payload
-    adapter = _ADAPTERS.get(e.namespace)
-    if adapter is not None and isinstance(payload, Mapping) and not isinstance(payload, _Record):
+    space = NAMESPACES.get(e.namespace)
+    if space is not None and isinstance(payload, Mapping) and not isinstance(payload, Record):
         try:
-            wire["payload"] = adapter.dump_python(payload)
+            wire["payload"] = space.adapter.dump_python(payload)
         except (ValidationError, ValueError, TypeError):
             pass
     return _jsonfmt.dumpb(wire)
@@ -72,7 +64,7 @@ def canonical_envelope_bytes(env: EventEnvelope[Any] | Mapping[str, Any]) -> byt
 def events_bytes(events: Sequence[Any] | None) -> bytes:
     if not events:
         return b"[]"
-    return _jsonfmt.dumpb([e.to_dict() if isinstance(e, _Record) else e for e in events])
+    return _jsonfmt.dumpb([e.to_dict() if isinstance(e, Record) else e for e in events])
 
 
 def record_hash(prev: bytes, position: int, ts_ms: int, envelope: bytes, events: bytes) -> bytes:

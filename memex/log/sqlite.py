@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from memex import _jsonfmt
+from memex.codec import decode_json
 from memex.envelope import EventEnvelope
 from memex.errors import ConcurrencyError, IdempotencyConflictError, ValidationError
 from memex.log.chain import (
@@ -27,7 +28,6 @@ from memex.log.chain import (
     record_hash,
 )
 from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
-from memex.serialization import decode_json
 
 __all__ = ["SQLiteEventLog", "SYNCHRONOUS_MODES"]
 

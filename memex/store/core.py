@@ -1,4 +1,4 @@
-"""``MemexStore``: one object holding the memory, intent and task graphs (contract §4.19).
+"""``MemexStore``: one object holding the memory, intent and task graphs.
 
 The functional API stays the backbone; the store only threads the state for
 callers who would rather not write ``state = ...`` after every call (agents,
@@ -21,177 +21,74 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
-from memex import (
-    _jsonfmt,
-    _time,
-    bulk,
-    integrity,
-    provenance,
-    query,
-    retrieval,
-    serialization,
-    stats,
-)
-from memex._recorder import record, recording
-from memex.commands import MemoryCommandAdapter
+from memex import bulk, integrity, provenance, query, retrieval, serialization, stats
+from memex._time import now_ms
 from memex.envelope import EventEnvelope, create_event_envelope
-from memex.errors import (
-    ConcurrencyError,
-    IdempotencyConflictError,
-    MemexError,
-    PreviouslyRejectedError,
-    ReadOnlyStoreError,
-    ValidationError,
-)
-from memex.factories import create_edge, create_memory_item
+from memex.errors import ConcurrencyError, MemexError, ReadOnlyStoreError, ValidationError
+from memex.factories import create_edge, create_intent, create_memory_item, create_task
 from memex.graph import GraphState, create_graph_state
 from memex.integrity import Contradiction, StaleItem
-from memex.intent import (
+from memex.intent import IntentState, create_intent_state, get_intents
+from memex.log import EventLog, SQLiteEventLog
+from memex.models import (
+    Command,
+    Edge,
     Intent,
     IntentCommand,
-    IntentCommandAdapter,
     IntentCreate,
     IntentFilter,
     IntentLifecycleEvent,
-    IntentState,
-    apply_intent_command,
-    create_intent,
-    create_intent_state,
-    get_intents,
-)
-from memex.log import EventLog, SQLiteEventLog, canonical_envelope_bytes
-from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, ScoredItem
-from memex.provenance import SupportNode
-from memex.reducer import apply_command
-from memex.replay import gc_paused, parse_iso_ts
-from memex.stats import GraphStats
-from memex.task import (
+    MemoryItem,
+    MemoryLifecycleEvent,
+    ScoredItem,
     Task,
     TaskCommand,
-    TaskCommandAdapter,
     TaskCreate,
     TaskFilter,
     TaskLifecycleEvent,
-    TaskState,
-    apply_task_command,
-    create_task,
-    create_task_state,
-    get_tasks,
 )
+from memex.namespaces import States, fold
+from memex.provenance import SupportNode
+from memex.serialization import decode_states, encode_states
+from memex.stats import GraphStats
+from memex.store.ingest import EnvelopeImport, import_envelopes
+from memex.task import TaskState, create_task_state, get_tasks
 from memex.transplant import (
     ImportPlan,
     ImportReport,
     MemexExport,
     export_slice,
-    import_slice,
+    fold_import,
     plan_import,
 )
 
-__all__ = [
-    "MemexStore",
-    "EnvelopeImport",
-    "encode_states",
-    "decode_states",
-]
+__all__ = ["MemexStore", "DEFAULT_DB"]
 
 R = TypeVar("R")
-_States = tuple[GraphState, IntentState, TaskState]
+Records = list[tuple[str, Command, list[Any]]]
 _RETRIES = 16  # optimistic-concurrency retries of one mutation
 DEFAULT_DB = "./memex.db"
-
-
-class EnvelopeImport(NamedTuple):
-    """Outcome of :meth:`MemexStore.import_envelopes`.
-
-    Attributes:
-        applied: envelopes applied and appended.
-        duplicates: envelopes already in the log with identical bytes (skipped).
-        rejected: ``(index, error)`` of each envelope that was not logged
-            (malformed, bad ``ts``, a command the reducer rejected, or an id
-            stored with different bytes), index in input order.
-    """
-
-    applied: int
-    duplicates: int
-    rejected: list[tuple[int, Exception]]
-
-
-def encode_states(mem: GraphState, intents: IntentState, tasks: TaskState) -> bytes:
-    """Snapshot bytes of the three graphs: compact JSON ``{"mem": to_json(mem),
-    "intents": [[id, intent], ...], "tasks": [[id, task], ...]}``. O(size)."""
-    return _jsonfmt.dumpb(
-        {
-            "mem": serialization.to_json(mem),
-            "intents": [[k, x.to_dict()] for k, x in intents.intents.items()],
-            "tasks": [[k, x.to_dict()] for k, x in tasks.tasks.items()],
-        }
-    )
-
-
-def decode_states(data: bytes) -> _States:
-    """The inverse of :func:`encode_states` (entities are validated). O(size);
-    the cyclic GC is paused meanwhile.
-
-    Raises:
-        ValidationError: not such a document.
-    """
-    with gc_paused():  # millions of acyclic objects: the cyclic GC would only re-walk them
-        doc = serialization.decode_json(data)
-        if not isinstance(doc, dict):
-            raise ValidationError("snapshot: expected an object", "snapshot")
-        mem = serialization.from_json(doc.get("mem") or {})
-        intents = IntentState(intents=[(k, Intent.from_dict(x)) for k, x in doc.get("intents") or []])
-        tasks = TaskState(tasks=[(k, Task.from_dict(x)) for k, x in doc.get("tasks") or []])
-    return mem, intents, tasks
-
-
-def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
-    if isinstance(raw, EventEnvelope):
-        return raw
-    env: EventEnvelope[Any] = EventEnvelope.from_dict(raw)
-    return env
-
-
-def _apply_payload(states: _States, namespace: str, payload: Any) -> tuple[_States, Any, list[Any]]:
-    """Apply one command by namespace (``intent``, ``task``, else memory); returns
-    the new states, the validated command and its events."""
-    mem, intents, tasks = states
-    if namespace == "intent":
-        icmd = IntentCommandAdapter.validate_python(payload)
-        ir = apply_intent_command(intents, icmd)
-        return (mem, ir.state, tasks), icmd, ir.events
-    if namespace == "task":
-        tcmd = TaskCommandAdapter.validate_python(payload)
-        tr = apply_task_command(tasks, tcmd)
-        return (mem, intents, tr.state), tcmd, tr.events
-    mcmd = MemoryCommandAdapter.validate_python(payload)
-    mr = apply_command(mem, mcmd)
-    return (mr.state, intents, tasks), mcmd, mr.events
+"""The SQLite file :meth:`MemexStore.open` uses when no path is given."""
 
 
 def _fold_log(
-    states: _States,
+    states: States,
     commands: Iterable[tuple[int, str, Any]],
     skipped: list[int] | None = None,
     progress: Callable[[int], None] | None = None,
-) -> tuple[_States, int]:
-    """Fold ``(position, namespace, payload)`` records onto ``states``; returns the
-    states and the last position seen (0 if none). Failing records are skipped
-    (their positions added to ``skipped``)."""
-    last = 0
-    with gc_paused():
-        for n, (pos, ns, payload) in enumerate(commands, 1):
-            try:
-                states = _apply_payload(states, ns, payload)[0]
-            except (MemexError, ValueError, TypeError):
-                if skipped is not None:
-                    skipped.append(pos)
-            last = pos
-            if progress is not None:
-                progress(n)
-    return states, last
+) -> tuple[States, int]:
+    """Fold ``(position, namespace, payload)`` log records onto ``states``; returns the
+    states and the last position seen (0 if none). A record that fails to apply is
+    skipped (its position added to ``skipped``)."""
+
+    def failed(position: Any, _payload: Any, _error: Exception) -> None:
+        if skipped is not None:
+            skipped.append(position)
+
+    result = fold(states, commands, on_error=failed, progress=progress)
+    return result.states, result.last or 0
 
 
 class MemexStore:
@@ -304,6 +201,15 @@ class MemexStore:
         return self._log
 
     @property
+    def states(self) -> States:
+        """The three graphs as :class:`~memex.namespaces.States` ``(mem, intents, tasks)``."""
+        return States(self.mem, self.intents, self.tasks)
+
+    @states.setter
+    def states(self, value: States) -> None:
+        self.mem, self.intents, self.tasks = value
+
+    @property
     def position(self) -> int:
         """The last log position folded into the state (0 for an in-memory store)."""
         return self._position
@@ -317,12 +223,9 @@ class MemexStore:
         """Fold the records appended after :attr:`position` (by this or another process)."""
         assert self._log is not None
         states, last = _fold_log(
-            (self.mem, self.intents, self.tasks),
-            self._log.read_commands(self._position + 1),
-            self.skipped_on_open,
-            progress,
+            self.states, self._log.read_commands(self._position + 1), self.skipped_on_open, progress
         )
-        self.mem, self.intents, self.tasks = states
+        self.states = states
         self._position = max(self._position, last)
 
     def refresh(self) -> int:
@@ -367,11 +270,7 @@ class MemexStore:
                 past.mem, past.intents, past.tasks = decode_states(snap.state)
                 past._position = snap.position
             if past._position < position:
-                states, _ = _fold_log(
-                    (past.mem, past.intents, past.tasks),
-                    lg.read_commands(past._position + 1, position),
-                )
-                past.mem, past.intents, past.tasks = states
+                past.states = _fold_log(past.states, lg.read_commands(past._position + 1, position))[0]
         past._position = position
         past._readonly = True
         return past
@@ -417,47 +316,63 @@ class MemexStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _append(self, recorded: list[tuple[str, Any, list[Any]]]) -> None:
-        """Append the recorded commands as one batch, expecting the head at :attr:`position`."""
+    def _append(self, records: Records) -> None:
+        """Append the folded commands as one batch, expecting the head at :attr:`position`."""
         assert self._log is not None
-        now = _time.now_ms()
-        envs = [create_event_envelope(cmd.type, cmd, namespace=ns, now=now) for ns, cmd, _ in recorded]
+        now = now_ms()
+        envs = [create_event_envelope(cmd.type, cmd, namespace=ns, now=now) for ns, cmd, _ in records]
         positions = self._log.append(
-            envs, events=[evs for _, _, evs in recorded], expected_position=self._position
+            envs, events=[evs for _, _, evs in records], expected_position=self._position
         )
         self._position = max(positions)
 
-    def _mutate(self, op: Callable[[GraphState, IntentState, TaskState], tuple[R, GraphState, IntentState, TaskState]]) -> R:
-        """Run ``op`` on the current states; log its recorded commands; rebind on success.
+    def _commit(self, step: Callable[[States], tuple[R, States, Records]]) -> R:
+        """Run ``step`` on the current states; log the commands it folded; rebind on success.
 
-        With a log, a :class:`ConcurrencyError` (another writer appended
-        first) folds the new records and runs ``op`` again (up to 16 times).
+        ``step(states)`` returns ``(value, new states, records)`` with one
+        ``(namespace, command, events)`` record per command it folded. With a
+        log, a :class:`ConcurrencyError` (another writer appended first) folds
+        the new records and runs ``step`` again (up to 16 times).
         """
         if self._readonly:
             raise ReadOnlyStoreError()
         if self._log is None:
-            value, self.mem, self.intents, self.tasks = op(self.mem, self.intents, self.tasks)
+            value, self.states, _ = step(self.states)
             return value
         for _ in range(_RETRIES):
-            with recording() as rec:
-                value, mem, intents, tasks = op(self.mem, self.intents, self.tasks)
-            if rec:
+            value, states, records = step(self.states)
+            if records:
                 try:
-                    self._append(rec)
+                    self._append(records)
                 except ConcurrencyError:
                     self._catch_up()
                     continue
-            self.mem, self.intents, self.tasks = mem, intents, tasks
+            self.states = states
             self._maybe_snapshot()
             return value
         raise ConcurrencyError(self._position, self._log.head())
 
-    def _mem(self, fn: Callable[[GraphState], Any]) -> Any:
-        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
-            r = fn(m)
-            return r, r.state, i, t
+    def _run(self, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
+        """Fold the ``(namespace, command)`` pairs ``plan(states)`` yields and commit them.
 
-        return self._mutate(op)
+        The fold stops at the first failing command and raises its error
+        (nothing is rebound or logged). Returns the events of every command, in order.
+        """
+
+        def step(states: States) -> tuple[list[Any], States, Records]:
+            records: Records = []
+            result = fold(
+                states,
+                ((None, ns, cmd) for ns, cmd in plan(states)),
+                on_applied=lambda _k, ns, cmd, evs: records.append((ns, cmd, evs)),
+            )
+            return [e for _, _, evs in records for e in evs], result.states, records
+
+        return self._commit(step)
+
+    def _memory(self, plan: Callable[[GraphState], Iterable[Any]]) -> list[MemoryLifecycleEvent]:
+        """:meth:`_run` for a planner of memory commands over the memory graph."""
+        return self._run(lambda states: (("memory", cmd) for cmd in plan(states.mem)))
 
     def import_envelopes(
         self,
@@ -496,81 +411,16 @@ class MemexStore:
             raise ValidationError("import_envelopes: this store has no event log", "import_envelopes")
         if self._readonly:
             raise ReadOnlyStoreError()
-        lg = self._log
-        rejected: list[tuple[int, Exception]] = []
-        applied = duplicates = 0
-        states: _States = (self.mem, self.intents, self.tasks)
-        pending: list[EventEnvelope[Any]] = []
-        pending_events: list[list[Any]] = []
-        pending_bytes: dict[str, bytes] = {}
-        pending_rejects: list[tuple[EventEnvelope[Any], str]] = []
 
-        def flush() -> None:
-            if pending or pending_rejects:
-                positions = lg.append(
-                    pending,
-                    events=pending_events,
-                    expected_position=self._position,
-                    rejected=pending_rejects,
-                )
-                if positions:
-                    self._position = max(positions)
-                self.mem, self.intents, self.tasks = states
-                pending.clear()
-                pending_events.clear()
-                pending_bytes.clear()
-                pending_rejects.clear()
+        def committed(states: States, position: int) -> None:
+            self.states = states
+            self._position = max(self._position, position)
 
-        with gc_paused():
-            for index, raw in enumerate(envelopes):
-                try:
-                    env: EventEnvelope[Any] = (
-                        raw if isinstance(raw, EventEnvelope) else EventEnvelope.from_dict(raw)
-                    )
-                    parse_iso_ts(env.ts)
-                    stored = None
-                    known = pending_bytes.get(env.id)
-                    if known is None:
-                        stored = lg.lookup(env.id)
-                        known = None if stored is None else canonical_envelope_bytes(stored.envelope)
-                    if known is not None:
-                        if known != canonical_envelope_bytes(env):
-                            pos = stored.position if stored is not None else -1
-                            raise IdempotencyConflictError(env.id, pos)
-                        duplicates += 1
-                        continue
-                    earlier = lg.rejection(env.id)
-                    if earlier is not None:
-                        if earlier.envelope != canonical_envelope_bytes(env):
-                            raise IdempotencyConflictError(env.id, 0)
-                        raise PreviouslyRejectedError(earlier.reason)
-                    new_states, cmd, evs = _apply_payload(states, env.namespace, env.payload)
-                except PreviouslyRejectedError as e:
-                    rejected.append((index, e))
-                except (MemexError, ValueError, TypeError) as e:
-                    rejected.append((index, e))
-                    if isinstance(raw, EventEnvelope | Mapping) and not isinstance(e, IdempotencyConflictError):
-                        try:
-                            pending_rejects.append((_envelope_of(raw), f"{type(e).__name__}: {e}"))
-                        except (MemexError, ValueError, TypeError):
-                            pass  # not an envelope at all: nothing to remember it by
-                else:
-                    states = new_states
-                    logged: EventEnvelope[Any] = EventEnvelope(
-                        id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
-                        trace_id=env.trace_id, payload=cmd,
-                    )
-                    pending.append(logged)
-                    pending_events.append(evs)
-                    pending_bytes[env.id] = canonical_envelope_bytes(logged)
-                    applied += 1
-                    if len(pending) >= batch_size:
-                        flush()
-                if progress is not None:
-                    progress(index + 1)
-            flush()
+        result = import_envelopes(
+            self._log, self.states, self._position, envelopes, committed, batch_size, progress
+        )
         self._maybe_snapshot()
-        return EnvelopeImport(applied, duplicates, rejected)
+        return result
 
     def read_log(self, from_position: int = 0, to_position: int | None = None) -> Iterator[Any]:
         """The log's records (see :meth:`memex.log.EventLog.read`).
@@ -591,14 +441,7 @@ class MemexStore:
     # -- memory mutations -------------------------------------------------------
     def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:
         """Apply a memory command (instance or wire mapping); see :func:`memex.apply_command`."""
-        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
-            c = MemoryCommandAdapter.validate_python(cmd)
-            r = apply_command(m, c)
-            record("memory", c, r.events)
-            return r.events, r.state, i, t
-
-        events: list[MemoryLifecycleEvent] = self._mutate(op)
-        return events
+        return self._run(lambda _states: [("memory", cmd)])
 
     def create(self, **kwargs: Any) -> MemoryItem:
         """Build an item with :func:`memex.create_memory_item` (same keywords, ``now=`` too) and insert it.
@@ -651,31 +494,36 @@ class MemexStore:
         self, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
     ) -> list[MemoryLifecycleEvent]:
         """Add a ``CONTRADICTS`` edge ``a → b``; see :func:`memex.mark_contradiction`."""
-        result = self._mem(lambda m: integrity.mark_contradiction(m, a, b, author, meta))
-        return result.events  # type: ignore[no-any-return]
+        return self._memory(lambda m: integrity.plan_mark_contradiction(m, a, b, author, meta))
 
     def resolve_contradiction(
         self, winner: str, loser: str, author: str, reason: str | None = None
     ) -> list[MemoryLifecycleEvent]:
         """Retract the contradictions between two items, ``winner`` supersedes ``loser``; see
         :func:`memex.resolve_contradiction`."""
-        result = self._mem(lambda m: integrity.resolve_contradiction(m, winner, loser, author, reason))
-        return result.events  # type: ignore[no-any-return]
+        return self._memory(
+            lambda m: integrity.plan_resolve_contradiction(m, winner, loser, author, reason)
+        )
 
     def mark_alias(
         self, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
     ) -> list[MemoryLifecycleEvent]:
         """Add ``ALIAS`` edges both ways between ``a`` and ``b``; see :func:`memex.mark_alias`."""
-        result = self._mem(lambda m: integrity.mark_alias(m, a, b, author, meta))
-        return result.events  # type: ignore[no-any-return]
+        return self._memory(lambda m: integrity.plan_mark_alias(m, a, b, author, meta))
 
     def cascade_retract(self, item_id: str, author: str, reason: str | None = None) -> list[str]:
         """Retract an item and everything derived from it; returns the retracted ids in order.
 
         See :func:`memex.cascade_retract`.
         """
-        result = self._mem(lambda m: integrity.cascade_retract(m, item_id, author, reason))
-        return result.retracted  # type: ignore[no-any-return]
+        planned: list[Any] = []
+
+        def plan(m: GraphState) -> list[Any]:
+            planned[:] = integrity.plan_cascade_retract(m, item_id, author, reason)
+            return planned
+
+        self._memory(plan)
+        return [c.item_id for c in planned]
 
     def apply_many(
         self,
@@ -688,8 +536,9 @@ class MemexStore:
         now: int | None = None,
     ) -> list[MemoryLifecycleEvent]:
         """Update or retract every matching item through ``transform``; see :func:`memex.apply_many`."""
-        result = self._mem(lambda m: bulk.apply_many(m, filter, transform, author, reason, options, now=now))
-        return result.events  # type: ignore[no-any-return]
+        return self._memory(
+            lambda m: bulk.plan_apply_many(m, filter, transform, author, reason, options, now=now)
+        )
 
     def bulk_adjust_scores(
         self,
@@ -701,8 +550,9 @@ class MemexStore:
         now: int | None = None,
     ) -> list[MemoryLifecycleEvent]:
         """Shift the scores of every matching item (clamped to [0, 1]); see :func:`memex.bulk_adjust_scores`."""
-        result = self._mem(lambda m: bulk.bulk_adjust_scores(m, criteria, delta, author, reason, now=now))
-        return result.events  # type: ignore[no-any-return]
+        return self._memory(
+            lambda m: bulk.plan_bulk_adjust_scores(m, criteria, delta, author, reason, now=now)
+        )
 
     def decay_importance(
         self,
@@ -714,8 +564,9 @@ class MemexStore:
         now: int | None = None,
     ) -> list[MemoryLifecycleEvent]:
         """Scale the importance of items older than ``older_than_ms``; see :func:`memex.decay_importance`."""
-        result = self._mem(lambda m: bulk.decay_importance(m, older_than_ms, factor, author, reason, now=now))
-        return result.events  # type: ignore[no-any-return]
+        return self._memory(
+            lambda m: bulk.plan_decay_importance(m, older_than_ms, factor, author, reason, now=now)
+        )
 
     # -- memory queries -------------------------------------------------------------
     def items(
@@ -785,14 +636,7 @@ class MemexStore:
     # -- intent graph ----------------------------------------------------------------
     def apply_intent(self, cmd: IntentCommand | Mapping[str, Any]) -> list[IntentLifecycleEvent]:
         """Apply an intent command; see :func:`memex.apply_intent_command`."""
-        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
-            c = IntentCommandAdapter.validate_python(cmd)
-            r = apply_intent_command(i, c)
-            record("intent", c, r.events)
-            return r.events, m, r.state, t
-
-        events: list[IntentLifecycleEvent] = self._mutate(op)
-        return events
+        return self._run(lambda _states: [("intent", cmd)])
 
     def create_intent(self, **kwargs: Any) -> Intent:
         """Build an intent with :func:`memex.create_intent` (same keywords) and insert it; returns it."""
@@ -807,14 +651,7 @@ class MemexStore:
     # -- task graph --------------------------------------------------------------------
     def apply_task(self, cmd: TaskCommand | Mapping[str, Any]) -> list[TaskLifecycleEvent]:
         """Apply a task command; see :func:`memex.apply_task_command`."""
-        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
-            c = TaskCommandAdapter.validate_python(cmd)
-            r = apply_task_command(t, c)
-            record("task", c, r.events)
-            return r.events, m, i, r.state
-
-        events: list[TaskLifecycleEvent] = self._mutate(op)
-        return events
+        return self._run(lambda _states: [("task", cmd)])
 
     def create_task(self, **kwargs: Any) -> Task:
         """Build a task with :func:`memex.create_task` (same keywords) and insert it; returns it."""
@@ -869,12 +706,11 @@ class MemexStore:
         (``False``); see :func:`memex.import_slice`. All three states are
         rebound together (or none, on error).
         """
-        def op(m: GraphState, i: IntentState, t: TaskState) -> tuple[Any, GraphState, IntentState, TaskState]:
-            r = import_slice(m, i, t, slice, **kwargs)
-            return r.report, r.mem_state, r.intent_state, r.task_state
+        def step(states: States) -> tuple[ImportReport, States, Records]:
+            plan, folded, records = fold_import(states, slice, **kwargs)
+            return plan.report, folded, records
 
-        report: ImportReport = self._mutate(op)
-        return report
+        return self._commit(step)
 
     # -- serialization (memory graph only) -----------------------------------------------
     def to_json(self) -> serialization.SerializedGraphState:

@@ -1,0 +1,324 @@
+"""The record machinery: each record's schema is declared once, in its annotations.
+
+A record is a frozen, keyword-only ``attrs`` class whose fields are annotated
+with ``Annotated[<type>, <checker>, <markers>...]`` (the aliases in
+:mod:`memex.models.fields` name the common ones)::
+
+    @record
+    class Edge(Record):
+        edge_id: Str
+        from_: Annotated[str, v.req_str, Wire("from")]
+        weight: OptScore = None
+        ...
+
+From that one declaration :func:`record` derives everything else:
+
+* ``_FIELDS``: ``(attribute, wire key, checker)`` in declaration (= wire) order;
+* ``_UPDATE_CHECKS``: the checker an update ``partial`` uses per field (the
+  field's :class:`Update` marker, else its own checker: score bounds are not
+  enforced on updates, so values written by the TypeScript library replay);
+* validation on construction: one generated fast path (inline type tests built
+  from the checkers' ``fast`` expressions) for the common, well-typed case, and
+  the generic path (every checker called, values normalised, errors naming the
+  field) for anything else;
+* ``to_dict()``: generated, wire keys in order, absent (``None``) fields
+  omitted, nested records as dicts;
+* ``from_dict(mapping)``: wire keys (and Python spellings) to an instance;
+* keyword aliases for wire names that are Python keywords (``Edge(**{"from":
+  "a", ...})`` next to ``Edge(from_="a", ...)``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
+
+import attrs
+
+from memex import _validate as v
+from memex.errors import ValidationError
+
+__all__ = [
+    "Record",
+    "Command",
+    "record",
+    "Wire",
+    "Update",
+    "tag_check",
+    "replace_unchecked",
+    "to_wire",
+]
+
+R = TypeVar("R")
+
+
+class Wire:
+    """Field marker: the field's wire key when it differs from the attribute name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class Update:
+    """Field marker: the checker an update ``partial`` applies to this field.
+
+    Used to relax a bound the constructor enforces (a score in [0, 1] on
+    create, any finite number on update).
+    """
+
+    __slots__ = ("checker",)
+
+    def __init__(self, checker: v.Checker) -> None:
+        self.checker = checker
+
+
+class Record:
+    """Base of every record: validation, ``from_dict`` and ``to_dict`` (see :func:`record`)."""
+
+    __slots__ = ()
+    _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = ()
+    _UPDATE_CHECKS: ClassVar[dict[str, v.Checker]] = {}
+
+    def __attrs_post_init__(self) -> None:
+        _validate_all(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, _path: str = "") -> Any:
+        """Validate a wire-shaped mapping into an instance.
+
+        Args:
+            data: a mapping with wire keys (``from``, ``not``, ``or``; the
+                Python spellings ``from_``, ``not_``, ``or_`` are accepted too,
+                the wire key wins; unknown keys are ignored). An instance of
+                the class is returned as is.
+        Returns:
+            A new instance of the class.
+        Raises:
+            ValidationError: a field is missing, of the wrong type or out of
+                range; the message names the field path.
+        """
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, Mapping):
+            raise v.fail(_path or cls.__name__, "an object", data)
+        kwargs: dict[str, Any] = {}
+        for name, wire, _check in cls._FIELDS:
+            if wire in data:
+                kwargs[name] = data[wire]
+            elif name != wire and name in data:
+                kwargs[name] = data[name]
+        try:
+            return cls(**kwargs)
+        except ValidationError as e:
+            raise v.prefixed(e, _path) from None
+        except TypeError:
+            required = {a.name for a in attrs.fields(cls) if a.default is attrs.NOTHING}  # type: ignore[arg-type]
+            missing = [w for n, w, _ in cls._FIELDS if n in required and n not in kwargs]
+            where = f"{_path}: " if _path else ""
+            raise ValidationError(
+                f"{where}{cls.__name__} is missing required field(s): {', '.join(missing)}", _path
+            ) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the wire dict: wire keys in order, ``None`` fields omitted, nested records as dicts."""
+        raise NotImplementedError  # replaced by the generated method of each record class
+
+
+class Command(Record):
+    """Base of the command records: ``type`` (the command's tag) is their first field."""
+
+    __slots__ = ()
+    type: str
+
+
+def _validate_all(obj: Any) -> None:
+    """The generic validation path: every checker called in wire order, values normalised."""
+    for name, wire, check in obj._FIELDS:
+        value = getattr(obj, name)
+        checked = check(value, wire)
+        if checked is not value:
+            object.__setattr__(obj, name, checked)
+
+
+def tag_check(tag: str) -> v.Checker:
+    """The checker of a command's ``type`` field: exactly ``tag``."""
+
+    def check(value: Any, path: str) -> str:
+        if value != tag:
+            raise ValidationError(f'{path}: expected "{tag}", got {value!r}', path)
+        return tag
+
+    return v.fast(f"(type({{x}}) is str and {{x}} == {tag!r})")(check)
+
+
+def to_wire(value: Any) -> Any:
+    """A field value as JSON-ready data: records become wire dicts, lists of records lists of dicts."""
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, list) and value and isinstance(value[0], Record):
+        return [to_wire(x) for x in value]
+    return value
+
+
+def replace_unchecked(obj: R, changes: Mapping[str, Any]) -> R:
+    """Copy a frozen record with ``changes`` applied, skipping validation.
+
+    For the reducers, after they have type-checked the changed values with
+    the record's ``_UPDATE_CHECKS``. O(number of fields).
+    """
+    cls = type(obj)
+    new = object.__new__(cls)
+    for a in cls.__attrs_attrs__:  # type: ignore[attr-defined]
+        name = a.name
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(obj, name))
+    return new
+
+
+# --------------------------------------------------------------------------- the decorator
+def _type_first(cls: type, fields: list[attrs.Attribute]) -> list[attrs.Attribute]:  # type: ignore[type-arg]
+    """attrs field transformer: a command's ``type`` comes first, inherited fields after it."""
+    head = [f for f in fields if f.name == "type"]
+    return head + [f for f in fields if f.name != "type"]
+
+
+def _schema(cls: type) -> tuple[tuple[tuple[str, str, v.Checker], ...], dict[str, v.Checker]]:
+    hints = typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
+    fields: list[tuple[str, str, v.Checker]] = []
+    updates: dict[str, v.Checker] = {}
+    for a in attrs.fields(cls):
+        extras = getattr(hints[a.name], "__metadata__", ())
+        check: v.Checker | None = None
+        wire = a.name
+        update: v.Checker | None = None
+        for extra in extras:
+            if isinstance(extra, Wire):
+                wire = extra.name
+            elif isinstance(extra, Update):
+                update = extra.checker
+            elif callable(extra) and check is None:
+                check = extra
+        if a.name == "type" and issubclass(cls, Command):
+            check = tag_check(a.default)
+        if check is None:
+            raise TypeError(f"{cls.__name__}.{a.name}: annotate the field with a checker")
+        fields.append((a.name, wire, check))
+        updates[a.name] = update if update is not None else check
+    return tuple(fields), updates
+
+
+def _compile_post_init(
+    cls: type, fields: tuple[tuple[str, str, v.Checker], ...]
+) -> Callable[[Any], None]:
+    """Generate ``__attrs_post_init__``: inline type tests first, the generic path as fallback."""
+    ns: dict[str, Any] = dict(v.fast_names())
+    ns["_slow"] = _validate_all
+    conds: list[str] = []
+    posts: list[str] = []
+    loads: list[str] = []
+    for i, (name, wire, check) in enumerate(fields):
+        expr, post = v.fast_of(check)
+        if expr is None:
+            return _validate_all  # a field without a fast test: always the generic path
+        loads.append(f"    x{i} = self.{name}")
+        conds.append(expr.replace("{x}", f"x{i}"))
+        if post:
+            ns[f"_c{i}"] = check
+            posts.append(f"        _c{i}(x{i}, {wire!r})")
+    src = "\n".join(
+        ["def __attrs_post_init__(self):", *loads, "    if (" + "\n        and ".join(conds) + "):"]
+        + posts
+        + ["        return", "    _slow(self)"]
+    )
+    exec(compile(src, f"<memex record {cls.__name__}.__attrs_post_init__>", "exec"), ns)  # noqa: S102
+    fn: Callable[[Any], None] = ns["__attrs_post_init__"]
+    return fn
+
+
+def _compile_to_dict(
+    cls: type, fields: tuple[tuple[str, str, v.Checker], ...]
+) -> Callable[[Any], dict[str, Any]]:
+    """Generate ``to_dict``: required fields as literal keys, optional ones when not ``None``."""
+    ns: dict[str, Any] = {"_to_wire": to_wire}
+    required = {a.name for a in attrs.fields(cls) if a.default is attrs.NOTHING}
+    lines = ["def to_dict(self):", "    out = {}"]
+    for name, wire, check in fields:
+        value = f"self.{name}"
+        if getattr(check, "nested", False):
+            value = f"_to_wire({value})"
+        if name in required:
+            lines.append(f"    out[{wire!r}] = {value}")
+        else:
+            lines.append(f"    x = self.{name}")
+            lines.append("    if x is not None:")
+            lines.append(f"        out[{wire!r}] = {value.replace(f'self.{name}', 'x')}")
+    lines.append("    return out")
+    exec(compile("\n".join(lines), f"<memex record {cls.__name__}.to_dict>", "exec"), ns)  # noqa: S102
+    fn: Callable[[Any], dict[str, Any]] = ns["to_dict"]
+    fn.__doc__ = Record.to_dict.__doc__
+    return fn
+
+
+def _keyword_aliases(cls: Any, fields: tuple[tuple[str, str, v.Checker], ...]) -> None:
+    """Let ``cls(**{"from": ...})`` work next to ``cls(from_=...)`` (wire keys that are keywords)."""
+    renames = {wire: name for name, wire, _ in fields if name == wire + "_"}
+    if not renames:
+        return
+    orig = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        for wire, name in renames.items():
+            if wire in kwargs:
+                if name in kwargs:
+                    raise TypeError(f"{cls.__name__}() got both {wire!r} and {name!r}")
+                kwargs[name] = kwargs.pop(wire)
+        orig(self, *args, **kwargs)
+
+    __init__.__doc__ = orig.__doc__
+    __init__.__signature__ = inspect.signature(orig)  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+
+
+@typing.dataclass_transform(
+    field_specifiers=(attrs.field,), kw_only_default=True, frozen_default=True
+)
+def record(
+    cls: type[R] | None = None, *, repr: bool = True, tag: str | None = None
+) -> Any:
+    """Make a :class:`Record` subclass a frozen, keyword-only attrs record with a derived schema.
+
+    Args:
+        cls: the class (``@record`` without arguments).
+        repr: let attrs generate ``__repr__`` (``False`` when the class writes its own).
+        tag: for a :class:`Command`: its ``type`` tag; a ``type`` field with this
+            default is added as the first field.
+    Returns:
+        The new class (attrs builds a slotted copy), or a decorator when
+        called with keywords only.
+    Raises:
+        TypeError: a field has no checker in its annotation.
+    """
+
+    def build(c: type[R]) -> type[R]:
+        if tag is not None:
+            own = dict(c.__dict__.get("__annotations__", {}))
+            c.__annotations__ = {"type": "str", **own}
+            c.type = tag  # type: ignore[attr-defined]
+        transformer = _type_first if issubclass(c, Command) else None
+        new: Any = attrs.frozen(kw_only=True, repr=repr, field_transformer=transformer)(c)
+        fields, updates = _schema(new)
+        new._FIELDS = fields
+        new._UPDATE_CHECKS = updates
+        if "__attrs_post_init__" not in c.__dict__:
+            new.__attrs_post_init__ = _compile_post_init(new, fields)
+        if "to_dict" not in c.__dict__:
+            new.to_dict = _compile_to_dict(new, fields)
+        _keyword_aliases(new, fields)
+        return typing.cast("type[R]", new)
+
+    if cls is not None:
+        return build(cls)
+    return build

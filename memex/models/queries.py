@@ -1,0 +1,342 @@
+"""Query records: filters, sort and paging options, score weights, decay, retrieval results.
+
+Every record here is a frozen, keyword-only record (see
+:mod:`memex.models._schema`); ``Cls.from_dict(mapping)`` accepts the wire
+shape (``from``, ``not``, ``or``; the Python spellings ``from_``, ``not_``,
+``or_`` too) and ignores unknown keys, so a misspelled filter key matches
+everything.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import attrs
+
+from memex import _validate as v
+from memex.models._schema import Record, Wire, record
+from memex.models.entities import MemoryItem
+from memex.models.fields import OptBool, OptNum, OptStr, OptStrs, Score
+from memex.models.kinds import INTENT_STATUSES, TASK_STATUSES
+
+__all__ = [
+    "Range",
+    "ScoreRanges",
+    "ParentsFilter",
+    "DecayConfig",
+    "DecayFilter",
+    "CreatedFilter",
+    "MemoryFilter",
+    "SortOption",
+    "QueryOptions",
+    "EdgeFilter",
+    "ScoreWeights",
+    "ScoredQueryOptions",
+    "DiversityOptions",
+    "ScoredItem",
+    "IntentFilter",
+    "TaskFilter",
+]
+
+_opt_nonneg = v.opt(v.nonneg_int)
+OptNonNegInt = Annotated[int | None, _opt_nonneg]
+
+
+@record
+class Range(Record):
+    """An inclusive numeric range; either bound may be absent (``None``)."""
+
+    min: OptNum = None
+    max: OptNum = None
+
+
+OptRange = Annotated[Range | None, v.opt(v.record(Range))]
+
+
+@record
+class ScoreRanges(Record):
+    """Per-score ranges for ``MemoryFilter.range``; an item lacking a ranged score fails."""
+
+    authority: OptRange = None
+    conviction: OptRange = None
+    importance: OptRange = None
+
+
+@record
+class ParentsFilter(Record):
+    """Conditions on an item's ``parents`` list (``None`` treated as ``[]``).
+
+    ``includes``: one id that must be present; ``includes_any``: at least one
+    (``[]`` never matches); ``includes_all``: every one (``[]`` always
+    matches); ``count``: a :class:`Range` on the list length.
+    """
+
+    includes: OptStr = None
+    includes_any: OptStrs = None
+    includes_all: OptStrs = None
+    count: OptRange = None
+
+
+_sort_field = v.literal(
+    ("authority", "conviction", "importance", "recency"),
+    lambda f: f'Unknown sort field: "{f}". Expected "authority", "conviction", "importance", or "recency".',
+)
+_decay_interval = v.literal(
+    ("hour", "day", "week"),
+    lambda i: f'Unknown decay interval: "{i}". Expected "hour", "day", or "week".',
+)
+_decay_type = v.literal(
+    ("exponential", "linear", "step"),
+    lambda t: f'Unknown decay type: "{t}". Expected "exponential", "linear", or "step".',
+)
+
+
+@record
+class DecayConfig(Record):
+    """How a score fades with age: ``rate`` in [0, 1] per ``interval``.
+
+    ``interval``: ``"hour"``, ``"day"`` or ``"week"``; ``type``:
+    ``"exponential"`` (``(1-rate)**n``), ``"linear"`` (``max(0, 1-rate*n)``) or
+    ``"step"`` (``(1-rate)**floor(n)``), with ``n`` = age / interval.
+
+    Raises:
+        ValidationError: an unknown interval or type (``Unknown decay
+            interval: "month". Expected "hour", "day", or "week".``), or a
+            rate outside [0, 1].
+    """
+
+    rate: Score
+    interval: Annotated[str, _decay_interval]
+    type: Annotated[str, _decay_type]
+
+
+@record
+class DecayFilter(Record):
+    """Keep items whose decay multiplier under ``config`` is ``>= min`` (``min`` in [0, 1])."""
+
+    config: Annotated[DecayConfig, v.record(DecayConfig)]
+    min: Score
+
+
+@record
+class CreatedFilter(Record):
+    """Item time window in unix ms: ``before`` is exclusive, ``after`` inclusive."""
+
+    before: OptNum = None
+    after: OptNum = None
+
+
+@record
+class MemoryFilter(Record):
+    """The memory query algebra: every present key must hold.
+
+    Keys, in the order they are tested: ``ids``, ``scope``, ``scope_prefix``,
+    ``author``, ``kind``, ``source_kind``, ``intent_id``, ``intent_ids``,
+    ``task_id``, ``task_ids``, ``range`` (:class:`ScoreRanges`),
+    ``has_parent``, ``is_root``, ``parents`` (:class:`ParentsFilter`),
+    ``decay`` (:class:`DecayFilter`), ``created`` (:class:`CreatedFilter`),
+    ``not_`` (wire ``not``; a sub-filter that must not match), ``meta``
+    (dot path → value; a dict or list value never matches, as JavaScript's
+    ``===``), ``meta_has`` (dot paths that must resolve), ``or_`` (wire
+    ``or``; at least one sub-filter must match; ``[]`` is ignored).
+    ``MemoryFilter()`` matches everything.
+    """
+
+    ids: OptStrs = None
+    scope: OptStr = None
+    scope_prefix: OptStr = None
+    author: OptStr = None
+    kind: OptStr = None
+    source_kind: OptStr = None
+    range: Annotated[ScoreRanges | None, v.opt(v.record(ScoreRanges))] = None
+    intent_id: OptStr = None
+    intent_ids: OptStrs = None
+    task_id: OptStr = None
+    task_ids: OptStrs = None
+    has_parent: OptStr = None
+    is_root: OptBool = None
+    parents: Annotated[ParentsFilter | None, v.opt(v.record(ParentsFilter))] = None
+    decay: Annotated[DecayFilter | None, v.opt(v.record(DecayFilter))] = None
+    created: Annotated[CreatedFilter | None, v.opt(v.record(CreatedFilter))] = None
+    not_: Annotated[MemoryFilter | None, v.opt(v.record(MemoryFilter)), Wire("not")] = None
+    meta: Annotated[dict[str, Any] | None, v.opt(v.plain_dict)] = None
+    meta_has: OptStrs = None
+    or_: Annotated[list[MemoryFilter] | None, v.opt(v.record_list(MemoryFilter)), Wire("or")] = None
+
+
+@record
+class SortOption(Record):
+    """One sort key: ``field`` (authority, conviction, importance, recency) and ``order`` (asc, desc).
+
+    Raises:
+        ValidationError: an unknown field (``Unknown sort field: "<f>". ...``)
+            or order.
+    """
+
+    field: Annotated[str, _sort_field]
+    order: Annotated[str, v.literal(("asc", "desc"))]
+
+
+def _sort_spec(value: Any, path: str) -> Any:
+    if isinstance(value, list | tuple):
+        return v.record_list(SortOption)(value, path)
+    return v.record(SortOption)(value, path)
+
+
+_sort_spec.nested = True  # type: ignore[attr-defined]
+
+
+@record
+class QueryOptions(Record):
+    """Sorting and paging for :func:`memex.get_items`.
+
+    ``sort``: a :class:`SortOption` or a list of them (lexicographic; ``[]``
+    does not reorder); ``limit``/``offset``: ints >= 0.
+    """
+
+    sort: Annotated[SortOption | list[SortOption] | None, v.opt(_sort_spec)] = None
+    limit: OptNonNegInt = None
+    offset: OptNonNegInt = None
+
+
+@record
+class EdgeFilter(Record):
+    """Edge query: ``from_`` (wire ``from``), ``to``, ``kind`` exact; ``min_weight``
+    keeps edges whose weight is set and ``>=`` it; ``active_only`` defaults to
+    ``True`` when absent."""
+
+    from_: Annotated[str | None, v.opt(v.req_str), Wire("from")] = None
+    to: OptStr = None
+    kind: OptStr = None
+    min_weight: OptNum = None
+    active_only: OptBool = None
+
+
+@record
+class ScoreWeights(Record):
+    """Weights of the linear score ``wa*authority + wc*conviction + wi*importance``.
+
+    Weights are unbounded finite numbers (a missing weight counts 0);
+    ``decay`` (a :class:`DecayConfig`), when set, multiplies the sum by the
+    item's decay multiplier.
+    """
+
+    authority: OptNum = None
+    conviction: OptNum = None
+    importance: OptNum = None
+    decay: Annotated[DecayConfig | None, v.opt(v.record(DecayConfig))] = None
+
+
+OptFilter = Annotated[MemoryFilter | None, v.opt(v.record(MemoryFilter))]
+
+
+@record
+class ScoredQueryOptions(Record):
+    """Options of :func:`memex.get_scored_items`.
+
+    ``pre``: a :class:`MemoryFilter` applied before scoring (an ``ids``,
+    ``scope`` or ``scope_prefix`` here narrows the candidates by index);
+    ``post``: a filter applied after scoring; ``min_score``: drop entries
+    scoring below it; ``limit``/``offset``: ints >= 0.
+    """
+
+    pre: OptFilter = None
+    post: OptFilter = None
+    min_score: OptNum = None
+    limit: OptNonNegInt = None
+    offset: OptNonNegInt = None
+
+
+@record
+class DiversityOptions(Record):
+    """Penalties of :func:`memex.apply_diversity` (finite numbers; negative allowed; falsy = off).
+
+    ``author_penalty`` per earlier entry by the same author, ``parent_penalty``
+    per earlier occurrence of each parent id, ``source_penalty`` per earlier
+    entry of the same source kind.
+    """
+
+    author_penalty: OptNum = None
+    parent_penalty: OptNum = None
+    source_penalty: OptNum = None
+
+
+@attrs.define(kw_only=True)
+class ScoredItem:
+    """A retrieval result (mutable): ``item``, its ``score`` and, after
+    :func:`memex.surface_contradictions`, ``contradicted_by`` — the items that
+    contradict it among the results (``None`` when none were surfaced)."""
+
+    item: MemoryItem
+    score: float
+    contradicted_by: list[MemoryItem] | None = None
+
+    def __repr__(self) -> str:
+        extra = ""
+        if self.contradicted_by:
+            extra = f", contradicted_by={[c.id for c in self.contradicted_by]!r}"
+        return f"ScoredItem(id={self.item.id!r}, score={self.score!r}{extra})"
+
+
+def literal_list(checker: v.Checker) -> v.Checker:
+    """A list (or tuple) whose members each pass ``checker``, stored as a plain ``list``."""
+
+    def check(value: Any, path: str) -> list[Any]:
+        if not isinstance(value, list | tuple):
+            raise v.fail(path, "an array", value)
+        return [checker(x, f"{path}[{i}]") for i, x in enumerate(value)]
+
+    return check
+
+
+_intent_status = v.literal(INTENT_STATUSES)
+_task_status = v.literal(TASK_STATUSES)
+
+
+@record
+class IntentFilter(Record):
+    """Criteria of :func:`memex.get_intents`; every present key must hold.
+
+    ``owner`` equal; ``status`` equal; ``statuses``: status in the list;
+    ``min_priority``: ``priority >= min_priority``; ``has_memory_id``: the id
+    is in ``root_memory_ids``; ``parent_id`` equal; ``is_root``: ``True``
+    keeps intents without a parent, ``False`` those with one.
+
+    Raises:
+        ValidationError: a wrong type or an unknown status.
+    """
+
+    owner: OptStr = None
+    status: Annotated[str | None, v.opt(_intent_status)] = None
+    statuses: Annotated[list[str] | None, v.opt(literal_list(_intent_status))] = None
+    min_priority: OptNum = None
+    has_memory_id: OptStr = None
+    parent_id: OptStr = None
+    is_root: OptBool = None
+
+
+@record
+class TaskFilter(Record):
+    """Criteria of :func:`memex.get_tasks`; every present key must hold.
+
+    ``intent_id``, ``action``, ``status``, ``agent_id``, ``parent_id``:
+    equal; ``statuses``: status in the list; ``min_priority``: ``priority >=
+    min_priority``; ``has_input_memory_id`` / ``has_output_memory_id``: the id
+    is in ``input_memory_ids`` / ``output_memory_ids``; ``is_root``: ``True``
+    keeps tasks without a parent task, ``False`` those with one.
+
+    Raises:
+        ValidationError: a wrong type or an unknown status.
+    """
+
+    intent_id: OptStr = None
+    action: OptStr = None
+    status: Annotated[str | None, v.opt(_task_status)] = None
+    statuses: Annotated[list[str] | None, v.opt(literal_list(_task_status))] = None
+    agent_id: OptStr = None
+    min_priority: OptNum = None
+    has_input_memory_id: OptStr = None
+    has_output_memory_id: OptStr = None
+    parent_id: OptStr = None
+    is_root: OptBool = None
+

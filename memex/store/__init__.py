@@ -1,0 +1,11 @@
+"""``MemexStore``: one object holding the memory, intent and task graphs, optionally durable.
+
+:mod:`~memex.store.core` holds the store itself; :mod:`~memex.store.ingest`
+the import of envelopes that already carry ids and times.
+"""
+
+from memex.serialization import decode_states, encode_states
+from memex.store.core import DEFAULT_DB, MemexStore
+from memex.store.ingest import EnvelopeImport
+
+__all__ = ["MemexStore", "EnvelopeImport", "encode_states", "decode_states", "DEFAULT_DB"]

@@ -1,0 +1,154 @@
+"""Ingesting envelopes that already carry ids and times into a durable store.
+
+:func:`import_envelopes` is the engine of :meth:`MemexStore.import_envelopes
+<memex.MemexStore.import_envelopes>` and of ``memex log import``: it
+validates each envelope, folds its command through the namespace registry,
+appends the accepted ones in batches (keeping their ids and ``ts``), and
+remembers the rejected ones so that a re-import rejects them again with the
+same reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+from memex._gc import gc_paused
+from memex._isots import parse_iso_ts
+from memex.envelope import EventEnvelope
+from memex.errors import IdempotencyConflictError, PreviouslyRejectedError
+from memex.log import EventLog, canonical_envelope_bytes
+from memex.namespaces import FOLD_ERRORS, States, apply
+
+__all__ = ["EnvelopeImport", "import_envelopes"]
+
+
+class EnvelopeImport(NamedTuple):
+    """Outcome of :meth:`MemexStore.import_envelopes <memex.MemexStore.import_envelopes>`.
+
+    Attributes:
+        applied: envelopes applied and appended.
+        duplicates: envelopes already in the log with identical bytes (skipped).
+        rejected: ``(index, error)`` of each envelope that was not logged
+            (malformed, bad ``ts``, a command the reducer rejected, or an id
+            stored with different bytes), index in input order.
+    """
+
+    applied: int
+    duplicates: int
+    rejected: list[tuple[int, Exception]]
+
+
+def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
+    if isinstance(raw, EventEnvelope):
+        return raw
+    env: EventEnvelope[Any] = EventEnvelope.from_dict(raw)
+    return env
+
+
+def _known_bytes(
+    log: EventLog, env: EventEnvelope[Any], pending: Mapping[str, bytes]
+) -> tuple[bytes | None, int]:
+    """The canonical bytes already stored (or pending) under ``env.id``, and their position (-1 if pending)."""
+    known = pending.get(env.id)
+    if known is not None:
+        return known, -1
+    stored = log.lookup(env.id)
+    if stored is None:
+        return None, -1
+    return canonical_envelope_bytes(stored.envelope), stored.position
+
+
+def import_envelopes(
+    log: EventLog,
+    states: States,
+    position: int,
+    envelopes: Iterable[EventEnvelope[Any] | Mapping[str, Any]],
+    committed: Callable[[States, int], None],
+    batch_size: int = 512,
+    progress: Callable[[int], None] | None = None,
+) -> EnvelopeImport:
+    """Validate, fold and append envelopes in order, ``batch_size`` per transaction.
+
+    Args:
+        log: the event log to append to.
+        states: the graphs folded up to ``position`` (the log's head).
+        position: the log head the first batch expects.
+        envelopes: envelopes or wire mappings, in the order to apply them.
+        committed: called as ``committed(states, position)`` after each batch
+            is appended, so the caller rebinds its states.
+        batch_size: envelopes per append transaction.
+        progress: called with the number of envelopes processed.
+    Returns:
+        :class:`EnvelopeImport`. An envelope whose id is stored (or was
+        rejected before) with identical canonical bytes is not applied again;
+        with different bytes it is rejected with
+        :class:`~memex.errors.IdempotencyConflictError`.
+    Raises:
+        ConcurrencyError: another writer appended during the import (the
+            batches before it stay applied).
+    Complexity: O(k log n) for k envelopes; the cyclic GC is paused meanwhile.
+    """
+    rejected: list[tuple[int, Exception]] = []
+    applied = duplicates = 0
+    pending: list[EventEnvelope[Any]] = []
+    pending_events: list[list[Any]] = []
+    pending_bytes: dict[str, bytes] = {}
+    pending_rejects: list[tuple[EventEnvelope[Any], str]] = []
+
+    def flush() -> None:
+        nonlocal position
+        if pending or pending_rejects:
+            positions = log.append(
+                pending, events=pending_events, expected_position=position, rejected=pending_rejects
+            )
+            if positions:
+                position = max(positions)
+            committed(states, position)
+            pending.clear()
+            pending_events.clear()
+            pending_bytes.clear()
+            pending_rejects.clear()
+
+    with gc_paused():
+        for index, raw in enumerate(envelopes):
+            try:
+                env = _envelope_of(raw)
+                parse_iso_ts(env.ts)
+                known, at = _known_bytes(log, env, pending_bytes)
+                if known is not None:
+                    if known != canonical_envelope_bytes(env):
+                        raise IdempotencyConflictError(env.id, at)
+                    duplicates += 1
+                    continue
+                earlier = log.rejection(env.id)
+                if earlier is not None:
+                    if earlier.envelope != canonical_envelope_bytes(env):
+                        raise IdempotencyConflictError(env.id, 0)
+                    raise PreviouslyRejectedError(earlier.reason)
+                new_states, cmd, evs = apply(states, env.namespace, env.payload)
+            except PreviouslyRejectedError as e:
+                rejected.append((index, e))
+            except FOLD_ERRORS as e:
+                rejected.append((index, e))
+                if isinstance(raw, EventEnvelope | Mapping) and not isinstance(e, IdempotencyConflictError):
+                    try:
+                        pending_rejects.append((_envelope_of(raw), f"{type(e).__name__}: {e}"))
+                    except FOLD_ERRORS:
+                        pass  # not an envelope at all: nothing to remember it by
+            else:
+                states = new_states
+                logged: EventEnvelope[Any] = EventEnvelope(
+                    id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
+                    trace_id=env.trace_id, payload=cmd,
+                )
+                pending.append(logged)
+                pending_events.append(evs)
+                pending_bytes[env.id] = canonical_envelope_bytes(logged)
+                applied += 1
+                if len(pending) >= batch_size:
+                    flush()
+            if progress is not None:
+                progress(index + 1)
+        flush()
+    return EnvelopeImport(applied, duplicates, rejected)
