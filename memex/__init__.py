@@ -47,6 +47,7 @@ from memex.errors import (
     DuplicateMemoryError,
     DuplicateTaskError,
     EdgeNotFoundError,
+    FileAccessError,
     IdempotencyConflictError,
     IntentNotFoundError,
     InvalidIntentTransitionError,
@@ -355,6 +356,7 @@ __all__ = [
     "ConcurrencyError",
     "ReadOnlyStoreError",
     "PreviouslyRejectedError",
+    "FileAccessError",
     # type aliases
     "KnownMemoryKind",
     "KnownSourceKind",
