@@ -47,6 +47,7 @@ from memex.errors import (
     DuplicateMemoryError,
     DuplicateTaskError,
     EdgeNotFoundError,
+    FileAccessError,
     IdempotencyConflictError,
     IntentNotFoundError,
     InvalidIntentTransitionError,
@@ -209,6 +210,7 @@ __all__ = [
     "ConcurrencyError",
     "ReadOnlyStoreError",
     "PreviouslyRejectedError",
+    "FileAccessError",
     # entities and factories
     "MemoryItem",
     "Edge",

@@ -25,6 +25,7 @@ __all__ = [
     "ConcurrencyError",
     "ReadOnlyStoreError",
     "PreviouslyRejectedError",
+    "FileAccessError",
 ]
 
 
@@ -183,3 +184,24 @@ class PreviouslyRejectedError(MemexError):
     The message is the recorded ``"<ErrorClass>: <message>"`` of the first
     rejection, so a re-import reports the same reason.
     """
+
+
+class FileAccessError(MemexError):
+    """A file cannot be used as asked: it is missing, a directory, not permitted,
+    not UTF-8 text, not a memex database, or cannot be read or locked.
+
+    The message is one line naming the file, ready to show to a user, for
+    example ``"log.jsonl: no such file"`` or ``"log.jsonl: not UTF-8 text
+    (invalid byte 0xff on line 3)"``.
+
+    Attributes:
+        path: the file as given (``"-"`` for standard input).
+        reason: what is wrong: ``"missing"``, ``"directory"``,
+            ``"permission"``, ``"encoding"`` (not UTF-8), ``"not_database"``
+            or ``"os"`` (any other operating-system error).
+    """
+
+    def __init__(self, path: str, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason

@@ -451,3 +451,27 @@ def get_alias_group(state: GraphState, item_id: str) -> list[MemoryItem]:
         # pushing only unvisited targets visits the same ids in the same order
         stack.extend(t for t in _alias_targets(state, x) if t not in visited)
     return out
+
+
+# ---------------------------------------------------------------------------
+# Read helper for reports (the command line's ``memex contradictions``)
+# ---------------------------------------------------------------------------
+
+
+def count_dangling_contradictions(state: GraphState) -> int:
+    """Count the active ``CONTRADICTS`` edges with a missing end.
+
+    These are the edges :func:`get_contradictions` leaves out because one of
+    their ends (or both) names no item.
+
+    Args:
+        state: the graph.
+    Returns:
+        The number of such edges. O(e) over all edges.
+    """
+    items = state.items
+    return sum(
+        1
+        for e in state.edges.values()
+        if e.kind == "CONTRADICTS" and e.active and (e.from_ not in items or e.to not in items)
+    )

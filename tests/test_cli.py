@@ -15,6 +15,7 @@ import pytest
 
 import memex
 import memex.cli as cli
+import memex.log.jsonl as jsonl
 from memex import _jsonfmt
 from memex.cli import main
 
@@ -512,7 +513,7 @@ def test_unexpected_errors_become_one_line(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk on fire\nsecond line")
 
-    monkeypatch.setattr(cli, "replay_from_envelopes", boom)
+    monkeypatch.setattr(jsonl, "replay_from_envelopes", boom)
     monkeypatch.delenv("MEMEX_DEBUG", raising=False)
     code, out, err = run(capsys, "replay", str(EXAMPLE))
     assert code == 2
@@ -521,7 +522,7 @@ def test_unexpected_errors_become_one_line(
     def bad_input(*args: Any, **kwargs: Any) -> Any:
         raise memex.ValidationError("bad thing")
 
-    monkeypatch.setattr(cli, "replay_from_envelopes", bad_input)
+    monkeypatch.setattr(jsonl, "replay_from_envelopes", bad_input)
     code, out, err = run(capsys, "replay", str(EXAMPLE))
     assert code == 1
     assert _one_error_line(err) == "memex: error: ValidationError: bad thing"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
+from memex.errors import InvalidTimestampError, ValidationError
 
-__all__ = ["EventLog", "LogRecord", "VerifyResult", "Rejection", "Snapshot"]
+__all__ = ["EventLog", "LogRecord", "VerifyResult", "Rejection", "Snapshot", "resolve_as_of"]
 
 
 class LogRecord(NamedTuple):
@@ -147,3 +150,39 @@ class EventLog(Protocol):
     def close(self) -> None:
         """Release the log's resources."""
         ...
+
+
+# ---------------------------------------------------------------------------
+# Naming a past position in text (``--as-of`` of the command line)
+# ---------------------------------------------------------------------------
+
+
+def resolve_as_of(log: EventLog, when: str | None) -> int:
+    """The log position that ``when`` names.
+
+    Args:
+        log: the event log.
+        when: ``"@N"`` (the position N, digits only, ``0 <= N <= head``), an
+            ISO-8601 time (the longest prefix of records stamped at or before
+            it, :meth:`EventLog.position_as_of`), or ``None`` (the head).
+    Returns:
+        The position, ``0..log.head()``.
+    Raises:
+        ValidationError: ``"@"`` not followed by an integer, a position out
+            of range, or text that is neither; the message (without ``when``)
+            says which.
+    """
+    head = log.head()
+    if when is None:
+        return head
+    if when.startswith("@"):
+        if not re.fullmatch(r"@[0-9]+", when, re.ASCII):
+            raise ValidationError("expected @POSITION with an integer position", "as_of")
+        pos = int(when[1:])
+        if not 0 <= pos <= head:
+            raise ValidationError(f"position out of range 0..{head}", "as_of")
+        return pos
+    try:
+        return log.position_as_of(parse_iso_ts(when))
+    except InvalidTimestampError:
+        raise ValidationError("expected an ISO-8601 time or @POSITION", "as_of") from None

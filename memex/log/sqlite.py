@@ -10,14 +10,21 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from typing import Any
 
 from memex import _jsonfmt
 from memex.codec import decode_json
 from memex.envelope import EventEnvelope
-from memex.errors import ConcurrencyError, IdempotencyConflictError, ValidationError
+from memex.errors import (
+    ConcurrencyError,
+    FileAccessError,
+    IdempotencyConflictError,
+    ValidationError,
+)
 from memex.log.chain import (
     GENESIS_HASH,
     as_envelope,
@@ -29,7 +36,7 @@ from memex.log.chain import (
 )
 from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
 
-__all__ = ["SQLiteEventLog", "SYNCHRONOUS_MODES"]
+__all__ = ["SQLiteEventLog", "SYNCHRONOUS_MODES", "require_memex_database", "writer_lock"]
 
 SYNCHRONOUS_MODES = ("FULL", "NORMAL", "OFF", "EXTRA")
 """Accepted values of ``SQLiteEventLog(synchronous=...)`` (SQLite's ``PRAGMA synchronous``)."""
@@ -499,3 +506,74 @@ class SQLiteEventLog:
         """Positions of the stored snapshots, ascending."""
         with self._lock:
             return [r[0] for r in self._conn.execute("SELECT position FROM snapshots ORDER BY position")]
+
+
+# ---------------------------------------------------------------------------
+# For tools that open a log by path (the command line): is the file a memex
+# database, and one writer at a time.
+# ---------------------------------------------------------------------------
+
+
+def require_memex_database(path: str) -> str:
+    """Check that ``path`` is an existing memex database, without changing it.
+
+    A reader must not turn some other file into a memex database: the file is
+    opened read-only and must already hold the ``records`` table.
+
+    Args:
+        path: the database file.
+    Returns:
+        ``path``.
+    Raises:
+        FileAccessError: the file is missing (reason ``"missing"``), a
+            directory (``"directory"``), or not a memex database
+            (``"not_database"``: not SQLite, or no ``records`` table).
+    """
+    if not os.path.exists(path):
+        raise FileAccessError(path, "missing", f"{path}: no such file")
+    if os.path.isdir(path):
+        raise FileAccessError(path, "directory", f"{path}: is a directory, expected a memex database")
+    try:
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
+            ).fetchone()
+    except sqlite3.Error as e:
+        raise FileAccessError(path, "not_database", f"{path}: not a memex database ({e})") from None
+    if found is None:
+        raise FileAccessError(
+            path, "not_database", f"{path}: not a memex database (no records table)"
+        )
+    return path
+
+
+@contextmanager
+def writer_lock(path: str) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``<path>.lock`` for the block (one writer at a time).
+
+    Two importers at once would otherwise race: the loser's batch meets a
+    moved head (:class:`~memex.errors.ConcurrencyError`) or counts records
+    the other one stored. With the lock the second waits for the first and
+    then finds its records already stored. Where ``fcntl`` is missing (not
+    POSIX) the block runs unlocked.
+
+    Args:
+        path: the database file; the lock file ``<path>.lock`` is created if needed.
+    Raises:
+        FileAccessError: the lock file cannot be opened (reason ``"os"``).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        fh = open(path + ".lock", "a+b")  # noqa: SIM115 - held for the whole block
+    except OSError as e:
+        raise FileAccessError(path, "os", f"cannot lock {path}: {e.strerror or e}") from None
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        fh.close()

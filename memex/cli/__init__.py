@@ -1,0 +1,83 @@
+"""The ``memex`` command line.
+
+Usage::
+
+    memex replay LOG.jsonl [--json]
+    memex why LOG.jsonl ITEM_ID [--max-depth N]
+    memex contradictions LOG.jsonl [--json]
+    memex stale LOG.jsonl [--json]
+    memex slice export LOG.jsonl --ids ID... [--include-...] [-o SLICE.json]
+    memex slice import LOG.jsonl SLICE.json [--compare] [--re-id] [--overwrite] [-o MERGED.jsonl]
+    memex replay --db memex.db [--as-of ISO-TIME | --as-of @POSITION] [--json]
+    memex log import LOG.jsonl --db memex.db [--fast]
+    memex log export --db memex.db [--as-of ...] [-o OUT.jsonl]
+    memex log tail --db memex.db [-n N] [--follow]
+    memex audit verify --db memex.db [--expect-head POSITION:HASH] [--json]
+
+Each subcommand is one ``cmd_<name>(args, ctx) -> int`` function registered
+with :func:`subcommand`, which also names a function adding its arguments to
+the subcommand's parser. :func:`build_parser` turns the registry into an
+``argparse`` parser and :func:`main` runs the chosen function, so a new
+subcommand is one decorated function and one arguments function (and its
+name in the ``--help`` order below). The modules: :mod:`memex.cli.app` (the
+registry, parser, entry point and shared helpers), :mod:`memex.cli.replay`,
+:mod:`memex.cli.audit` (why, contradictions, stale, audit verify),
+:mod:`memex.cli.slice` and :mod:`memex.cli.log`. They parse arguments, call
+the library (logs are read by :mod:`memex.log.jsonl`) and print.
+
+Exit codes (every subcommand):
+
+* ``0`` success;
+* ``1`` the input had bad or skipped records (the rest was still processed);
+* ``2`` usage errors, missing or unreadable files, text that is not UTF-8,
+  unknown ids.
+
+Errors are reported as one line ``memex: error: ...`` on stderr, never as a
+traceback (set ``MEMEX_DEBUG=1`` to get the traceback of an unexpected
+error). A closed output pipe (``memex replay LOG --json | head -c 10``) ends
+the command quietly with the exit code it had already determined.
+"""
+
+from memex.cli.app import (
+    SUBCOMMANDS,
+    CliError,
+    Context,
+    Subcommand,
+    build_parser,
+    main,
+    order_subcommands,
+    subcommand,
+)
+from memex.cli.audit import WHY_MAX_DEPTH as WHY_MAX_DEPTH
+from memex.cli.audit import cmd_audit as cmd_audit
+from memex.cli.audit import cmd_contradictions as cmd_contradictions
+from memex.cli.audit import cmd_stale as cmd_stale
+from memex.cli.audit import cmd_why as cmd_why
+from memex.cli.log import cmd_log as cmd_log
+from memex.cli.replay import SCOPE_LIMIT, count_active_contradictions
+from memex.cli.replay import cmd_replay as cmd_replay
+from memex.cli.slice import SLICE_ID_LIMIT as SLICE_ID_LIMIT
+from memex.cli.slice import cmd_slice as cmd_slice
+from memex.log.jsonl import LogReplay, SkippedRecord, read_log
+
+__all__ = [
+    "main",
+    "build_parser",
+    "subcommand",
+    "Subcommand",
+    "SUBCOMMANDS",
+    "Context",
+    "CliError",
+    "SkippedRecord",
+    "LogReplay",
+    "read_log",
+    "count_active_contradictions",
+    "PROGRESS_THRESHOLD",
+    "SCOPE_LIMIT",
+]
+
+PROGRESS_THRESHOLD = 100_000
+"""Inputs with more lines (records, envelopes) than this show a progress bar on stderr
+(not with ``--json``). Read when a command starts a bar, so it can be changed at run time."""
+
+order_subcommands(("replay", "why", "contradictions", "stale", "slice", "log", "audit"))

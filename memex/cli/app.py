@@ -1,0 +1,449 @@
+"""The frame of the ``memex`` command line.
+
+The subcommand registry (:func:`subcommand`), the parser built from it
+(:func:`build_parser`), the entry point (:func:`main`, which turns errors
+into one line and an exit code), and what the subcommands share: the output
+streams (:class:`Context`), one-line text, progress bars, tables, and the
+``LOG.jsonl`` and ``--db`` arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sqlite3
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from memex import _jsonfmt
+from memex.errors import FileAccessError, MemexError, ValidationError
+from memex.log import SQLiteEventLog
+from memex.log.jsonl import Phases, SkippedRecord
+from memex.log.protocol import resolve_as_of
+from memex.log.sqlite import require_memex_database
+
+__all__ = [
+    "CliError",
+    "Context",
+    "Subcommand",
+    "SUBCOMMANDS",
+    "subcommand",
+    "order_subcommands",
+    "build_parser",
+    "main",
+    "one_line",
+    "progress_bars",
+    "number_table",
+    "log_argument",
+    "db_arguments",
+    "open_log",
+    "as_of_position",
+]
+
+_PROGRESS_STEP = 4096  # update a progress bar every this many steps
+
+
+class CliError(Exception):
+    """A failure reported as ``memex: error: <message>`` with exit code ``code``.
+
+    Args:
+        message: one line of text for the user.
+        code: the exit code (2 for usage/file/id problems, 1 for bad input).
+    """
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Console(Console):
+    """A rich console that lets a closed pipe surface as ``BrokenPipeError``.
+
+    Rich's default reaction is to redirect ``sys.stdout`` and exit with 1; the
+    CLI handles broken pipes itself (see :func:`main`).
+    """
+
+    def on_broken_pipe(self) -> None:
+        """Stop writing and re-raise the ``BrokenPipeError`` for :func:`main` to handle."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+@dataclass
+class Context:
+    """What a subcommand writes to, and the exit code to use if output is cut short.
+
+    Attributes:
+        stdout: text stream for results.
+        stderr: text stream for problems and progress bars.
+        exit_code: set by a subcommand to its final exit code *before* it
+            writes its results, so that a broken pipe while writing still
+            ends with that code.
+    """
+
+    stdout: TextIO
+    stderr: TextIO
+    exit_code: int = 0
+
+    def console(self) -> Console:
+        """Return a rich console on ``stdout`` (plain text when it is not a terminal).
+
+        Markup, emoji codes and syntax highlighting are off, so text from the
+        log is printed verbatim.
+        """
+        return _Console(file=self.stdout, markup=False, emoji=False, highlight=False)
+
+    def err_console(self) -> Console:
+        """Return a rich console on ``stderr`` (used for progress bars)."""
+        return _Console(file=self.stderr, markup=False, emoji=False, highlight=False)
+
+    def warn(self, message: str) -> None:
+        """Write ``memex: <message>`` as one line on stderr."""
+        self.stderr.write(f"memex: {one_line(message)}\n")
+
+    def warn_skipped(self, skipped: Iterable[SkippedRecord], prefix: str = "") -> None:
+        """Write ``memex: <prefix>line N: Error: message`` on stderr for each skipped record."""
+        for s in skipped:
+            self.warn(f"{prefix}line {s.line}: {s.error}: {s.message}")
+
+    def write_json(self, data: Any) -> None:
+        """Write ``data`` as one line of compact JSON on stdout and flush."""
+        self.stdout.write(_jsonfmt.dumps(data) + "\n")
+        self.stdout.flush()
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """A registered subcommand.
+
+    Attributes:
+        name: the word typed after ``memex``.
+        help: one-line description shown by ``memex --help``.
+        add_arguments: adds the subcommand's arguments to its parser.
+        run: ``run(args, ctx) -> exit code``.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Context], int]
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {}
+"""The subcommand registry, in the order shown by ``memex --help``."""
+
+
+def subcommand(
+    name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]
+) -> Callable[
+    [Callable[[argparse.Namespace, Context], int]], Callable[[argparse.Namespace, Context], int]
+]:
+    """Register the decorated function as the subcommand ``name``.
+
+    Args:
+        name: the subcommand word (``"replay"``).
+        help: one-line description for ``--help``.
+        add_arguments: called with the subcommand's ``ArgumentParser``.
+    Returns:
+        A decorator that registers the function and returns it unchanged.
+    Raises:
+        ValueError: ``name`` is already registered.
+    """
+
+    def register(
+        run: Callable[[argparse.Namespace, Context], int],
+    ) -> Callable[[argparse.Namespace, Context], int]:
+        if name in SUBCOMMANDS:
+            raise ValueError(f"subcommand {name!r} is already registered")
+        SUBCOMMANDS[name] = Subcommand(name, help, add_arguments, run)
+        return run
+
+    return register
+
+
+def order_subcommands(names: Sequence[str]) -> None:
+    """Put :data:`SUBCOMMANDS` in the order of ``names`` (the order ``memex --help`` lists).
+
+    Args:
+        names: every registered name, once each.
+    Raises:
+        ValueError: ``names`` is not exactly the registered names.
+    """
+    if sorted(names) != sorted(SUBCOMMANDS):
+        raise ValueError(f"expected an order of {sorted(SUBCOMMANDS)}, got {list(names)}")
+    for name in names:
+        SUBCOMMANDS[name] = SUBCOMMANDS.pop(name)
+
+
+# ---------------------------------------------------------------------------
+# Output helpers
+# ---------------------------------------------------------------------------
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, with control characters (ESC, NUL, ...) shown as ``\\xNN`` escapes.
+
+    Data read from a log is printed in tables and messages; a raw escape
+    sequence in a scope or an id must not reach the terminal. When the text
+    has a line break, each run of white space becomes one space and the ends
+    are trimmed.
+    """
+    if "\n" in text or "\r" in text:
+        text = " ".join(text.split())
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _progress_threshold() -> int:
+    """The setting :data:`memex.cli.PROGRESS_THRESHOLD`, read when a bar may start."""
+    from memex import cli  # the package: the setting can be changed at run time
+
+    return cli.PROGRESS_THRESHOLD
+
+
+@contextmanager
+def progress_bars(console: Console | None) -> Iterator[Phases]:
+    """Progress bars on ``console`` for the phases of one long operation.
+
+    Yields a :data:`memex.log.jsonl.Phases` callback. Bars are drawn only
+    when ``console`` is given and the first phase has more than
+    :data:`memex.cli.PROGRESS_THRESHOLD` steps; then every later phase gets a
+    bar too. A bar is redrawn every 4096 steps and at its end; the bars stop
+    when the block ends.
+    """
+    bars: list[Progress] = []
+    decided = False
+
+    def phase(name: str, total: int) -> Callable[[int], None] | None:
+        nonlocal decided
+        if not decided:
+            decided = True
+            if console is not None and total > _progress_threshold():
+                bars.append(
+                    Progress(
+                        TextColumn("{task.description:<10}"),
+                        BarColumn(),
+                        MofNCompleteColumn(),
+                        TimeElapsedColumn(),
+                        console=console,
+                    )
+                )
+                bars[0].start()
+        if not bars:
+            return None
+        bar = bars[0]
+        task = bar.add_task(name, total=total)
+
+        def step(done: int) -> None:
+            if done % _PROGRESS_STEP == 0 or done == total:
+                bar.update(task, completed=done)
+
+        return step
+
+    try:
+        yield phase
+    finally:
+        for bar in bars:
+            bar.stop()
+
+
+def number_table(first: str, *numbers: str) -> Table:
+    """An empty table with the header ``first`` and right-aligned columns ``numbers``."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column(first)
+    for header in numbers:
+        table.add_column(header, justify="right")
+    return table
+
+
+# ---------------------------------------------------------------------------
+# Arguments shared by several subcommands, and opening a durable log
+# ---------------------------------------------------------------------------
+
+
+def log_argument(parser: argparse.ArgumentParser) -> None:
+    """Add the positional ``LOG.jsonl`` argument (``args.log``; ``-`` = stdin)."""
+    parser.add_argument(
+        "log", metavar="LOG.jsonl", help="JSON-lines file of event envelopes ('-' = stdin)"
+    )
+
+
+def db_arguments(
+    parser: argparse.ArgumentParser, *, required: bool = True, as_of: bool = True
+) -> None:
+    """Add ``--db DB`` (``args.db``) and, with ``as_of``, ``--as-of WHEN`` (``args.as_of``)."""
+    parser.add_argument(
+        "--db", metavar="DB", required=required, help="SQLite event log of a durable store (memex.db)"
+    )
+    if as_of:
+        parser.add_argument(
+            "--as-of",
+            metavar="WHEN",
+            help="a past state: an ISO-8601 time (the longest prefix of records "
+            "stamped at or before it) or @POSITION",
+        )
+
+
+@contextmanager
+def open_log(
+    path: str, *, create: bool = False, synchronous: str = "FULL"
+) -> Iterator[SQLiteEventLog]:
+    """Open the SQLite event log at ``path`` for the block, and close it after.
+
+    Args:
+        path: the database file; unless ``create``, it must already be a
+            memex database (:func:`memex.log.sqlite.require_memex_database`).
+        create: create the database if it does not exist.
+        synchronous: SQLite's ``PRAGMA synchronous`` (``"FULL"`` or ``"NORMAL"``).
+    Raises:
+        FileAccessError: without ``create``, a missing or non-database file.
+        CliError: SQLite cannot open the file as a database (code 2).
+    """
+    if not create:
+        require_memex_database(path)
+    try:
+        lg = SQLiteEventLog(path, synchronous=synchronous)
+    except sqlite3.Error as e:
+        raise CliError(f"{path}: not a memex database ({e})") from None
+    try:
+        yield lg
+    finally:
+        lg.close()
+
+
+def as_of_position(lg: SQLiteEventLog, when: str | None) -> int:
+    """The position ``--as-of WHEN`` names (``@N`` or an ISO time; the head when ``None``).
+
+    Raises:
+        CliError: ``WHEN`` is malformed or out of range (code 2).
+    """
+    try:
+        return resolve_as_of(lg, when)
+    except ValidationError as e:
+        raise CliError(f"--as-of {when}: {e}") from None
+
+
+# ---------------------------------------------------------------------------
+# Parser and entry point
+# ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the ``memex`` argument parser from :data:`SUBCOMMANDS`.
+
+    Returns:
+        A parser whose parsed namespace carries the chosen
+        :class:`Subcommand` as ``args.subcommand``.
+    """
+    from memex import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="memex",
+        description="memex: inspect belief-state event logs.",
+        epilog="exit codes: 0 success, 1 bad or skipped input records, "
+        "2 usage or file errors, unknown ids",
+    )
+    parser.add_argument("--version", action="version", version=f"memex {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for cmd in SUBCOMMANDS.values():
+        sub = subparsers.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.add_arguments(sub)
+        sub.set_defaults(subcommand=cmd)
+    return parser
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 2
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point fd 1 at /dev/null so the final flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``memex`` command line.
+
+    Args:
+        argv: the arguments after the program name; default ``sys.argv[1:]``.
+    Returns:
+        The exit code: 0 success, 1 bad or skipped input records, 2 usage
+        errors, missing/unreadable files, unknown ids (130 on Ctrl-C).
+        Exceptions never escape (unless ``MEMEX_DEBUG`` is set): they are
+        reported as one ``memex: error: ...`` line on stderr.
+    """
+    ctx = Context(stdout=sys.stdout, stderr=sys.stderr)
+
+    def show_warning(message: Warning | str, *_: Any, **__: Any) -> None:
+        text = one_line(str(message))
+        ctx.stderr.write(text if text.startswith("memex: ") else f"memex: warning: {text}")
+        ctx.stderr.write("\n")
+
+    previous = warnings.showwarning
+    warnings.showwarning = show_warning  # library warnings as one line, not file:line + source
+    try:
+        return _run(ctx, argv)
+    finally:
+        warnings.showwarning = previous
+
+
+def _run(ctx: Context, argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except SystemExit as e:  # argparse: --help/--version (0) or a usage error (2)
+        return _exit_status(e.code)
+    cmd: Subcommand = args.subcommand
+    try:
+        return cmd.run(args, ctx)
+    except BrokenPipeError:
+        _silence_stdout()
+        return ctx.exit_code
+    except KeyboardInterrupt:
+        _error(ctx, "interrupted")
+        return 130
+    except CliError as e:
+        _error(ctx, str(e))
+        return e.code
+    except FileAccessError as e:  # its message names the file and the problem
+        _error(ctx, str(e))
+        return 2
+    except MemexError as e:
+        if os.environ.get("MEMEX_DEBUG"):
+            raise
+        _error(ctx, f"{type(e).__name__}: {e}")
+        return 1
+    except Exception as e:
+        if os.environ.get("MEMEX_DEBUG"):
+            raise
+        _error(ctx, f"unexpected {type(e).__name__}: {e} (set MEMEX_DEBUG=1 for a traceback)")
+        return 2
+
+
+def _error(ctx: Context, message: str) -> None:
+    try:
+        ctx.stderr.write(f"memex: error: {one_line(message)}\n")
+        ctx.stderr.flush()
+    except (OSError, ValueError):
+        pass

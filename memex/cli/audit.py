@@ -1,0 +1,362 @@
+"""Audit commands: ``memex why``, ``memex contradictions``, ``memex stale`` on an
+envelope log, and ``memex audit verify`` on a durable store's hash chain."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from rich.console import Console
+from rich.text import Text
+from rich.tree import Tree
+
+from memex import _jsonfmt
+from memex.cli.app import (
+    CliError,
+    Context,
+    db_arguments,
+    log_argument,
+    one_line,
+    open_log,
+    progress_bars,
+    subcommand,
+)
+from memex.graph import GraphState
+from memex.integrity import (
+    Contradiction,
+    StaleItem,
+    count_dangling_contradictions,
+    get_contradictions,
+    get_stale_items,
+)
+from memex.log.jsonl import LogReplay, read_log
+from memex.models import MemoryItem
+from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
+
+__all__ = ["WHY_MAX_DEPTH", "cmd_why", "cmd_contradictions", "cmd_stale", "cmd_audit"]
+
+T = TypeVar("T")
+
+WHY_MAX_DEPTH = 25
+"""Default ``--max-depth`` of ``memex why``: deeper support is summarised in one line."""
+
+_WHY_EDGE_WORDS = {
+    "SUPPORTS": ("supports", "supported by"),
+    "CONTRADICTS": ("contradicts", "contradicted by"),
+    "SUPERSEDES": ("supersedes", "superseded by"),
+}
+
+
+def _read_audited_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
+    """Replay ``args.log`` for an audit command; report skipped records on stderr.
+
+    Sets ``ctx.exit_code`` to 1 when records were skipped (the answer is still
+    printed, computed from the records that applied), else 0.
+    """
+    with progress_bars(ctx.err_console()) as phases:
+        log = read_log(args.log, progress=phases)
+    ctx.exit_code = 1 if log.skipped else 0
+    ctx.warn_skipped(log.skipped)
+    if log.skipped:
+        ctx.warn(
+            f"{len(log.skipped)} of {log.records} records skipped; "
+            "the answer reflects the records that were applied"
+        )
+    return log
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "-" if value is None else repr(value)
+    return format(value, ".4g")
+
+
+def _scores(item: MemoryItem) -> str:
+    """``authority=0.9 conviction=- importance=0.5`` (4 significant digits, ``-`` when absent)."""
+    return (
+        f"authority={_num(item.authority)} conviction={_num(item.conviction)} "
+        f"importance={_num(item.importance)}"
+    )
+
+
+def _preview(content: Any, limit: int = 72) -> str:
+    try:
+        text = _jsonfmt.dumps(content)
+    except (TypeError, ValueError):
+        text = repr(content)
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _why_edges(state: GraphState, item_id: str) -> list[str]:
+    """Lines for the active SUPPORTS / CONTRADICTS / SUPERSEDES edges touching ``item_id``.
+
+    In edge insertion order: ``supports X`` / ``supported by X``,
+    ``contradicts X`` / ``contradicted by X``, ``supersedes X`` /
+    ``superseded by X`` (``itself`` for a self-edge; ``(missing)`` when the
+    other end is not in the graph).
+    """
+    lines = []
+    for e in state.edges_of(item_id):
+        words = _WHY_EDGE_WORDS.get(e.kind)
+        if words is None or not e.active:
+            continue
+        if e.from_ == item_id and e.to == item_id:
+            lines.append(f"{words[0]} itself")
+            continue
+        outgoing = e.from_ == item_id
+        other = e.to if outgoing else e.from_
+        gone = "" if other in state.items else " (missing)"
+        lines.append(f"{words[0] if outgoing else words[1]} {other}{gone}")
+    return lines
+
+
+def _why_label(state: GraphState, item: MemoryItem, repeated: bool, room: int) -> Text:
+    """The text of one tree node; ``room`` = columns left for it (bounds the content preview)."""
+    head = f"{item.id}  {item.kind}"
+    if repeated:
+        return Text(f"{head}  (repeated: see above)")
+    lines = [
+        head,
+        f"{_scores(item)}  by {item.author}",
+        f"content {_preview(item.content, max(24, room - 8))}",
+    ]
+    missing = [p for p in parent_list(item) if not (isinstance(p, str) and p in state.items)]
+    for p in missing:
+        lines.append(f"missing parent {p}")
+    lines.extend(_why_edges(state, item.id))
+    return Text("\n".join(lines))
+
+
+def _why_tree(state: GraphState, root: SupportNode, max_depth: int, width: int) -> Tree:
+    """Build the rich tree of a support tree (iteratively), cut below ``max_depth``.
+
+    ``width`` is the console width, used to fit content previews.
+    """
+    shown: set[str] = set()
+    tree = Tree(_why_label(state, root.item, False, width), guide_style="dim")
+    shown.add(root.item.id)
+    stack: list[tuple[SupportNode, Tree, int]] = [(root, tree, 0)]
+    while stack:
+        node, branch, depth = stack.pop()
+        if not node.parents:
+            continue
+        if depth >= max_depth:
+            hidden = sum(1 for _ in node.walk()) - 1
+            branch.add(
+                Text(f"... {hidden} more node(s) of support deeper down (raise --max-depth)")
+            )
+            continue
+        children = []
+        for p in node.parents:
+            repeated = p.item.id in shown and not p.parents
+            shown.add(p.item.id)
+            label = _why_label(state, p.item, repeated, width - 4 * (depth + 1))
+            children.append((p, branch.add(label)))
+        for p, sub in reversed(children):
+            stack.append((p, sub, depth + 1))
+    return tree
+
+
+def _why_arguments(parser: argparse.ArgumentParser) -> None:
+    log_argument(parser)
+    parser.add_argument("item_id", metavar="ITEM_ID", help="the item to explain")
+    parser.add_argument(
+        "--max-depth",
+        type=int,
+        default=WHY_MAX_DEPTH,
+        metavar="N",
+        help=f"show at most N levels of parents (default {WHY_MAX_DEPTH})",
+    )
+
+
+@subcommand("why", "explain an item: its support tree with scores and edges", _why_arguments)
+def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex why LOG.jsonl ITEM_ID [--max-depth N]``: print an item's support tree.
+
+    Replays the log and prints :func:`memex.get_support_tree` of the item as a
+    tree: each node shows the item id, kind and author, its authority /
+    conviction / importance, a content preview, parent ids that are missing
+    from the graph, and the active ``SUPPORTS`` / ``CONTRADICTS`` /
+    ``SUPERSEDES`` edges touching it. An item reached a second time (a
+    diamond or a cycle of parents) is printed once more without its support.
+
+    Returns:
+        0, or 1 when the log had skipped records (the tree is still printed).
+    Raises:
+        CliError: unknown or retracted item id, a negative ``--max-depth`` (code 2).
+        FileAccessError: the log cannot be read (exit code 2).
+    """
+    if args.max_depth < 0:
+        raise CliError("--max-depth must be >= 0")
+    log = _read_audited_log(args, ctx)
+    root = get_support_tree(log.state, args.item_id)
+    if root is None:
+        retracted = any(
+            ev.type == "memory.retracted" and ev.item is not None and ev.item.id == args.item_id
+            for ev in log.events
+        )
+        if retracted:
+            raise CliError(f"item {args.item_id} was retracted in {log.path}")
+        raise CliError(f"no item {args.item_id} in {log.path}")
+    support = get_support_set(log.state, args.item_id)
+    depth = max(d for d, _ in root.walk())
+    out = ctx.console()
+    out.print(f"memex why {args.item_id}", soft_wrap=True)
+    out.print(
+        f"support: {len(support)} item(s) including itself, {depth} level(s) of parents",
+        soft_wrap=True,
+    )
+    out.print()
+    out.print(_why_tree(log.state, root, args.max_depth, out.width))
+    return ctx.exit_code
+
+
+def _json_arguments(parser: argparse.ArgumentParser) -> None:
+    log_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
+
+
+def _list_answer(
+    args: argparse.Namespace,
+    ctx: Context,
+    find: Callable[[GraphState], list[T]],
+    wire: Callable[[T], dict[str, Any]],
+    show: Callable[[Console, GraphState, list[T]], None],
+) -> int:
+    """Replay ``args.log``, find the entries, and print them.
+
+    With ``--json`` writes ``[wire(entry), ...]`` on stdout, else ``show(console,
+    state, entries)`` prints them as text. Returns ``ctx.exit_code``.
+    """
+    log = _read_audited_log(args, ctx)
+    found = find(log.state)
+    if args.json:
+        ctx.write_json([wire(x) for x in found])
+    else:
+        show(ctx.console(), log.state, found)
+    return ctx.exit_code
+
+
+def _contradiction_wire(c: Contradiction) -> dict[str, Any]:
+    return {"edge": c.edge.to_dict() if c.edge else None, "a": c.a.to_dict(), "b": c.b.to_dict()}
+
+
+def _show_contradictions(out: Console, state: GraphState, found: list[Contradiction]) -> None:
+    out.print(f"Active contradictions: {len(found)}", soft_wrap=True)
+    for n, c in enumerate(found, 1):
+        out.print()
+        out.print(f"{n}. edge {c.edge.edge_id if c.edge else '?'}", soft_wrap=True)
+        for side, item in (("a", c.a), ("b", c.b)):
+            out.print(f"   {side}: {item.id}  {item.kind}  by {item.author}", soft_wrap=True)
+            out.print(f"      {_scores(item)}", soft_wrap=True)
+    dangling = count_dangling_contradictions(state)
+    if dangling:
+        out.print()
+        out.print(
+            f"({dangling} active CONTRADICTS edge(s) with a missing end not listed)", soft_wrap=True
+        )
+
+
+@subcommand(
+    "contradictions", "list the active contradictions with both sides' scores", _json_arguments
+)
+def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex contradictions LOG.jsonl [--json]``: list the active contradictions.
+
+    One entry per :func:`memex.get_contradictions` result (an active
+    ``CONTRADICTS`` edge whose ends both exist), in edge order: the edge id,
+    then each side (``a`` = the edge's source, ``b`` = its target) with kind,
+    author and scores. Edges with a missing end are counted, not listed.
+    ``--json`` prints ``[{"edge": edge, "a": item, "b": item}, ...]`` in the
+    wire format.
+
+    Returns:
+        0, or 1 when the log had skipped records (the list is still printed).
+    Raises:
+        FileAccessError: the log cannot be read (exit code 2).
+    """
+    return _list_answer(args, ctx, get_contradictions, _contradiction_wire, _show_contradictions)
+
+
+def _stale_wire(s: StaleItem) -> dict[str, Any]:
+    return {"item": s.item.to_dict(), "missing_parents": s.missing_parents}
+
+
+def _show_stale(out: Console, state: GraphState, found: list[StaleItem]) -> None:
+    out.print(f"Stale items (parents gone): {len(found)}", soft_wrap=True)
+    for s in found:
+        out.print()
+        out.print(f"{s.item.id}  {s.item.kind}  by {s.item.author}", soft_wrap=True)
+        out.print(f"   {_scores(s.item)}", soft_wrap=True)
+        out.print(f"   missing parents: {', '.join(map(str, s.missing_parents))}", soft_wrap=True)
+
+
+@subcommand("stale", "list the items whose parents are gone", _json_arguments)
+def cmd_stale(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex stale LOG.jsonl [--json]``: list the stale items.
+
+    One entry per :func:`memex.get_stale_items` result (an item with parent
+    ids that name no item), in insertion order: id, kind, author, scores and
+    the missing parent ids. ``--json`` prints ``[{"item": item,
+    "missing_parents": [...]}, ...]`` in the wire format.
+
+    Returns:
+        0, or 1 when the log had skipped records (the list is still printed).
+    Raises:
+        FileAccessError: the log cannot be read (exit code 2).
+    """
+    return _list_answer(args, ctx, get_stale_items, _stale_wire, _show_stale)
+
+
+def _audit_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
+    ver = actions.add_parser(
+        "verify",
+        help="recompute the log's SHA-256 hash chain and report the head or the first bad position",
+    )
+    db_arguments(ver, as_of=False)
+    ver.add_argument(
+        "--expect-head",
+        metavar="POSITION:HASH",
+        help="a head an auditor recorded earlier; detects records removed from the end",
+    )
+    ver.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+@subcommand("audit", "audit a durable store's event log (hash chain)", _audit_arguments)
+def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex audit verify --db DB [--expect-head POSITION:HASH] [--json]``.
+
+    Prints the head position and hash; on tampering (an edited, deleted or
+    swapped record, or records removed after the expected head) prints the
+    first bad position and exits 1.
+
+    Returns:
+        0 when the chain verifies, 1 otherwise.
+    Raises:
+        CliError: a malformed ``--expect-head``, a file SQLite cannot open (code 2).
+        FileAccessError: a missing or non-database file (exit code 2).
+    """
+    expected: tuple[int, str] | None = None
+    if args.expect_head is not None:
+        pos_text, sep, hash_text = args.expect_head.partition(":")
+        if not sep or not pos_text.isdigit() or not re.fullmatch(r"[0-9a-fA-F]{64}", hash_text):
+            raise CliError("--expect-head: expected POSITION:HASH (64 hex digits)")
+        expected = (int(pos_text), hash_text.lower())
+    with open_log(args.db) as lg:
+        result = lg.verify(expected)
+    ctx.exit_code = 0 if result.ok else 1
+    if args.json:
+        ctx.write_json(result._asdict())
+        return ctx.exit_code
+    out = ctx.console()
+    out.print(f"head position {result.head}", soft_wrap=True)
+    out.print(f"head hash {result.head_hash}", soft_wrap=True)
+    if result.ok:
+        out.print("ok: the hash chain verifies", soft_wrap=True)
+    else:
+        out.print(f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True)
+    return ctx.exit_code

@@ -1,0 +1,327 @@
+"""``memex slice export`` / ``memex slice import``: hand part of a log's graphs to a
+sub-agent as a slice file, and merge a slice back."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.table import Table
+
+from memex.cli.app import (
+    CliError,
+    Context,
+    log_argument,
+    number_table,
+    progress_bars,
+    subcommand,
+)
+from memex.errors import MemexError, ValidationError
+from memex.intent import create_intent_state
+from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_log, read_text
+from memex.task import create_task_state
+from memex.transplant import (
+    ImportPlan,
+    ImportReport,
+    MemexExport,
+    export_slice,
+    plan_import,
+    slice_from_json,
+    slice_to_json,
+)
+
+__all__ = ["SLICE_ID_LIMIT", "cmd_slice"]
+
+SLICE_ID_LIMIT = 20
+"""How many ids ``memex slice import`` lists per outcome and kind (the rest are counted)."""
+
+_SLICE_KINDS = ("memories", "edges", "intents", "tasks")
+
+_INCLUDE_FLAGS = (
+    ("--include-parents", "walk up the items' parents"),
+    ("--include-children", "walk down to the items derived from them"),
+    ("--include-aliases", "follow active ALIAS edges both ways"),
+    ("--include-related-intents", "add the intents linked to the memories"),
+    ("--include-related-tasks", "add the tasks linked to the intents and memories"),
+)
+
+
+def _graph_files_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--intents",
+        metavar="FILE",
+        help="JSON-lines file of intent commands folded before LOG's intent envelopes",
+    )
+    parser.add_argument(
+        "--tasks",
+        metavar="FILE",
+        help="JSON-lines file of task commands folded before LOG's task envelopes",
+    )
+
+
+def _slice_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="slice_command", metavar="ACTION", required=True)
+    export = actions.add_parser(
+        "export",
+        help="write a self-contained slice of LOG's graphs to a JSON file",
+        description="Write a self-contained slice (memories, edges, intents, tasks) of LOG's graphs.",
+    )
+    log_argument(export)
+    export.add_argument(
+        "--ids",
+        nargs="+",
+        required=True,
+        metavar="ID",
+        help="memory, intent or task ids to start from",
+    )
+    for flag, what in _INCLUDE_FLAGS:
+        export.add_argument(flag, action="store_true", help=what)
+    _graph_files_arguments(export)
+    export.add_argument(
+        "-o", "--output", metavar="SLICE.json", help="write the slice here (default: stdout)"
+    )
+    imp = actions.add_parser(
+        "import",
+        help="merge a slice into LOG's graphs and print the import report",
+        description=(
+            "Merge a slice into LOG's graphs and print the import report. By default "
+            "existing ids are skipped; --compare reports differing ones as conflicts, "
+            "--re-id imports them as copies under new ids, --overwrite updates them in place."
+        ),
+    )
+    log_argument(imp)
+    imp.add_argument("slice", metavar="SLICE.json", help="the slice file ('-' = stdin)")
+    imp.add_argument(
+        "--compare", action="store_true", help="compare existing ids; differing ones are conflicts"
+    )
+    imp.add_argument(
+        "--re-id",
+        action="store_true",
+        help="compare existing ids and import differing ones under new ids",
+    )
+    imp.add_argument(
+        "--overwrite", action="store_true", help="update entities whose id exists (no skipping)"
+    )
+    _graph_files_arguments(imp)
+    imp.add_argument(
+        "-o",
+        "--output",
+        metavar="MERGED.jsonl",
+        help="write LOG's envelopes followed by the import's commands as envelopes",
+    )
+    imp.add_argument("--json", action="store_true", help="print the import report as JSON")
+
+
+def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
+    """Read LOG with the ``--intents``/``--tasks`` files folded first; report bad records on stderr.
+
+    Sets ``ctx.exit_code`` to 1 when any record was skipped.
+    """
+    intents = create_intent_state()
+    tasks = create_task_state()
+    bad = 0
+    if args.intents:
+        intents, skipped = fold_command_file(args.intents, "intent", intents)
+        ctx.warn_skipped(skipped, prefix=f"{args.intents} ")
+        bad += len(skipped)
+    if args.tasks:
+        tasks, skipped = fold_command_file(args.tasks, "task", tasks)
+        ctx.warn_skipped(skipped, prefix=f"{args.tasks} ")
+        bad += len(skipped)
+    with progress_bars(ctx.err_console()) as phases:
+        log = read_log(args.log, progress=phases, base_intents=intents, base_tasks=tasks)
+    ctx.warn_skipped(log.skipped)
+    if log.skipped:
+        ctx.warn(f"{len(log.skipped)} of {log.records} records of {args.log} skipped")
+    ctx.exit_code = 1 if (log.skipped or bad) else 0
+    return log
+
+
+def _plural(n: int, word: str) -> str:
+    singular = {"memories": "memory", "edges": "edge", "intents": "intent", "tasks": "task"}
+    return f"{n} {word if n != 1 else singular.get(word, word)}"
+
+
+def _slice_counts(export: MemexExport) -> str:
+    return ", ".join(_plural(len(getattr(export, kind)), kind) for kind in _SLICE_KINDS)
+
+
+def _write_text(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory") from None
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _slice_export(args: argparse.Namespace, ctx: Context) -> int:
+    log = _read_graph_log(args, ctx)
+    graphs = (
+        ("memory_ids", log.state.items),
+        ("intent_ids", log.intents.intents),
+        ("task_ids", log.tasks.tasks),
+    )
+    options: dict[str, Any] = {key: [] for key, _ in graphs}  # memory_ids=[...], ...
+    unknown: list[str] = []
+    for id_ in dict.fromkeys(args.ids):
+        found = False
+        for key, graph in graphs:
+            if id_ in graph:
+                options[key].append(id_)
+                found = True
+        if not found:
+            unknown.append(id_)
+    if unknown:
+        raise CliError(f"unknown id(s) (no memory, intent or task): {', '.join(unknown)}")
+    for flag, _ in _INCLUDE_FLAGS:  # include_parents=args.include_parents, ...
+        name = flag[2:].replace("-", "_")
+        options[name] = getattr(args, name)
+    export = export_slice(log.state, log.intents, log.tasks, **options)
+    text = slice_to_json(export, pretty=True) + "\n"
+    if args.output:
+        _write_text(args.output, text)
+        ctx.console().print(f"exported {_slice_counts(export)} to {args.output}", soft_wrap=True)
+    else:
+        ctx.stdout.write(text)
+        ctx.stdout.flush()
+        ctx.warn(f"exported {_slice_counts(export)}")
+    return ctx.exit_code
+
+
+def _read_slice(path: str) -> MemexExport:
+    try:
+        return slice_from_json(read_text(path))
+    except ValidationError as e:
+        raise CliError(f"{path}: {e}; nothing imported", 1) from None
+
+
+def _write_merged(args: argparse.Namespace, plan: ImportPlan) -> int:
+    """Write LOG's lines then one envelope per planned command to ``-o``; returns that count."""
+    if args.log == "-":
+        raise CliError("-o needs LOG to be a file, not stdin")
+    lines = merged_log_lines(args.log, plan)
+    _write_text(args.output, "".join(line + "\n" for line in lines))
+    return len(plan.commands)
+
+
+def _report_table(report: ImportReport) -> Table:
+    table = number_table("outcome", *_SLICE_KINDS)
+    for outcome in ("created", "updated", "skipped", "conflicts"):
+        bucket = getattr(report, outcome)
+        table.add_row(outcome, *(str(len(getattr(bucket, kind))) for kind in _SLICE_KINDS))
+    return table
+
+
+def _print_import(
+    ctx: Context, args: argparse.Namespace, plan: ImportPlan, merged: int | None
+) -> None:
+    out = ctx.console()
+    mode = (
+        "update existing ids"
+        if args.overwrite
+        else "skip existing ids"
+        + (", import differing ones under new ids" if args.re_id else "")
+        + (", report differing ones as conflicts" if args.compare and not args.re_id else "")
+    )
+    out.print(f"memex slice import {args.log} {args.slice}", soft_wrap=True)
+    out.print(f"mode: {mode}", soft_wrap=True)
+    out.print()
+    out.print(_report_table(plan.report))
+    new_from: dict[str, dict[str, str]] = {
+        kind: {new: old for old, new in plan.re_ids[kind].items()} for kind in _SLICE_KINDS
+    }
+    for outcome in ("created", "updated", "conflicts"):
+        bucket = getattr(plan.report, outcome)
+        for kind in _SLICE_KINDS:
+            ids: list[str] = getattr(bucket, kind)
+            if not ids:
+                continue
+            out.print()
+            out.print(f"{outcome} {kind}:", soft_wrap=True)
+            for id_ in ids[:SLICE_ID_LIMIT]:
+                old = new_from[kind].get(id_) if outcome == "created" else None
+                note = f"  (copy of {old})" if old is not None else ""
+                out.print(f"  {id_}{note}", soft_wrap=True)
+            if len(ids) > SLICE_ID_LIMIT:
+                out.print(f"  ... {len(ids) - SLICE_ID_LIMIT} more", soft_wrap=True)
+    out.print()
+    if merged is not None:
+        out.print(
+            f"wrote {args.output}: the envelopes of {args.log} followed by "
+            f"{merged} import command envelope(s)",
+            soft_wrap=True,
+        )
+    elif plan.commands:
+        out.print(
+            f"{len(plan.commands)} command(s) planned; nothing written (use -o MERGED.jsonl)",
+            soft_wrap=True,
+        )
+    else:
+        out.print("nothing to import", soft_wrap=True)
+
+
+def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
+    if args.log == "-" and args.slice == "-":
+        raise CliError("LOG and SLICE.json cannot both be stdin")
+    sl = _read_slice(args.slice)
+    log = _read_graph_log(args, ctx)
+    try:
+        plan = plan_import(
+            log.state,
+            log.intents,
+            log.tasks,
+            sl,
+            skip_existing_ids=not args.overwrite,
+            shallow_compare_existing=args.compare or args.re_id,
+            re_id_on_difference=args.re_id,
+        )
+    except MemexError as e:
+        raise CliError(f"{type(e).__name__}: {e}; nothing imported", 1) from None
+    except ValueError as e:
+        raise CliError(f"{e}; nothing imported", 1) from None
+    if plan.report.conflicts.total():
+        ctx.exit_code = 1
+    merged = _write_merged(args, plan) if args.output else None
+    if args.json:
+        ctx.write_json(plan.report.to_dict())
+    else:
+        _print_import(ctx, args, plan, merged)
+    return ctx.exit_code
+
+
+@subcommand("slice", "export a slice of LOG's graphs, or merge a slice into them", _slice_arguments)
+def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex slice export|import ...``: hand part of a state to a sub-agent and merge it back.
+
+    ``memex slice export LOG --ids ID... [--include-parents] [--include-children]
+    [--include-aliases] [--include-related-intents] [--include-related-tasks]
+    [--intents FILE] [--tasks FILE] [-o SLICE.json]`` writes
+    :func:`memex.export_slice` of LOG's graphs (an id may name a memory, an
+    intent or a task) as pretty JSON in the TypeScript shape.
+
+    ``memex slice import LOG SLICE.json [--compare] [--re-id] [--overwrite]
+    [--intents FILE] [--tasks FILE] [-o MERGED.jsonl] [--json]`` plans
+    :func:`memex.import_slice` into LOG's graphs and prints the report as a
+    table (``--json``: the report object). ``--compare`` sets
+    ``shallow_compare_existing``; ``--re-id`` sets it and
+    ``re_id_on_difference``; ``--overwrite`` turns ``skip_existing_ids``
+    off. ``-o`` writes LOG's envelopes followed by one envelope per import
+    command (namespaces ``memory``, ``intent``, ``task``).
+
+    LOG's intent and task graphs come from its ``intent``/``task`` namespace
+    envelopes, after the commands of ``--intents``/``--tasks`` files.
+
+    Returns:
+        0; 1 when LOG or a command file had skipped records, when the import
+        had conflicts, or when the slice file is malformed or truncated (then
+        nothing is imported or written; the message names the first bad entity).
+    Raises:
+        CliError: unknown ids, ``-o`` with LOG on stdin, an unwritable output
+            (code 2); a bad slice (code 1).
+        FileAccessError: an input file cannot be read (exit code 2).
+    """
+    if args.slice_command == "export":
+        return _slice_export(args, ctx)
+    return _slice_import(args, ctx)
