@@ -1,0 +1,221 @@
+"""The writing half of :class:`~memex.MemexStore`: a method per command and write helper.
+
+Each method plans the commands of the change (a write helper's planner, or
+the one command given) and hands them to the store, which folds them through
+the namespace registry, logs them when the store is durable and rebinds its
+states; on any error nothing changes. Mixed into :class:`~memex.MemexStore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from memex import bulk, integrity
+from memex.factories import create_edge, create_intent, create_memory_item, create_task
+from memex.graph import GraphState
+from memex.models import (
+    Command,
+    Edge,
+    Intent,
+    IntentCommand,
+    IntentCreate,
+    IntentLifecycleEvent,
+    MemoryItem,
+    MemoryLifecycleEvent,
+    Task,
+    TaskCommand,
+    TaskCreate,
+    TaskLifecycleEvent,
+)
+from memex.namespaces import States
+from memex.transplant import ImportReport, MemexExport, fold_import
+
+__all__ = ["StoreMutations", "Records"]
+
+R = TypeVar("R")
+Records = list[tuple[str, Command, list[Any]]]
+"""One ``(namespace, command, events)`` entry per command a mutation folded."""
+
+
+class StoreMutations:
+    """Mutators of a store. The store provides :meth:`_commit` and :meth:`_run`."""
+
+    __slots__ = ()
+
+    def _commit(self, step: Callable[[States], tuple[R, States, Records]]) -> R:
+        raise NotImplementedError
+
+    def _run(self, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
+        raise NotImplementedError
+
+    def _memory(self, plan: Callable[[GraphState], Iterable[Any]]) -> list[MemoryLifecycleEvent]:
+        """:meth:`_run` for a planner of memory commands over the memory graph."""
+        return self._run(lambda states: (("memory", cmd) for cmd in plan(states.mem)))
+
+    # -- memory mutations -------------------------------------------------------
+    def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:
+        """Apply a memory command (instance or wire mapping); see :func:`memex.apply_command`."""
+        return self._run(lambda _states: [("memory", cmd)])
+
+    def create(self, **kwargs: Any) -> MemoryItem:
+        """Build an item with :func:`memex.create_memory_item` (same keywords, ``now=`` too) and insert it.
+
+        Raises:
+            ValidationError: a bad field. DuplicateMemoryError: the id exists.
+        """
+        item = create_memory_item(**kwargs)
+        self.apply({"type": "memory.create", "item": item})
+        return item
+
+    def add(self, item: MemoryItem | Mapping[str, Any]) -> MemoryItem:
+        """Insert an existing item (instance or wire mapping) with ``memory.create``; returns it."""
+        events = self.apply({"type": "memory.create", "item": item})
+        created = events[0].item
+        assert created is not None
+        return created
+
+    def update(
+        self, item_id: str, partial: Mapping[str, Any], author: str, reason: str | None = None
+    ) -> list[MemoryLifecycleEvent]:
+        """``memory.update``: merge ``partial`` into item ``item_id`` (see :func:`memex.merge_item`)."""
+        cmd: dict[str, Any] = {
+            "type": "memory.update",
+            "item_id": item_id,
+            "partial": partial,
+            "author": author,
+        }
+        if reason is not None:
+            cmd["reason"] = reason
+        return self.apply(cmd)
+
+    def retract(
+        self, item_id: str, author: str, reason: str | None = None
+    ) -> list[MemoryLifecycleEvent]:
+        """``memory.retract``: remove item ``item_id`` and every edge touching it."""
+        cmd: dict[str, Any] = {"type": "memory.retract", "item_id": item_id, "author": author}
+        if reason is not None:
+            cmd["reason"] = reason
+        return self.apply(cmd)
+
+    def add_edge(self, **kwargs: Any) -> Edge:
+        """Build an edge with :func:`memex.create_edge` (same keywords) and insert it; returns it."""
+        edge = create_edge(**kwargs)
+        self.apply({"type": "edge.create", "edge": edge})
+        return edge
+
+    # -- integrity and bulk -----------------------------------------------------------
+    def mark_contradiction(
+        self, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+    ) -> list[MemoryLifecycleEvent]:
+        """Add a ``CONTRADICTS`` edge ``a → b``; see :func:`memex.mark_contradiction`."""
+        return self._memory(lambda m: integrity.plan_mark_contradiction(m, a, b, author, meta))
+
+    def resolve_contradiction(
+        self, winner: str, loser: str, author: str, reason: str | None = None
+    ) -> list[MemoryLifecycleEvent]:
+        """Retract the contradictions between two items, ``winner`` supersedes ``loser``; see
+        :func:`memex.resolve_contradiction`."""
+        return self._memory(
+            lambda m: integrity.plan_resolve_contradiction(m, winner, loser, author, reason)
+        )
+
+    def mark_alias(
+        self, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+    ) -> list[MemoryLifecycleEvent]:
+        """Add ``ALIAS`` edges both ways between ``a`` and ``b``; see :func:`memex.mark_alias`."""
+        return self._memory(lambda m: integrity.plan_mark_alias(m, a, b, author, meta))
+
+    def cascade_retract(self, item_id: str, author: str, reason: str | None = None) -> list[str]:
+        """Retract an item and everything derived from it; returns the retracted ids in order.
+
+        See :func:`memex.cascade_retract`.
+        """
+        planned: list[Any] = []
+
+        def plan(m: GraphState) -> list[Any]:
+            planned[:] = integrity.plan_cascade_retract(m, item_id, author, reason)
+            return planned
+
+        self._memory(plan)
+        return [c.item_id for c in planned]
+
+    def apply_many(
+        self,
+        filter: Any,
+        transform: Any,
+        author: str,
+        reason: str | None = None,
+        options: Any = None,
+        *,
+        now: int | None = None,
+    ) -> list[MemoryLifecycleEvent]:
+        """Update or retract every matching item through ``transform``; see :func:`memex.apply_many`."""
+        return self._memory(
+            lambda m: bulk.plan_apply_many(m, filter, transform, author, reason, options, now=now)
+        )
+
+    def bulk_adjust_scores(
+        self,
+        criteria: Any,
+        delta: Any,
+        author: str,
+        reason: str | None = None,
+        *,
+        now: int | None = None,
+    ) -> list[MemoryLifecycleEvent]:
+        """Shift the scores of every matching item (clamped to [0, 1]); see :func:`memex.bulk_adjust_scores`."""
+        return self._memory(
+            lambda m: bulk.plan_bulk_adjust_scores(m, criteria, delta, author, reason, now=now)
+        )
+
+    def decay_importance(
+        self,
+        older_than_ms: int,
+        factor: float,
+        author: str,
+        reason: str | None = None,
+        *,
+        now: int | None = None,
+    ) -> list[MemoryLifecycleEvent]:
+        """Scale the importance of items older than ``older_than_ms``; see :func:`memex.decay_importance`."""
+        return self._memory(
+            lambda m: bulk.plan_decay_importance(m, older_than_ms, factor, author, reason, now=now)
+        )
+
+    # -- intent graph ----------------------------------------------------------------
+    def apply_intent(self, cmd: IntentCommand | Mapping[str, Any]) -> list[IntentLifecycleEvent]:
+        """Apply an intent command; see :func:`memex.apply_intent_command`."""
+        return self._run(lambda _states: [("intent", cmd)])
+
+    def create_intent(self, **kwargs: Any) -> Intent:
+        """Build an intent with :func:`memex.create_intent` (same keywords) and insert it; returns it."""
+        intent = create_intent(**kwargs)
+        self.apply_intent(IntentCreate(intent=intent))
+        return intent
+
+    # -- task graph --------------------------------------------------------------------
+    def apply_task(self, cmd: TaskCommand | Mapping[str, Any]) -> list[TaskLifecycleEvent]:
+        """Apply a task command; see :func:`memex.apply_task_command`."""
+        return self._run(lambda _states: [("task", cmd)])
+
+    def create_task(self, **kwargs: Any) -> Task:
+        """Build a task with :func:`memex.create_task` (same keywords) and insert it; returns it."""
+        task = create_task(**kwargs)
+        self.apply_task(TaskCreate(task=task))
+        return task
+
+    # -- transplant ------------------------------------------------------------------
+    def import_slice(self, slice: MemexExport | Mapping[str, Any], **kwargs: Any) -> ImportReport:
+        """Merge a slice into the three graphs and return the report.
+
+        Keywords: ``skip_existing_ids`` (default ``True``),
+        ``shallow_compare_existing`` (``False``), ``re_id_on_difference``
+        (``False``); see :func:`memex.import_slice`. All three states are
+        rebound together (or none, on error).
+        """
+        def step(states: States) -> tuple[ImportReport, States, Records]:
+            plan, folded, records = fold_import(states, slice, **kwargs)
+            return plan.report, folded, records
+
+        return self._commit(step)

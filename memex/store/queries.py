@@ -1,0 +1,148 @@
+"""The read-only half of :class:`~memex.MemexStore`: a method per query of the functional API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from memex import integrity, provenance, query, retrieval, serialization, stats
+from memex.graph import GraphState
+from memex.integrity import Contradiction, StaleItem
+from memex.intent import IntentState, get_intents
+from memex.models import Edge, Intent, IntentFilter, MemoryItem, ScoredItem, Task, TaskFilter
+from memex.provenance import SupportNode
+from memex.stats import GraphStats
+from memex.task import TaskState, get_tasks
+from memex.transplant import ImportPlan, MemexExport, export_slice, plan_import
+
+__all__ = ["StoreQueries"]
+
+
+class StoreQueries:
+    """Queries over a store's current states (``mem``, ``intents``, ``tasks``).
+
+    Each method calls the function of the same meaning with the current
+    state; see that function for arguments, results and errors. Mixed into
+    :class:`~memex.MemexStore`.
+    """
+
+    __slots__ = ()
+    mem: GraphState
+    intents: IntentState
+    tasks: TaskState
+
+    # -- memory queries -------------------------------------------------------------
+    def items(
+        self, filter: Any = None, options: Any = None, *, now: int | None = None
+    ) -> list[MemoryItem]:
+        """Items matching ``filter``, sorted and paged by ``options``; see :func:`memex.get_items`."""
+        return query.get_items(self.mem, filter, options, now=now)
+
+    def item(self, id: str) -> MemoryItem | None:
+        """The item with ``id``, or ``None``."""
+        return query.get_item_by_id(self.mem, id)
+
+    def scored(
+        self, weights: Any, options: Any = None, *, now: int | None = None
+    ) -> list[ScoredItem]:
+        """Items ranked by score; see :func:`memex.get_scored_items`."""
+        return retrieval.get_scored_items(self.mem, weights, options, now=now)
+
+    def edges(self, filter: Any = None) -> list[Edge]:
+        """Edges matching ``filter`` (active only by default); see :func:`memex.get_edges`."""
+        return query.get_edges(self.mem, filter)
+
+    def parents(self, item_id: str) -> list[MemoryItem]:
+        """The existing parents of an item; see :func:`memex.get_parents`."""
+        return query.get_parents(self.mem, item_id)
+
+    def children(self, item_id: str) -> list[MemoryItem]:
+        """The items derived from ``item_id``; see :func:`memex.get_children`."""
+        return query.get_children(self.mem, item_id)
+
+    def related(self, item_id: str, direction: str = "both") -> list[MemoryItem]:
+        """Items joined to ``item_id`` by active edges; see :func:`memex.get_related_items`."""
+        return query.get_related_items(self.mem, item_id, direction)
+
+    def smart_retrieve(self, **kwargs: Any) -> list[ScoredItem]:
+        """Budgeted retrieval with contradiction and diversity policies; see :func:`memex.smart_retrieve`."""
+        return retrieval.smart_retrieve(self.mem, **kwargs)
+
+    def support_tree(self, item_id: str) -> SupportNode | None:
+        """The provenance tree of an item; see :func:`memex.get_support_tree`."""
+        return provenance.get_support_tree(self.mem, item_id)
+
+    def support_set(self, item_id: str) -> list[MemoryItem]:
+        """Every item an item rests on, root first; see :func:`memex.get_support_set`."""
+        return provenance.get_support_set(self.mem, item_id)
+
+    def stats(self) -> GraphStats:
+        """Counts of the memory graph; see :func:`memex.get_stats`."""
+        return stats.get_stats(self.mem)
+
+    def contradictions(self) -> list[Contradiction]:
+        """Active contradictions between existing items; see :func:`memex.get_contradictions`."""
+        return integrity.get_contradictions(self.mem)
+
+    def stale_items(self) -> list[StaleItem]:
+        """Items whose parents are missing; see :func:`memex.get_stale_items`."""
+        return integrity.get_stale_items(self.mem)
+
+    def aliases(self, item_id: str) -> list[MemoryItem]:
+        """Direct aliases of an item; see :func:`memex.get_aliases`."""
+        return integrity.get_aliases(self.mem, item_id)
+
+    def alias_group(self, item_id: str) -> list[MemoryItem]:
+        """The alias group reachable from an item; see :func:`memex.get_alias_group`."""
+        return integrity.get_alias_group(self.mem, item_id)
+
+    def get_intents(self, filter: IntentFilter | Mapping[str, Any] | None = None) -> list[Intent]:
+        """Intents matching ``filter``; see :func:`memex.get_intents`."""
+        return get_intents(self.intents, filter)
+
+    def get_tasks(self, filter: TaskFilter | Mapping[str, Any] | None = None) -> list[Task]:
+        """Tasks matching ``filter``; see :func:`memex.get_tasks`."""
+        return get_tasks(self.tasks, filter)
+
+    def export_slice(
+        self,
+        *,
+        memory_ids: Iterable[str] | None = None,
+        intent_ids: Iterable[str] | None = None,
+        task_ids: Iterable[str] | None = None,
+        include_parents: bool = False,
+        include_children: bool = False,
+        include_aliases: bool = False,
+        include_related_tasks: bool = False,
+        include_related_intents: bool = False,
+    ) -> MemexExport:
+        """Cut a slice out of the three graphs; see :func:`memex.export_slice`."""
+        return export_slice(
+            self.mem,
+            self.intents,
+            self.tasks,
+            memory_ids=memory_ids,
+            intent_ids=intent_ids,
+            task_ids=task_ids,
+            include_parents=include_parents,
+            include_children=include_children,
+            include_aliases=include_aliases,
+            include_related_tasks=include_related_tasks,
+            include_related_intents=include_related_intents,
+        )
+
+    def plan_import(self, slice: MemexExport | Mapping[str, Any], **kwargs: Any) -> ImportPlan:
+        """The commands and report an import would produce, without changing anything.
+
+        Same keywords as :meth:`import_slice`; see :func:`memex.transplant.plan_import`.
+        """
+        return plan_import(self.mem, self.intents, self.tasks, slice, **kwargs)
+
+    # -- serialization (memory graph only) -----------------------------------------------
+    def to_json(self) -> serialization.SerializedGraphState:
+        """The wire value of the memory graph; see :func:`memex.to_json`."""
+        return serialization.to_json(self.mem)
+
+    def dumps(self, pretty: bool = False) -> str:
+        """The JSON text of the memory graph; see :func:`memex.stringify`."""
+        return serialization.stringify(self.mem, pretty)
