@@ -79,7 +79,6 @@ __all__ = [
     "build_world",
     "event_summary",
     "uuid7_at",
-    "fixed",
     "records",
     "item_dicts",
     "memory_items",
@@ -488,15 +487,6 @@ def uuid7_at(ms: int, tail: int = 0, middle: str = "7000-8000") -> str:
 
 
 # =============================================================================== strategies
-def fixed(value: T) -> SearchStrategy[T]:
-    """A strategy of deep copies of ``value`` (``st.just`` without sharing a mutable value)."""
-    return st.just(value).map(copy.deepcopy)
-
-
-def _strategy(value: Any) -> SearchStrategy[Any]:
-    return value if isinstance(value, SearchStrategy) else fixed(value)
-
-
 @st.composite
 def records(
     draw: st.DrawFn,
@@ -506,13 +496,17 @@ def records(
     """Draw a dict field by field, in order.
 
     Args:
-        fields: name -> strategy, or a plain value (always that value, copied).
+        fields: name -> strategy, or a plain value (used as is, deep-copied
+            at each draw so that no two examples share a mutable value).
         optional: name -> strategy, drawn after ``fields``; a drawn ``None``
             leaves the field out.
     Returns:
         ``{name: value}`` in the order of ``fields`` then ``optional``.
     """
-    out = {name: draw(_strategy(value)) for name, value in fields.items()}
+    out = {
+        name: draw(value) if isinstance(value, SearchStrategy) else copy.deepcopy(value)
+        for name, value in fields.items()
+    }
     for name, strategy in (optional or {}).items():
         value = draw(strategy)
         if value is not None:
@@ -645,9 +639,7 @@ _COMMAND_MIX = [
 ]
 
 
-@st.composite
 def memory_commands(
-    draw: st.DrawFn,
     *,
     item: Callable[[str], SearchStrategy[dict[str, Any]]],
     edge: Callable[[str], SearchStrategy[dict[str, Any]]],
@@ -657,8 +649,8 @@ def memory_commands(
     edge_partials: SearchStrategy[dict[str, Any]],
     ghost_item: str = "zz",
     ghost_edge: str = "e-ghost",
-) -> tuple[str, Any]:
-    """One memory command of a random stream, tagged with its kind.
+) -> SearchStrategy[tuple[str, Any]]:
+    """Memory commands of a random stream, each tagged with its kind.
 
     Creates use ids of the pools (so repeats are duplicates); updates and
     retracts target pool ids three times as often as the never-created
@@ -673,60 +665,76 @@ def memory_commands(
         item_partials, edge_partials: strategies of update partials.
         ghost_item, ghost_edge: ids that are never created.
     Returns:
-        ``(tag, command)`` with tag one of ``create``, ``update``, ``retract``,
-        ``ecreate``, ``eupdate``, ``eretract`` or ``invalid`` (must fail validation).
+        A strategy of ``(tag, command)`` with tag one of ``create``,
+        ``update``, ``retract``, ``ecreate``, ``eupdate``, ``eretract`` or
+        ``invalid`` (the command must fail validation).
     """
+    kinds = st.sampled_from(_COMMAND_MIX)
+    new_item = st.sampled_from(item_ids)
+    new_edge = st.sampled_from(edge_ids)
     item_target = st.sampled_from([*item_ids, *item_ids, *item_ids, ghost_item])
     edge_target = st.sampled_from([*edge_ids, *edge_ids, *edge_ids, ghost_edge])
-    kind = draw(st.sampled_from(_COMMAND_MIX))
-    if kind == "create":
-        cmd: Any = {"type": "memory.create", "item": draw(item(draw(st.sampled_from(item_ids))))}
-    elif kind == "update":
-        cmd = {
-            "type": "memory.update",
-            "item_id": draw(item_target),
-            "partial": draw(item_partials),
-            "author": "u",
-        }
-    elif kind == "retract":
-        cmd = {"type": "memory.retract", "item_id": draw(item_target), "author": "u"}
-    elif kind == "ecreate":
-        cmd = {"type": "edge.create", "edge": draw(edge(draw(st.sampled_from(edge_ids))))}
-    elif kind == "eupdate":
-        cmd = {
-            "type": "edge.update",
-            "edge_id": draw(edge_target),
-            "partial": draw(edge_partials),
-            "author": "u",
-        }
-    elif kind == "eretract":
-        cmd = {"type": "edge.retract", "edge_id": draw(edge_target), "author": "u"}
-    else:
-        target = draw(st.sampled_from([*item_ids, ghost_item]))
-        return "invalid", draw(st.sampled_from(invalid_memory_commands(target)))
-    if draw(st.booleans()):
-        cmd = MemoryCommandAdapter.validate_python(cmd)  # some as instances
-    return kind, cmd
+    invalid_target = st.sampled_from([*item_ids, ghost_item])
+    invalid = {t: st.sampled_from(invalid_memory_commands(t)) for t in [*item_ids, ghost_item]}
+
+    @st.composite
+    def one(draw: st.DrawFn) -> tuple[str, Any]:
+        kind = draw(kinds)
+        if kind == "create":
+            cmd: Any = {"type": "memory.create", "item": draw(item(draw(new_item)))}
+        elif kind == "update":
+            cmd = {
+                "type": "memory.update",
+                "item_id": draw(item_target),
+                "partial": draw(item_partials),
+                "author": "u",
+            }
+        elif kind == "retract":
+            cmd = {"type": "memory.retract", "item_id": draw(item_target), "author": "u"}
+        elif kind == "ecreate":
+            cmd = {"type": "edge.create", "edge": draw(edge(draw(new_edge)))}
+        elif kind == "eupdate":
+            cmd = {
+                "type": "edge.update",
+                "edge_id": draw(edge_target),
+                "partial": draw(edge_partials),
+                "author": "u",
+            }
+        elif kind == "eretract":
+            cmd = {"type": "edge.retract", "edge_id": draw(edge_target), "author": "u"}
+        else:
+            return "invalid", copy.deepcopy(draw(invalid[draw(invalid_target)]))
+        if draw(st.booleans()):
+            cmd = MemoryCommandAdapter.validate_python(cmd)  # some as instances
+        return kind, cmd
+
+    return one()
 
 
-@st.composite
 def create_commands(
-    draw: st.DrawFn,
     *,
     item: Callable[[str], SearchStrategy[dict[str, Any]]],
     edge: Callable[[str], SearchStrategy[dict[str, Any]]],
     item_ids: Sequence[str],
     edge_ids: Sequence[str],
-) -> tuple[str, dict[str, Any]]:
-    """A ``memory.create`` or ``edge.create`` wire command over the id pools (to seed a state).
+) -> SearchStrategy[tuple[str, dict[str, Any]]]:
+    """``memory.create`` or ``edge.create`` wire commands over the id pools (to seed a state).
 
+    Args: as :func:`memex.testing.strategies.memory_commands`.
     Returns:
-        ``("create", command)`` or ``("ecreate", command)``, tagged as by
-        :func:`memory_commands`.
+        A strategy of ``("create", command)`` or ``("ecreate", command)``,
+        tagged as by :func:`memory_commands`.
     """
-    if draw(st.booleans()):
-        return "create", {"type": "memory.create", "item": draw(item(draw(st.sampled_from(item_ids))))}
-    return "ecreate", {"type": "edge.create", "edge": draw(edge(draw(st.sampled_from(edge_ids))))}
+    new_item = st.sampled_from(item_ids)
+    new_edge = st.sampled_from(edge_ids)
+
+    @st.composite
+    def one(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+        if draw(st.booleans()):
+            return "create", {"type": "memory.create", "item": draw(item(draw(new_item)))}
+        return "ecreate", {"type": "edge.create", "edge": draw(edge(draw(new_edge)))}
+
+    return one()
 
 
 @st.composite
