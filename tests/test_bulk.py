@@ -9,64 +9,29 @@ import pytest
 import memex
 import memex.bulk
 from memex import (
-    Edge,
-    EdgeCreate,
-    GraphState,
     InvalidTimestampError,
-    MemoryCreate,
     MemoryItem,
     ScoreAdjustment,
     ValidationError,
-    apply_command,
     apply_many,
     bulk_adjust_scores,
     create_graph_state,
     decay_importance,
     uuid7,
 )
+from memex.testing.strategies import TEXT_OF_ID, edge_builder, event_summary, item_builder
+from memex.testing.strategies import build as graph
 
 NOW = 1_718_000_000_000
 DAY = 86_400_000
 
 
-def item(id: str, **over: Any) -> MemoryItem:
-    kw: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "observation",
-        "content": {"text": id},
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 0.5,
-    }
-    kw.update(over)
-    return MemoryItem(**kw)
-
-
-def edge(eid: str, frm: str, to: str) -> Edge:
-    return Edge(
-        edge_id=eid,
-        from_=frm,
-        to=to,
-        kind="SUPPORTS",
-        author="u",
-        source_kind="observed",
-        authority=1,
-        active=True,
-    )
-
-
-def graph(items: list[MemoryItem], edges: list[Edge] = ()) -> GraphState:  # type: ignore[assignment]
-    s = create_graph_state()
-    for i in items:
-        s = apply_command(s, MemoryCreate(item=i)).state
-    for e in edges:
-        s = apply_command(s, EdgeCreate(edge=e)).state
-    return s
+item = item_builder(content=TEXT_OF_ID)
+edge = edge_builder(authority=1)
 
 
 def evs(r: memex.CommandResult) -> list[tuple[str, str, str | None]]:
-    return [(e.type, e.item.id if e.item else e.edge.edge_id, e.cause_type) for e in r.events]  # type: ignore[union-attr]
+    return event_summary(r.events)
 
 
 # --------------------------------------------------------------------------- apply_many

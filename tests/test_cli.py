@@ -18,6 +18,7 @@ import memex.cli as cli
 import memex.log.jsonl as jsonl
 from memex import _jsonfmt
 from memex.cli import main
+from memex.testing.strategies import item_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "agent_session.jsonl"
@@ -29,12 +30,7 @@ SKIP_LINE = re.compile(r"^  line (\d+): (\w+): (.*)$", re.M)
 JSON_SKIP_LINE = re.compile(r"^memex: line (\d+): (\w+): (.*)$", re.M)
 
 
-@pytest.fixture(autouse=True)
-def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """rich must produce plain text in these tests, whatever the environment says."""
-    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_COLOR", "1")
+pytestmark = pytest.mark.usefixtures("plain_terminal")  # rich prints plain text
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -75,18 +71,12 @@ def envelope_line(ms: int, cmd: Any) -> str:
     return _jsonfmt.dumps(memex.create_event_envelope(cmd.type, cmd, now=ms).to_dict())
 
 
+_item_fields = item_fields(scope="test", content={"text": "x"}, author="agent:test")
+
+
 def item_line(ms: int, **fields: Any) -> str:
     """The envelope line of a ``memory.create`` for a fresh item stamped at ``ms``."""
-    base: dict[str, Any] = {
-        "scope": "test",
-        "kind": "observation",
-        "content": {"text": "x"},
-        "author": "agent:test",
-        "source_kind": "observed",
-        "authority": 0.5,
-    }
-    base.update(fields)
-    item = memex.create_memory_item(id=memex.uuid7(ms), now=ms, **base)
+    item = memex.create_memory_item(id=memex.uuid7(ms), now=ms, **_item_fields(**fields))
     return envelope_line(ms, memex.MemoryCreate(item=item))
 
 

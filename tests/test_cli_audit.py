@@ -13,6 +13,7 @@ import pytest
 import memex
 from memex import _jsonfmt
 from memex.cli import main
+from memex.testing.strategies import TEXT_OF_ID, edge_builder, item_builder
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "agent_session.jsonl"
@@ -23,10 +24,7 @@ WARN = re.compile(r"^memex: line (\d+): (\w+): ", re.M)
 
 
 @pytest.fixture(autouse=True)
-def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_COLOR", "1")
+def _wide_plain_terminal(plain_terminal: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # no wrapping inside tree labels
 
 
@@ -45,35 +43,14 @@ def line_for(ms: int, cmd: memex.MemoryCommand) -> str:
     return _jsonfmt.dumps(memex.create_event_envelope(cmd.type, cmd, now=ms).to_dict())
 
 
-def item_cmd(iid: str, parents: list[str] | None = None, **over: object) -> memex.MemoryCreate:
-    fields: dict[str, object] = {
-        "id": iid,
-        "scope": "test",
-        "kind": "observation",
-        "content": {"text": iid},
-        "author": "agent:test",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "created_at": 1_710_000_000_000,
-        "parents": parents,
-    }
-    fields.update(over)
-    return memex.MemoryCreate(item=memex.MemoryItem(**fields))  # type: ignore[arg-type]
-
-
-def edge_cmd(eid: str, frm: str, to: str, kind: str) -> memex.EdgeCreate:
-    return memex.EdgeCreate(
-        edge=memex.Edge(
-            edge_id=eid,
-            from_=frm,
-            to=to,
-            kind=kind,
-            author="u",
-            source_kind="observed",
-            authority=0.9,
-            active=True,
-        )
-    )
+item_cmd = item_builder(
+    positional=("parents",),
+    scope="test",
+    content=TEXT_OF_ID,
+    author="agent:test",
+    created_at=1_710_000_000_000,
+).then(lambda it: memex.MemoryCreate(item=it))
+edge_cmd = edge_builder(positional=("kind",), authority=0.9).then(lambda e: memex.EdgeCreate(edge=e))
 
 
 @pytest.fixture

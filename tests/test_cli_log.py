@@ -21,11 +21,7 @@ SCENARIOS = sorted(p.name for p in REFERENCE.iterdir() if (p / "envelopes.jsonl"
 WARN_LINE = re.compile(r"^memex: line (\d+): (\w+): (.*)$", re.M)
 
 
-@pytest.fixture(autouse=True)
-def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_COLOR", "1")
+pytestmark = pytest.mark.usefixtures("plain_terminal")  # rich prints plain text
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -24,11 +24,7 @@ RUNS = ["018e1532-5560-783a-aa4a-ff99dd9f8deb", "018e1532-ca90-777a-834f-ff577f1
 T0 = 1_711_000_000_000
 
 
-@pytest.fixture(autouse=True)
-def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_COLOR", "1")
+pytestmark = pytest.mark.usefixtures("plain_terminal")  # rich prints plain text
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -9,10 +9,8 @@ import pytest
 
 import memex._time
 from memex import (
-    Edge,
     EventEnvelope,
     MemoryCreate,
-    MemoryItem,
     MemoryLifecycleEvent,
     MemoryRetract,
     ValidationError,
@@ -24,22 +22,15 @@ from memex import (
     wrap_lifecycle_event,
     wrap_state_event,
 )
+from memex.testing.strategies import edge_builder, item_builder
 
 NOW = 1_700_000_000_123
 NOW_ISO = "2023-11-14T22:13:20.123Z"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
-def item(id: str = "a") -> MemoryItem:
-    return MemoryItem(
-        id=id, scope="s", kind="k", content={"x": 1}, author="u", source_kind="o", authority=0.5
-    )
-
-
-def edge() -> Edge:
-    return Edge(
-        edge_id="e", from_="a", to="b", kind="K", author="u", source_kind="o", authority=1, active=True
-    )
+item = item_builder(id="a", kind="k", content={"x": 1}, source_kind="o")
+edge = edge_builder(edge_id="e", from_="a", to="b", kind="K", source_kind="o", authority=1)
 
 
 # --------------------------------------------------------------------------- create_event_envelope

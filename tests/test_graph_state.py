@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from memex import (
-    Edge,
     EdgeCreate,
     GraphState,
     MemoryCreate,
@@ -27,35 +26,10 @@ from memex import (
     get_related_items,
     to_json,
 )
+from memex.testing.strategies import edge_builder, item_builder
 
-
-def item(id: str, **over: Any) -> MemoryItem:
-    kw: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "k",
-        "content": {},
-        "author": "u",
-        "source_kind": "o",
-        "authority": 0.5,
-    }
-    kw.update(over)
-    return MemoryItem(**kw)
-
-
-def edge(eid: str, frm: str, to: str, **over: Any) -> Edge:
-    kw: dict[str, Any] = {
-        "edge_id": eid,
-        "from_": frm,
-        "to": to,
-        "kind": "K",
-        "author": "u",
-        "source_kind": "o",
-        "authority": 0.5,
-        "active": True,
-    }
-    kw.update(over)
-    return Edge(**kw)
+item = item_builder(kind="k", source_kind="o")
+edge = edge_builder(kind="K", source_kind="o")
 
 
 def ids(xs: list[Any]) -> list[str]:

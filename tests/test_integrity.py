@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,7 +12,6 @@ from memex import (
     CommandResult,
     Contradiction,
     Edge,
-    EdgeCreate,
     EdgeUpdate,
     GraphState,
     MemoryCreate,
@@ -34,65 +31,26 @@ from memex import (
     resolve_contradiction,
     safe_extract_timestamp,
 )
+from memex.testing.strategies import build as graph
+from memex.testing.strategies import edge_builder, graph_states, item_builder
+from memex.testing.strategies import event_summary as evs
 from tests import reference_mutations as mut
 
 NOW = 1_718_000_000_000
 
 
 @pytest.fixture(autouse=True)
-def _pinned_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+def _pinned_clock(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
     """Pin the clock; keep the UUIDv7 generator's monotonic state local to the test."""
     monkeypatch.setattr(memex._time, "now_ms", lambda: NOW)
-    monkeypatch.setattr(memex._uuid, "_last_ms", -1)
-    monkeypatch.setattr(memex._uuid, "_counter", 0)
 
 
-def item(id: str, parents: list[str] | None = None, **over: Any) -> MemoryItem:
-    kw: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "observation",
-        "content": {},
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "parents": parents,
-    }
-    kw.update(over)
-    return MemoryItem(**kw)
-
-
-def edge(eid: str, frm: str, to: str, kind: str, active: bool = True) -> Edge:
-    return Edge(
-        edge_id=eid,
-        from_=frm,
-        to=to,
-        kind=kind,
-        author="u",
-        source_kind="observed",
-        authority=0.7,
-        active=active,
-    )
-
-
-def graph(items: list[MemoryItem], edges: list[Edge] = ()) -> GraphState:  # type: ignore[assignment]
-    s = create_graph_state()
-    for i in items:
-        s = apply_command(s, MemoryCreate(item=i)).state
-    for e in edges:
-        s = apply_command(s, EdgeCreate(edge=e)).state
-    return s
+item = item_builder(positional=("parents",))
+edge = edge_builder(positional=("kind", "active"), authority=0.7)
 
 
 def ids(xs: list[MemoryItem]) -> list[str]:
     return [x.id for x in xs]
-
-
-def evs(events: list[memex.MemoryLifecycleEvent]) -> list[tuple[str, str, str | None]]:
-    return [
-        (e.type, e.item.id if e.item is not None else e.edge.edge_id, e.cause_type)  # type: ignore[union-attr]
-        for e in events
-    ]
 
 
 # --------------------------------------------------------------------------- contradictions
@@ -427,21 +385,17 @@ POOL = [f"n{k}" for k in range(8)]
 parents_st = st.lists(st.sampled_from([*POOL, "ghost"]), max_size=3)
 
 
-@st.composite
-def dag_ish(draw: st.DrawFn) -> GraphState:
+def dag_ish() -> st.SearchStrategy[GraphState]:
     """Items over a small pool with random parents (cycles, self-parents, ghosts) and edges."""
-    present = draw(st.lists(st.sampled_from(POOL), min_size=1, unique=True))
-    items = [item(x, draw(parents_st) or None) for x in present]
-    edges = [
-        edge(
-            f"e{k}",
-            draw(st.sampled_from(present)),
-            draw(st.sampled_from([*present, "ghost"])),
-            "SUPPORTS",
-        )
-        for k in range(draw(st.integers(0, 4)))
-    ]
-    return graph(items, edges)
+
+    def node(x: str) -> st.SearchStrategy[MemoryItem]:
+        return parents_st.map(lambda parents: item(x, parents or None))
+
+    def link(eid: str, present: list[str]) -> st.SearchStrategy[Edge]:
+        ends = st.tuples(st.sampled_from(present), st.sampled_from([*present, "ghost"]))
+        return ends.map(lambda ft: edge(eid, ft[0], ft[1], "SUPPORTS"))
+
+    return graph_states(POOL, node, min_items=1, edge_ids=[f"e{k}" for k in range(4)], edge=link)
 
 
 def ancestors_reach(state: GraphState, start: str, target: str) -> bool:

@@ -20,16 +20,14 @@ from memex.intent import (
     IntentResume,
     IntentUpdate,
 )
+from memex.testing.strategies import intent_builder
 from tests import reference as ref
 from tests import reference_graphs as graphs
 
 STATUSES = ("active", "paused", "completed", "cancelled")
 
 
-def intent(id: str = "i1", **kw: Any) -> memex.Intent:
-    fields: dict[str, Any] = {"label": "goal", "priority": 0.5, "owner": "user:ada"}
-    fields.update(kw)
-    return memex.create_intent(id=id, **fields)
+intent = intent_builder(id="i1")
 
 
 def state_of(*intents: memex.Intent) -> memex.IntentState:

@@ -42,6 +42,7 @@ from memex import (
     get_items,
     uuid7,
 )
+from memex.testing.strategies import edge_fields, item_fields
 
 SORT_MSG = (
     'Unknown sort field: "{}". Expected "authority", "conviction", "importance", or "recency".'
@@ -50,33 +51,8 @@ INTERVAL_MSG = 'Unknown decay interval: "{}". Expected "hour", "day", or "week".
 TYPE_MSG = 'Unknown decay type: "{}". Expected "exponential", "linear", or "step".'
 
 
-def item_kw(**over: Any) -> dict[str, Any]:
-    kw: dict[str, Any] = {
-        "id": "m1",
-        "scope": "user:1",
-        "kind": "observation",
-        "content": {"text": "hi"},
-        "author": "agent:a",
-        "source_kind": "observed",
-        "authority": 0.5,
-    }
-    kw.update(over)
-    return kw
-
-
-def edge_kw(**over: Any) -> dict[str, Any]:
-    kw: dict[str, Any] = {
-        "edge_id": "e1",
-        "from": "m1",
-        "to": "m2",
-        "kind": "SUPPORTS",
-        "author": "agent:a",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "active": True,
-    }
-    kw.update(over)
-    return kw
+item_kw = item_fields(id="m1", scope="user:1", content={"text": "hi"}, author="agent:a")
+edge_kw = edge_fields(edge_id="e1", to="m2", author="agent:a", **{"from": "m1"})
 
 
 FULL_ITEM_WIRE: dict[str, Any] = {
@@ -714,17 +690,7 @@ def test_adapter_field_errors() -> None:
 FACTORY_NOW = 1_700_000_000_000
 
 
-def _factory_kw(**over: Any) -> dict[str, Any]:
-    kw: dict[str, Any] = {
-        "scope": "s",
-        "kind": "observation",
-        "content": {"a": 1},
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 1,
-    }
-    kw.update(over)
-    return kw
+_factory_kw = item_fields(content={"a": 1}, authority=1)  # no id: the factories mint one
 
 
 def test_create_memory_item_mints_uuid7_and_created_at() -> None:

@@ -10,14 +10,10 @@ from typing import Any
 
 import memex
 from memex.task import TaskComplete, TaskStart
+from memex.testing.strategies import uuid7_at as uid
 from memex.transplant import slice_from_json, slice_to_json
 
 T0 = 1_725_000_000_000
-
-
-def uid(ms: int, tail: int) -> str:
-    h = f"{ms:012x}"
-    return f"{h[:8]}-{h[8:]}-7000-8000-{tail:012x}"
 
 
 Q, A, B = uid(T0, 1), uid(T0 + 1_000, 2), uid(T0 + 2_000, 3)

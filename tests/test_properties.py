@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 from memex import (
     GraphState,
     MemexError,
-    MemoryCommandAdapter,
     apply_command,
     create_graph_state,
     from_json,
@@ -38,6 +37,15 @@ from memex import (
     stringify,
     to_json,
 )
+from memex.testing.strategies import (
+    create_commands,
+    edge_dicts,
+    item_dicts,
+    item_fields,
+    memory_commands,
+    partials,
+)
+from memex.testing.strategies import event_summary as ev_summary
 
 ITEM_IDS = ["a", "b", "c", "d"]
 GHOST = "zz"  # never created
@@ -45,9 +53,8 @@ ANY_ITEM = [*ITEM_IDS, GHOST]
 EDGE_IDS = ["e1", "e2", "e3", "e4"]
 ANY_EDGE = [*EDGE_IDS, "e-ghost"]
 SCOPES = ["s1", "s2", "s1:x"]
-# command targets: mostly pool ids, sometimes ids that never exist
+# edge ends: mostly pool ids, sometimes an id that never exists
 item_target = st.sampled_from([*ITEM_IDS, *ITEM_IDS, *ITEM_IDS, GHOST])
-edge_target = st.sampled_from([*EDGE_IDS, *EDGE_IDS, *EDGE_IDS, "e-ghost"])
 
 SETTINGS = settings(
     max_examples=200,
@@ -71,48 +78,35 @@ meta_st = st.one_of(
 )
 
 
-@st.composite
-def item_dict(draw: Any, item_id: str) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "id": item_id,
-        "scope": draw(st.sampled_from(SCOPES)),
-        "kind": draw(st.sampled_from(["observation", "assertion"])),
-        "content": draw(small_dict),
-        "author": draw(st.sampled_from(["u1", "u2"])),
-        "source_kind": "observed",
-        "authority": draw(scores),
-    }
-    optional = {
+ITEM_FIELDS: dict[str, Any] = {
+    "scope": st.sampled_from(SCOPES),
+    "kind": st.sampled_from(["observation", "assertion"]),
+    "content": small_dict,
+    "author": st.sampled_from(["u1", "u2"]),
+    "authority": scores,
+    "optional": {
         "parents": parents_st,
         "conviction": opt_scores,
         "importance": opt_scores,
         "created_at": st.one_of(st.none(), st.integers(0, 10**13)),
         "intent_id": st.one_of(st.none(), st.sampled_from(["i1", "i2"])),
         "meta": meta_st,
-    }
-    for k, strat in optional.items():
-        v = draw(strat)
-        if v is not None:
-            d[k] = v
-    return d
+    },
+}
+EDGE_FIELDS: dict[str, Any] = {
+    "kind": st.sampled_from(["SUPPORTS", "ALIAS"]),
+    "authority": scores,
+    "active": st.booleans(),
+    "optional": {"weight": opt_scores},
+}
 
 
-@st.composite
-def edge_dict(draw: Any, edge_id: str) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "edge_id": edge_id,
-        "from": draw(item_target),
-        "to": draw(item_target),
-        "kind": draw(st.sampled_from(["SUPPORTS", "ALIAS"])),
-        "author": "u",
-        "source_kind": "observed",
-        "authority": draw(scores),
-        "active": draw(st.booleans()),
-    }
-    w = draw(opt_scores)
-    if w is not None:
-        d["weight"] = w
-    return d
+def item_dict(item_id: str) -> st.SearchStrategy[dict[str, Any]]:
+    return item_dicts(item_id, **ITEM_FIELDS)
+
+
+def edge_dict(edge_id: str) -> st.SearchStrategy[dict[str, Any]]:
+    return edge_dicts(edge_id, item_target, item_target, **EDGE_FIELDS)
 
 
 ITEM_PARTIAL_FIELDS: dict[str, Any] = {
@@ -141,101 +135,17 @@ EDGE_PARTIAL_FIELDS: dict[str, Any] = {
 }
 
 
-@st.composite
-def partial_of(draw: Any, fields: dict[str, Any]) -> dict[str, Any]:
-    keys = draw(st.lists(st.sampled_from(sorted(fields)), unique=True, max_size=4))
-    return {k: draw(fields[k]) for k in keys}
-
-
-@st.composite
-def command(draw: Any) -> tuple[str, Any]:
-    """Return ``(tag, cmd)``; ``tag == "invalid"`` marks commands that must fail validation."""
-    kind = draw(
-        st.sampled_from(
-            [
-                "create",
-                "create",
-                "update",
-                "update",
-                "retract",
-                "retract",
-                "ecreate",
-                "ecreate",
-                "ecreate",
-                "eupdate",
-                "eretract",
-                "invalid",
-            ]
-        )
-    )
-    if kind == "create":
-        cmd: Any = {"type": "memory.create", "item": draw(item_dict(draw(st.sampled_from(ITEM_IDS))))}
-    elif kind == "update":
-        cmd = {
-            "type": "memory.update",
-            "item_id": draw(item_target),
-            "partial": draw(partial_of(ITEM_PARTIAL_FIELDS)),
-            "author": "u",
-        }
-    elif kind == "retract":
-        cmd = {"type": "memory.retract", "item_id": draw(item_target), "author": "u"}
-    elif kind == "ecreate":
-        cmd = {"type": "edge.create", "edge": draw(edge_dict(draw(st.sampled_from(EDGE_IDS))))}
-    elif kind == "eupdate":
-        cmd = {
-            "type": "edge.update",
-            "edge_id": draw(edge_target),
-            "partial": draw(partial_of(EDGE_PARTIAL_FIELDS)),
-            "author": "u",
-        }
-    elif kind == "eretract":
-        cmd = {"type": "edge.retract", "edge_id": draw(edge_target), "author": "u"}
-    else:
-        target = draw(st.sampled_from(ANY_ITEM))
-        cmd = draw(
-            st.sampled_from(
-                [
-                    {"type": "memory.create", "item": {"id": target}},
-                    {"type": "memory.create", "item": {**_valid_item(target), "authority": 2}},
-                    {"type": "memory.create", "item": {**_valid_item(target), "meta": {"agent_id": 1}}},
-                    {"type": "memory.update", "item_id": target, "partial": {"content": 5}, "author": "u"},
-                    {"type": "memory.update", "item_id": target, "partial": {"meta": [1]}, "author": "u"},
-                    {"type": "memory.update", "item_id": target, "partial": "x", "author": "u"},
-                    {"type": "memory.retract", "item_id": target},
-                    {"type": "edge.create", "edge": {"edge_id": "e1", "from": target}},
-                    {"type": "bogus", "item_id": target},
-                    {"item_id": target, "author": "u"},
-                ]
-            )
-        )
-        return "invalid", cmd
-    if draw(st.booleans()):
-        cmd = MemoryCommandAdapter.validate_python(cmd)  # some as instances
-    return kind, cmd
-
-
-def _valid_item(i: str) -> dict[str, Any]:
-    return {
-        "id": i,
-        "scope": "s1",
-        "kind": "k",
-        "content": {},
-        "author": "u",
-        "source_kind": "o",
-        "authority": 0.5,
-    }
-
-
-@st.composite
-def setup_command(draw: Any) -> tuple[str, Any]:
-    """A create (item or edge), used to seed a richer state before the random commands."""
-    if draw(st.booleans()):
-        return "create", {"type": "memory.create", "item": draw(item_dict(draw(st.sampled_from(ITEM_IDS))))}
-    return "ecreate", {"type": "edge.create", "edge": draw(edge_dict(draw(st.sampled_from(EDGE_IDS))))}
-
-
+POOLS: dict[str, Any] = {"item": item_dict, "edge": edge_dict, "item_ids": ITEM_IDS, "edge_ids": EDGE_IDS}
+command = memory_commands(
+    **POOLS,
+    item_partials=partials(ITEM_PARTIAL_FIELDS),
+    edge_partials=partials(EDGE_PARTIAL_FIELDS),
+    ghost_item=GHOST,
+    ghost_edge="e-ghost",
+)
+_valid_item = item_fields(scope="s1", kind="k", source_kind="o")
 commands = st.tuples(
-    st.lists(setup_command(), min_size=2, max_size=10), st.lists(command(), min_size=5, max_size=40)
+    st.lists(create_commands(**POOLS), min_size=2, max_size=10), st.lists(command, min_size=5, max_size=40)
 ).map(lambda t: t[0] + t[1])
 
 
@@ -245,12 +155,6 @@ def wire(cmd: Any) -> dict[str, Any]:
         return cmd
     d: dict[str, Any] = cmd.to_dict()
     return d
-
-
-def ev_summary(events: list[Any]) -> list[tuple[str, str, str | None]]:
-    return [
-        (e.type, e.item.id if e.item is not None else e.edge.edge_id, e.cause_type) for e in events
-    ]
 
 
 def key_orders(j: dict[str, Any]) -> tuple[list[str], list[str], list[list[str]], list[list[str]]]:

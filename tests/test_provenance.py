@@ -19,21 +19,9 @@ from memex import (
     get_support_set,
     get_support_tree,
 )
+from memex.testing.strategies import item_builder
 
-
-def item(id: str, parents: list[str] | None = None, **over: Any) -> MemoryItem:
-    kw: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "observation",
-        "content": {},
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "parents": parents,
-    }
-    kw.update(over)
-    return MemoryItem(**kw)
+item = item_builder(positional=("parents",))
 
 
 def graph(*items: MemoryItem) -> GraphState:

@@ -10,7 +10,6 @@ import pytest
 from memex import (
     DecayConfig,
     Edge,
-    EdgeCreate,
     EdgeFilter,
     GraphState,
     InvalidTimestampError,
@@ -39,48 +38,11 @@ from memex import (
     uuid7,
 )
 from memex.query import INTERVAL_MS, build_children_index, get_sort_value
+from memex.testing.strategies import build, edge, item
 
 NOW = 1_700_000_000_000
 DAY = 86_400_000
 NO_TS_MSG = 'Cannot determine timestamp for item "plain": set created_at or use a UUIDv7 id'
-
-
-def item(id: str, **over: Any) -> MemoryItem:
-    kw: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "observation",
-        "content": {},
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 0.5,
-    }
-    kw.update(over)
-    return MemoryItem(**kw)
-
-
-def edge(eid: str, frm: str, to: str, **over: Any) -> Edge:
-    kw: dict[str, Any] = {
-        "edge_id": eid,
-        "from_": frm,
-        "to": to,
-        "kind": "SUPPORTS",
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "active": True,
-    }
-    kw.update(over)
-    return Edge(**kw)
-
-
-def build(items: Any = (), edges: Any = ()) -> GraphState:
-    s = create_graph_state()
-    for it in items:
-        s = apply_command(s, MemoryCreate(item=it)).state
-    for e in edges:
-        s = apply_command(s, EdgeCreate(edge=e)).state
-    return s
 
 
 def ids(items: list[MemoryItem]) -> list[str]:

@@ -12,14 +12,12 @@ from memex import (
     CommandResult,
     DuplicateEdgeError,
     DuplicateMemoryError,
-    Edge,
     EdgeCreate,
     EdgeNotFoundError,
     EdgeRetract,
     EdgeUpdate,
     GraphState,
     MemoryCreate,
-    MemoryItem,
     MemoryNotFoundError,
     MemoryRetract,
     MemoryUpdate,
@@ -30,44 +28,9 @@ from memex import (
     merge_item,
     to_json,
 )
+from memex.testing.strategies import TEXT_OF_ID, build, edge, item_builder
 
-
-def item(id: str, **over: Any) -> MemoryItem:
-    kw: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "observation",
-        "content": {"text": id},
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 0.5,
-    }
-    kw.update(over)
-    return MemoryItem(**kw)
-
-
-def edge(eid: str, frm: str, to: str, **over: Any) -> Edge:
-    kw: dict[str, Any] = {
-        "edge_id": eid,
-        "from_": frm,
-        "to": to,
-        "kind": "SUPPORTS",
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "active": True,
-    }
-    kw.update(over)
-    return Edge(**kw)
-
-
-def build(items: list[MemoryItem] = (), edges: list[Edge] = ()) -> GraphState:  # type: ignore[assignment]
-    s = create_graph_state()
-    for it in items:
-        s = apply_command(s, MemoryCreate(item=it)).state
-    for e in edges:
-        s = apply_command(s, EdgeCreate(edge=e)).state
-    return s
+item = item_builder(content=TEXT_OF_ID)
 
 
 def snapshot(s: GraphState) -> Any:

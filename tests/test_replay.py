@@ -28,22 +28,13 @@ from memex import (
     replay_from_envelopes,
     to_json,
 )
+from memex.testing.strategies import edge_fields, item_fields
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reference"
 
 
-def item_d(id: str, **over: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "k",
-        "content": {},
-        "author": "u",
-        "source_kind": "o",
-        "authority": 0.5,
-    }
-    d.update(over)
-    return d
+item_d = item_fields(kind="k", source_kind="o")
+edge_d = edge_fields(kind="K", source_kind="o", authority=1)
 
 
 def create(id: str, **over: Any) -> dict[str, Any]:
@@ -59,19 +50,7 @@ def retract(id: str) -> dict[str, Any]:
 
 
 def ecreate(eid: str, frm: str, to: str) -> dict[str, Any]:
-    return {
-        "type": "edge.create",
-        "edge": {
-            "edge_id": eid,
-            "from": frm,
-            "to": to,
-            "kind": "K",
-            "author": "u",
-            "source_kind": "o",
-            "authority": 1,
-            "active": True,
-        },
-    }
+    return {"type": "edge.create", "edge": edge_d(eid, frm, to)}
 
 
 def env(ts: Any, payload: Any, **extra: Any) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from memex import (
     uuid7,
 )
 from memex.retrieval import pack_budget
+from memex.testing.strategies import build, edge_fields, item_fields
 
 NOW = 1_700_000_000_000
 HOUR = 3_600_000
@@ -48,43 +49,8 @@ COST_MSG = "cost_fn must return a finite non-negative number, got"
 
 
 # ----------------------------------------------------------------------------- helpers
-def mk(id: str, authority: float = 0.5, **over: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "id": id,
-        "scope": "s",
-        "kind": "observation",
-        "content": {},
-        "author": "u",
-        "source_kind": "observed",
-        "authority": authority,
-        "created_at": NOW,
-    }
-    d.update(over)
-    return {k: v for k, v in d.items() if v is not None}
-
-
-def edge(
-    eid: str, frm: str, to: str, kind: str = "CONTRADICTS", active: bool = True
-) -> dict[str, Any]:
-    return {
-        "edge_id": eid,
-        "from": frm,
-        "to": to,
-        "kind": kind,
-        "author": "u",
-        "source_kind": "observed",
-        "authority": 1,
-        "active": active,
-    }
-
-
-def build(items: Iterable[dict[str, Any]] = (), edges: Iterable[dict[str, Any]] = ()) -> GraphState:
-    state = create_graph_state()
-    for it in items:
-        state = apply_command(state, {"type": "memory.create", "item": it}).state
-    for e in edges:
-        state = apply_command(state, {"type": "edge.create", "edge": e}).state
-    return state
+mk = item_fields(positional=("authority",), created_at=NOW, drop_none=True)
+edge = edge_fields(positional=("kind", "active"), kind="CONTRADICTS", authority=1)
 
 
 def ids(scored: Iterable[ScoredItem]) -> list[str]:

@@ -18,10 +18,8 @@ from hypothesis import strategies as st
 from memex import (
     GraphState,
     ScoredItem,
-    apply_command,
     apply_diversity,
     compute_score,
-    create_graph_state,
     filter_contradictions,
     get_items_by_budget,
     get_scored_items,
@@ -29,6 +27,7 @@ from memex import (
     surface_contradictions,
 )
 from memex.retrieval import pack_budget
+from memex.testing.strategies import edge_dicts, graph_states, item_dicts, scored_lists
 
 NOW = 1_700_000_000_000
 DAY = 86_400_000
@@ -49,55 +48,43 @@ SETTINGS = settings(
 
 
 # ----------------------------------------------------------------------------- strategies
-@st.composite
-def graphs(draw: st.DrawFn, max_items: int = 8, max_edges: int = 10) -> GraphState:
-    n = draw(st.integers(0, max_items))
-    item_ids = draw(st.permutations(ID_POOL))[:n]
-    state = create_graph_state()
-    for i in item_ids:
-        it: dict[str, Any] = {
-            "id": i,
-            "scope": draw(st.sampled_from(SCOPES)),
-            "kind": "observation",
-            "content": {},
-            "author": draw(st.sampled_from(AUTHORS)),
-            "source_kind": draw(st.sampled_from(SOURCES)),
-            "authority": draw(st.sampled_from(LEVELS)),
-            # mostly the past, sometimes the future (clock skew)
-            "created_at": NOW + draw(st.integers(-10 * DAY, DAY)),
-        }
-        conviction = draw(st.none() | st.sampled_from(LEVELS))
-        importance = draw(st.none() | st.sampled_from(LEVELS))
-        parents = draw(st.none() | st.lists(st.sampled_from([*ID_POOL[:4], "ghost"]), max_size=4))
-        if conviction is not None:
-            it["conviction"] = conviction
-        if importance is not None:
-            it["importance"] = importance
-        if parents is not None:
-            it["parents"] = parents
-        state = apply_command(state, {"type": "memory.create", "item": it}).state
-    ends = [*item_ids, "ghost"]
-    m = draw(st.integers(0, max_edges))
-    # edge ids shuffled so that insertion order differs from id order
-    names = draw(st.permutations([f"e{k:02d}" for k in range(max_edges)]))[:m]
-    for name in names:
-        e = {
-            "edge_id": name,
-            "from": draw(st.sampled_from(ends)),
-            "to": draw(st.sampled_from(ends)),
-            "kind": draw(st.sampled_from(EDGE_KINDS)),
-            "author": "u",
-            "source_kind": "observed",
-            "authority": 1,
-            "active": draw(st.booleans() | st.just(True)),
-        }
-        state = apply_command(state, {"type": "edge.create", "edge": e}).state
-    for name in names:
-        if draw(st.integers(0, 9)) == 0:
-            state = apply_command(
-                state, {"type": "edge.retract", "edge_id": name, "author": "u"}
-            ).state
-    return state
+ITEM_FIELDS: dict[str, Any] = {
+    "scope": st.sampled_from(SCOPES),
+    "author": st.sampled_from(AUTHORS),
+    "source_kind": st.sampled_from(SOURCES),
+    "authority": st.sampled_from(LEVELS),
+    # mostly the past, sometimes the future (clock skew)
+    "created_at": st.integers(-10 * DAY, DAY).map(lambda age: NOW + age),
+    "optional": {
+        "conviction": st.none() | st.sampled_from(LEVELS),
+        "importance": st.none() | st.sampled_from(LEVELS),
+        "parents": st.none() | st.lists(st.sampled_from([*ID_POOL[:4], "ghost"]), max_size=4),
+    },
+}
+EDGE_FIELDS: dict[str, Any] = {
+    "kind": st.sampled_from(EDGE_KINDS),
+    "authority": 1,
+    "active": st.booleans() | st.just(True),
+}
+
+
+def graphs(max_items: int = 8, max_edges: int = 10) -> st.SearchStrategy[GraphState]:
+    """Up to ``max_items`` items of ID_POOL, up to ``max_edges`` edges between them and
+    "ghost" (edge ids shuffled so that insertion order differs from id order), each
+    edge then retracted with chance 1/10."""
+
+    def link(name: str, present: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+        ends = st.sampled_from([*present, "ghost"])
+        return edge_dicts(name, ends, ends, **EDGE_FIELDS)
+
+    return graph_states(
+        ID_POOL,
+        lambda i: item_dicts(i, **ITEM_FIELDS),
+        max_items=max_items,
+        edge_ids=[f"e{k:02d}" for k in range(max_edges)],
+        edge=link,
+        retract_edges=True,
+    )
 
 
 decays = st.none() | st.fixed_dictionaries(
@@ -134,20 +121,6 @@ filters = st.none() | st.sampled_from(
         {"or": [{"scope": "t"}, {"author": "v"}]},
     ]
 )
-
-
-@st.composite
-def scored_lists(draw: st.DrawFn, state: GraphState) -> list[ScoredItem]:
-    """Entries of the state's items in any order, with any scores, duplicates allowed."""
-    items = list(state.items.values())
-    if not items:
-        return []
-    picks = draw(st.lists(st.sampled_from(items), max_size=len(items) + 2))
-    out = []
-    for it in picks:
-        score = draw(st.sampled_from([-1, -0.5, -0.25, 0, 0.25, 0.5, 1, 2]))
-        out.append(ScoredItem(item=it, score=float(score)))
-    return out
 
 
 # ----------------------------------------------------------------------------- contract transcriptions

@@ -7,23 +7,17 @@ from typing import Any
 import pytest
 
 import memex
+from memex.testing.strategies import item_fields
 
 NOW = 1_720_000_000_000
 DAY = 86_400_000
 
 
+_item_fields = item_fields(scope="user:ada", content={"text": "x"}, author="agent:aria", now=NOW)
+
+
 def new_item(store: memex.MemexStore, **kw: Any) -> memex.MemoryItem:
-    fields: dict[str, Any] = {
-        "scope": "user:ada",
-        "kind": "observation",
-        "content": {"text": "x"},
-        "author": "agent:aria",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "now": NOW,
-    }
-    fields.update(kw)
-    return store.create(**fields)
+    return store.create(**_item_fields(**kw))
 
 
 def test_empty_store_and_given_states() -> None:

@@ -14,6 +14,7 @@ import pytest
 
 import memex
 from memex.replay import parse_iso_ts
+from memex.testing.strategies import TEXT_OF_ID, item_fields
 
 REFERENCE = Path(__file__).resolve().parent / "fixtures" / "reference"
 SCENARIOS = sorted(p.name for p in REFERENCE.iterdir() if (p / "envelopes.jsonl").is_file())
@@ -21,13 +22,11 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "agent_
 NOW = 1_720_000_000_000
 
 
+_item_fields = item_fields(scope="user:ada", content=TEXT_OF_ID, author="agent:aria", now=NOW)
+
+
 def new_item(store: memex.MemexStore, id: str, **kw: Any) -> memex.MemoryItem:
-    fields: dict[str, Any] = {
-        "id": id, "scope": "user:ada", "kind": "observation", "content": {"text": id},
-        "author": "agent:aria", "source_kind": "observed", "authority": 0.5, "now": NOW,
-    }
-    fields.update(kw)
-    return store.create(**fields)
+    return store.create(**_item_fields(id, **kw))
 
 
 def sorted_envelopes(path: Path) -> list[dict[str, Any]]:

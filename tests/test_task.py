@@ -19,16 +19,14 @@ from memex.task import (
     TaskStart,
     TaskUpdate,
 )
+from memex.testing.strategies import task_builder
 from tests import reference as ref
 from tests import reference_graphs as graphs
 
 STATUSES = ("pending", "running", "completed", "failed", "cancelled")
 
 
-def task(id: str = "t1", **kw: Any) -> memex.Task:
-    fields: dict[str, Any] = {"intent_id": "i1", "action": "fetch", "priority": 0.5}
-    fields.update(kw)
-    return memex.create_task(id=id, **fields)
+task = task_builder(id="t1")
 
 
 def state_of(*tasks: memex.Task) -> memex.TaskState:

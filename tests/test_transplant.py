@@ -10,66 +10,25 @@ import pytest
 
 import memex
 from memex import _jsonfmt
+from memex.testing.strategies import (
+    TEXT_OF_ID,
+    edge_builder,
+    intent_builder,
+    item_builder,
+    task_builder,
+)
+from memex.testing.strategies import build_world as graphs
+from memex.testing.strategies import uuid7_at as uid
 from memex.transplant import entities_equal, plan_import, slice_from_json, slice_to_json
 from memex.transplant import plan as transplant_plan
 
 T0 = 1_720_000_000_000
 
 
-def uid(ms: int, tail: int = 0) -> str:
-    """A canonical UUIDv7 with time ``ms`` and a recognisable tail."""
-    h = f"{ms:012x}"
-    return f"{h[:8]}-{h[8:]}-7000-8000-{tail:012x}"
-
-
-def item(id: str, **kw: Any) -> memex.MemoryItem:
-    fields: dict[str, Any] = {
-        "scope": "s",
-        "kind": "observation",
-        "content": {"text": id},
-        "author": "agent:o",
-        "source_kind": "observed",
-        "authority": 0.5,
-    }
-    fields.update(kw)
-    return memex.MemoryItem(id=id, **fields)
-
-
-def edge(eid: str, a: str, b: str, kind: str = "SUPPORTS", **kw: Any) -> memex.Edge:
-    fields: dict[str, Any] = {
-        "author": "agent:o",
-        "source_kind": "observed",
-        "authority": 0.5,
-        "active": True,
-    }
-    fields.update(kw)
-    return memex.Edge(edge_id=eid, from_=a, to=b, kind=kind, **fields)
-
-
-def goal(id: str, **kw: Any) -> memex.Intent:
-    return memex.create_intent(id=id, **{"label": "g", "priority": 0.5, "owner": "user:o", **kw})
-
-
-def job(id: str, intent_id: str, **kw: Any) -> memex.Task:
-    return memex.create_task(id=id, intent_id=intent_id, **{"action": "do", "priority": 0.5, **kw})
-
-
-def graphs(
-    items: list[memex.MemoryItem] = (),  # type: ignore[assignment]
-    edges: list[memex.Edge] = (),  # type: ignore[assignment]
-    intents: list[memex.Intent] = (),  # type: ignore[assignment]
-    tasks: list[memex.Task] = (),  # type: ignore[assignment]
-) -> tuple[memex.GraphState, memex.IntentState, memex.TaskState]:
-    store = memex.MemexStore()
-    for i in items:
-        store.add(i)
-    for e in edges:
-        store.apply(memex.EdgeCreate(edge=e))
-    for g in intents:
-        store.apply_intent({"type": "intent.create", "intent": g})
-    for t in tasks:
-        store.apply_task({"type": "task.create", "task": t})
-    return store.mem, store.intents, store.tasks
+item = item_builder(content=TEXT_OF_ID, author="agent:o")
+edge = edge_builder(positional=("kind",), author="agent:o")
+goal = intent_builder(label="g", owner="user:o")
+job = task_builder(positional=("intent_id",), action="do")
 
 
 def ids(export: memex.MemexExport) -> dict[str, list[str]]:

@@ -25,14 +25,15 @@ from hypothesis import strategies as st
 
 import memex
 from memex import transplant
+from memex.testing.strategies import memory_edges, memory_items, records, uuid7_at, worlds
+from memex.testing.strategies import slices as random_slices
 from memex.transplant import plan as transplant_plan
 
 T0 = 1_720_000_000_000
 
 
 def uid(ms: int, tail: int) -> str:
-    h = f"{ms:012x}"
-    return f"{h[:8]}-{h[8:]}-7abc-8def-{tail:012x}"
+    return uuid7_at(ms, tail, "7abc-8def")
 
 
 MEM_IDS = [uid(T0 + 1000 * k, k) for k in range(6)] + ["plain:1", "plain:2"]
@@ -47,109 +48,91 @@ small = st.sampled_from([0, 0.25, 0.5, 1])
 maybe = st.none() | st.just(True)
 
 
-@st.composite
-def memory(draw: Any, mid: str | None = None) -> memex.MemoryItem:
-    mid = mid if mid is not None else draw(st.sampled_from(MEM_IDS))
+MEMORY_FIELDS: dict[str, Any] = {
+    "scope": st.sampled_from(["s1", "s2"]),
+    "content": st.dictionaries(
+        st.sampled_from(["a", "b"]), st.integers(0, 2) | st.booleans(), max_size=2
+    ),
+    "author": st.sampled_from(["agent:a", "agent:b"]),
+    "authority": small,
+}
+
+
+def memory(mid: str | None = None) -> st.SearchStrategy[memex.MemoryItem]:
+    if mid is None:
+        return st.sampled_from(MEM_IDS).flatmap(memory)
     needs_time = mid.startswith("plain")
-    return memex.MemoryItem(
-        id=mid,
-        scope=draw(st.sampled_from(["s1", "s2"])),
-        kind="observation",
-        content=draw(
-            st.dictionaries(
-                st.sampled_from(["a", "b"]), st.integers(0, 2) | st.booleans(), max_size=2
-            )
-        ),
-        author=draw(st.sampled_from(["agent:a", "agent:b"])),
-        source_kind="observed",
-        parents=draw(st.none() | st.lists(st.sampled_from([*MEM_IDS, GHOST]), max_size=3)),
-        authority=draw(small),
-        importance=draw(st.none() | small),
-        created_at=draw(st.just(T0) if needs_time else st.none() | st.just(T0 + 7)),
-        intent_id=draw(st.none() | st.sampled_from(INTENT_IDS)),
-        task_id=draw(st.none() | st.sampled_from(TASK_IDS)),
-        meta=draw(st.none() | st.fixed_dictionaries({"agent_id": st.sampled_from(["x", "y"])})),
+    return memory_items(
+        mid,
+        **MEMORY_FIELDS,
+        optional={
+            "parents": st.none() | st.lists(st.sampled_from([*MEM_IDS, GHOST]), max_size=3),
+            "importance": st.none() | small,
+            "created_at": st.just(T0) if needs_time else st.none() | st.just(T0 + 7),
+            "intent_id": st.none() | st.sampled_from(INTENT_IDS),
+            "task_id": st.none() | st.sampled_from(TASK_IDS),
+            "meta": st.none() | st.fixed_dictionaries({"agent_id": st.sampled_from(["x", "y"])}),
+        },
     )
 
 
-@st.composite
-def link(draw: Any, eid: str | None = None) -> memex.Edge:
-    return memex.Edge(
-        edge_id=eid if eid is not None else draw(st.sampled_from(EDGE_IDS)),
-        from_=draw(st.sampled_from(MEM_IDS)),
-        to=draw(st.sampled_from(MEM_IDS)),
-        kind=draw(st.sampled_from(["SUPPORTS", "ALIAS", "CONTRADICTS"])),
+def link(eid: str | None = None) -> st.SearchStrategy[memex.Edge]:
+    return memory_edges(
+        eid if eid is not None else st.sampled_from(EDGE_IDS),
+        st.sampled_from(MEM_IDS),
+        st.sampled_from(MEM_IDS),
+        kind=st.sampled_from(["SUPPORTS", "ALIAS", "CONTRADICTS"]),
         author="agent:a",
-        source_kind="observed",
-        authority=draw(small),
-        active=draw(st.booleans()),
-        weight=draw(st.none() | small),
+        authority=small,
+        active=st.booleans(),
+        optional={"weight": st.none() | small},
     )
 
 
-@st.composite
-def goal(draw: Any, iid: str | None = None) -> memex.Intent:
-    return memex.Intent(
-        id=iid if iid is not None else draw(st.sampled_from(INTENT_IDS)),
-        parent_id=draw(st.none() | st.sampled_from(INTENT_IDS)),
-        label=draw(st.sampled_from(["g1", "g2"])),
-        priority=draw(small),
-        owner="user:o",
-        status=draw(st.sampled_from(["active", "paused", "completed"])),
-        root_memory_ids=draw(st.none() | st.lists(st.sampled_from(MEM_IDS), max_size=2)),
+def goal(iid: str | None = None) -> st.SearchStrategy[memex.Intent]:
+    fields = {
+        "id": iid if iid is not None else st.sampled_from(INTENT_IDS),
+        "parent_id": st.none() | st.sampled_from(INTENT_IDS),
+        "label": st.sampled_from(["g1", "g2"]),
+        "priority": small,
+        "owner": "user:o",
+        "status": st.sampled_from(["active", "paused", "completed"]),
+        "root_memory_ids": st.none() | st.lists(st.sampled_from(MEM_IDS), max_size=2),
+    }
+    return records(fields).map(lambda f: memex.Intent(**f))
+
+
+def job(tid: str | None = None) -> st.SearchStrategy[memex.Task]:
+    fields = {
+        "id": tid if tid is not None else st.sampled_from(TASK_IDS),
+        "intent_id": st.sampled_from(INTENT_IDS),
+        "parent_id": st.none() | st.sampled_from(TASK_IDS),
+        "action": "do",
+        "status": st.sampled_from(["pending", "running", "completed"]),
+        "priority": small,
+        "input_memory_ids": st.none() | st.lists(st.sampled_from(MEM_IDS), max_size=2),
+        "output_memory_ids": st.none() | st.lists(st.sampled_from(MEM_IDS), max_size=2),
+        "attempt": st.integers(0, 2),
+    }
+    return records(fields).map(lambda f: memex.Task(**f))
+
+
+def world() -> st.SearchStrategy[tuple[memex.GraphState, memex.IntentState, memex.TaskState]]:
+    return worlds(
+        memory_ids=MEM_IDS,
+        memory=memory,
+        edge_ids=EDGE_IDS,
+        edge=link,
+        intent_ids=INTENT_IDS,
+        intent=goal,
+        task_ids=TASK_IDS,
+        task=job,
     )
 
 
-@st.composite
-def job(draw: Any, tid: str | None = None) -> memex.Task:
-    return memex.Task(
-        id=tid if tid is not None else draw(st.sampled_from(TASK_IDS)),
-        intent_id=draw(st.sampled_from(INTENT_IDS)),
-        parent_id=draw(st.none() | st.sampled_from(TASK_IDS)),
-        action="do",
-        status=draw(st.sampled_from(["pending", "running", "completed"])),
-        priority=draw(small),
-        input_memory_ids=draw(st.none() | st.lists(st.sampled_from(MEM_IDS), max_size=2)),
-        output_memory_ids=draw(st.none() | st.lists(st.sampled_from(MEM_IDS), max_size=2)),
-        attempt=draw(st.integers(0, 2)),
-    )
-
-
-@st.composite
-def world(draw: Any) -> tuple[memex.GraphState, memex.IntentState, memex.TaskState]:
-    store = memex.MemexStore()
-    for mid in draw(st.lists(st.sampled_from(MEM_IDS), unique=True)):
-        store.add(draw(memory(mid)))
-    for eid in draw(st.lists(st.sampled_from(EDGE_IDS), unique=True)):
-        store.apply(memex.EdgeCreate(edge=draw(link(eid))))
-    for iid in draw(st.lists(st.sampled_from(INTENT_IDS), unique=True)):
-        store.apply_intent(memex.intent.IntentCreate(intent=draw(goal(iid))))
-    for tid in draw(st.lists(st.sampled_from(TASK_IDS), unique=True)):
-        store.apply_task(memex.task.TaskCreate(task=draw(job(tid))))
-    return store.mem, store.intents, store.tasks
-
-
-@st.composite
-def slices(draw: Any, base: Any = None) -> memex.MemexExport:
+def slices(base: Any = None) -> st.SearchStrategy[memex.MemexExport]:
     """A random slice; half of the time its entities are copies of ``base``'s (so they compare equal)."""
-
-    def pick(values: list[Any], fresh: Any) -> list[Any]:
-        n = draw(st.integers(0, 4))
-        out = []
-        for _ in range(n):
-            if values and draw(st.booleans()):
-                out.append(draw(st.sampled_from(values)))
-            else:
-                out.append(draw(fresh))
-        return out
-
-    mem, intents, tasks = base if base is not None else (None, None, None)
-    return memex.MemexExport(
-        memories=pick(list(mem.items.values()) if mem else [], memory()),
-        edges=pick(list(mem.edges.values()) if mem else [], link()),
-        intents=pick(list(intents.intents.values()) if intents else [], goal()),
-        tasks=pick(list(tasks.tasks.values()) if tasks else [], job()),
-    )
+    return random_slices(memory(), link(), goal(), job(), base)
 
 
 export_options = st.fixed_dictionaries(

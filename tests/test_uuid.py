@@ -19,11 +19,7 @@ SAMPLE_MS = 1717107300000
 V4 = "3b241101-e2bb-4255-8caf-4136c566a962"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_generator_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no previous clock-driven id."""
-    monkeypatch.setattr(memex._uuid, "_last_ms", -1)
-    monkeypatch.setattr(memex._uuid, "_counter", 0)
+pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")  # no previous clock-driven id
 
 
 def test_extract_sample() -> None:
