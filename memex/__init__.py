@@ -20,79 +20,10 @@ this list.
 """
 
 # -- 1 model: errors, records (entities, commands, events, filters), factories, ids
+from memex import errors
 from memex._uuid import extract_timestamp, safe_extract_timestamp, uuid7
-
-# -- 5 write helpers: integrity, bulk, transplant
-from memex.bulk import (
-    ItemTransform,
-    ScoreAdjustment,
-    apply_many,
-    bulk_adjust_scores,
-    decay_importance,
-)
-
-# -- 2 codec: command adapters, envelopes
-from memex.codec import MemoryCommandAdapter
-from memex.envelope import (
-    EventEnvelope,
-    create_event_envelope,
-    wrap_edge_state_event,
-    wrap_lifecycle_event,
-    wrap_state_event,
-)
-from memex.errors import (
-    ConcurrencyError,
-    DuplicateEdgeError,
-    DuplicateIntentError,
-    DuplicateMemoryError,
-    DuplicateTaskError,
-    EdgeNotFoundError,
-    FileAccessError,
-    IdempotencyConflictError,
-    IntentNotFoundError,
-    InvalidIntentTransitionError,
-    InvalidTaskTransitionError,
-    InvalidTimestampError,
-    MemexError,
-    MemoryNotFoundError,
-    PreviouslyRejectedError,
-    ReadOnlyStoreError,
-    TaskNotFoundError,
-    ValidationError,
-)
+from memex.errors import *  # noqa: F403  (every typed error; see __all__ below)
 from memex.factories import create_edge, create_intent, create_memory_item, create_task
-
-# -- 3 state: the three graphs, their reducers, replay, the wire format of a state
-from memex.graph import GraphState, clone_graph_state, create_graph_state
-from memex.integrity import (
-    CascadeResult,
-    Contradiction,
-    StaleItem,
-    cascade_retract,
-    get_alias_group,
-    get_aliases,
-    get_contradictions,
-    get_dependents,
-    get_stale_items,
-    mark_alias,
-    mark_contradiction,
-    resolve_contradiction,
-)
-from memex.intent import (
-    IntentResult,
-    IntentState,
-    apply_intent_command,
-    create_intent_state,
-    get_child_intents,
-    get_intent_by_id,
-    get_intents,
-)
-
-# -- 7 interfaces: the store facade, notebook bridges
-from memex.interop import to_networkx
-
-# -- 6 log: the durable event log
-from memex.log import EventLog, LogRecord, Rejection, Snapshot, SQLiteEventLog, VerifyResult
 from memex.models import (
     CreatedFilter,
     DecayConfig,
@@ -138,6 +69,44 @@ from memex.models import (
     TaskStatus,
 )
 
+# isort: split
+# -- 2 codec: command adapters, envelopes
+from memex.codec import MemoryCommandAdapter
+from memex.envelope import (
+    EventEnvelope,
+    create_event_envelope,
+    wrap_edge_state_event,
+    wrap_lifecycle_event,
+    wrap_state_event,
+)
+
+# isort: split
+# -- 3 state: the three graphs, their reducers, replay, the wire format of a state
+from memex.graph import GraphState, clone_graph_state, create_graph_state
+from memex.intent import (
+    IntentResult,
+    IntentState,
+    apply_intent_command,
+    create_intent_state,
+    get_child_intents,
+    get_intent_by_id,
+    get_intents,
+)
+from memex.reducer import CommandResult, apply_command, merge_edge, merge_item
+from memex.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
+from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
+from memex.task import (
+    TaskResult,
+    TaskState,
+    apply_task_command,
+    create_task_state,
+    get_child_tasks,
+    get_task_by_id,
+    get_tasks,
+    get_tasks_by_intent,
+)
+
+# isort: split
 # -- 4 read: queries, scoring and decay, retrieval, provenance, stats
 from memex.provenance import SupportNode, get_support_set, get_support_tree
 from memex.query import (
@@ -152,8 +121,6 @@ from memex.query import (
     get_related_items,
     matches_filter,
 )
-from memex.reducer import CommandResult, apply_command, merge_edge, merge_item
-from memex.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
 from memex.retrieval import (
     apply_diversity,
     filter_contradictions,
@@ -162,18 +129,30 @@ from memex.retrieval import (
     smart_retrieve,
     surface_contradictions,
 )
-from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
-from memex.store import EnvelopeImport, MemexStore
-from memex.task import (
-    TaskResult,
-    TaskState,
-    apply_task_command,
-    create_task_state,
-    get_child_tasks,
-    get_task_by_id,
-    get_tasks,
-    get_tasks_by_intent,
+
+# isort: split
+# -- 5 write helpers: integrity, bulk, transplant
+from memex.bulk import (
+    ItemTransform,
+    ScoreAdjustment,
+    apply_many,
+    bulk_adjust_scores,
+    decay_importance,
+)
+from memex.integrity import (
+    CascadeResult,
+    Contradiction,
+    StaleItem,
+    cascade_retract,
+    get_alias_group,
+    get_aliases,
+    get_contradictions,
+    get_dependents,
+    get_stale_items,
+    mark_alias,
+    mark_contradiction,
+    resolve_contradiction,
 )
 from memex.transplant import (
     ExportOptions,
@@ -188,184 +167,175 @@ from memex.transplant import (
     plan_import,
 )
 
+# isort: split
+# -- 6 log: the durable event log
+from memex.log import EventLog, LogRecord, Rejection, Snapshot, SQLiteEventLog, VerifyResult
+
+# isort: split
+# -- 7 interfaces: the store facade, notebook bridges
+from memex.interop import to_networkx
+from memex.store import EnvelopeImport, MemexStore
+
 __version__ = "0.1.0"
 
-__all__ = [
+__all__ = [  # sorted within each group; the errors are appended below
     # -- 1 model
-    # errors
-    "MemexError",
-    "ValidationError",
-    "MemoryNotFoundError",
-    "EdgeNotFoundError",
-    "DuplicateMemoryError",
-    "DuplicateEdgeError",
-    "InvalidTimestampError",
-    "IntentNotFoundError",
-    "DuplicateIntentError",
-    "InvalidIntentTransitionError",
-    "TaskNotFoundError",
-    "DuplicateTaskError",
-    "InvalidTaskTransitionError",
-    "IdempotencyConflictError",
-    "ConcurrencyError",
-    "ReadOnlyStoreError",
-    "PreviouslyRejectedError",
-    "FileAccessError",
     # entities and factories
-    "MemoryItem",
-    "Edge",
-    "Intent",
-    "Task",
-    "create_memory_item",
     "create_edge",
     "create_intent",
+    "create_memory_item",
     "create_task",
+    "Edge",
+    "Intent",
+    "MemoryItem",
+    "Task",
     # commands
+    "EdgeCreate",
+    "EdgeRetract",
+    "EdgeUpdate",
+    "IntentCommand",
     "MemoryCommand",
     "MemoryCreate",
-    "MemoryUpdate",
     "MemoryRetract",
-    "EdgeCreate",
-    "EdgeUpdate",
-    "EdgeRetract",
-    "IntentCommand",
+    "MemoryUpdate",
     "TaskCommand",
     # lifecycle events
-    "MemoryLifecycleEvent",
-    "LifecycleEventType",
     "IntentLifecycleEvent",
+    "LifecycleEventType",
+    "MemoryLifecycleEvent",
     "TaskLifecycleEvent",
     # filters, options, weights, results
-    "MemoryFilter",
-    "EdgeFilter",
-    "QueryOptions",
-    "SortOption",
-    "Range",
-    "ScoreRanges",
-    "ParentsFilter",
-    "DecayFilter",
     "CreatedFilter",
-    "ScoreWeights",
     "DecayConfig",
-    "ScoredQueryOptions",
-    "ScoredItem",
+    "DecayFilter",
     "DiversityOptions",
+    "EdgeFilter",
     "IntentFilter",
+    "MemoryFilter",
+    "ParentsFilter",
+    "QueryOptions",
+    "Range",
+    "ScoredItem",
+    "ScoredQueryOptions",
+    "ScoreRanges",
+    "ScoreWeights",
+    "SortOption",
     "TaskFilter",
     # type aliases
-    "KnownMemoryKind",
-    "KnownSourceKind",
-    "KnownEdgeKind",
-    "KnownNamespace",
-    "SortField",
     "DecayInterval",
     "DecayType",
     "IntentStatus",
+    "KnownEdgeKind",
+    "KnownMemoryKind",
+    "KnownNamespace",
+    "KnownSourceKind",
+    "SortField",
     "TaskStatus",
     # uuid helpers
-    "uuid7",
-    "safe_extract_timestamp",
     "extract_timestamp",
+    "safe_extract_timestamp",
+    "uuid7",
     # -- 2 codec
-    "MemoryCommandAdapter",
-    "EventEnvelope",
     "create_event_envelope",
+    "EventEnvelope",
+    "MemoryCommandAdapter",
+    "wrap_edge_state_event",
     "wrap_lifecycle_event",
     "wrap_state_event",
-    "wrap_edge_state_event",
     # -- 3 state
-    "GraphState",
-    "create_graph_state",
-    "clone_graph_state",
     "apply_command",
-    "CommandResult",
-    "merge_item",
-    "merge_edge",
-    "IntentState",
-    "create_intent_state",
     "apply_intent_command",
-    "IntentResult",
-    "get_intents",
-    "get_intent_by_id",
-    "get_child_intents",
-    "TaskState",
-    "create_task_state",
     "apply_task_command",
-    "TaskResult",
-    "get_tasks",
-    "get_task_by_id",
-    "get_tasks_by_intent",
+    "clone_graph_state",
+    "CommandResult",
+    "create_graph_state",
+    "create_intent_state",
+    "create_task_state",
+    "from_json",
+    "get_child_intents",
     "get_child_tasks",
+    "get_intent_by_id",
+    "get_intents",
+    "get_task_by_id",
+    "get_tasks",
+    "get_tasks_by_intent",
+    "GraphState",
+    "IntentResult",
+    "IntentState",
+    "merge_edge",
+    "merge_item",
+    "parse",
     "replay_commands",
     "replay_from_envelopes",
     "ReplayFailure",
     "ReplayResult",
-    "to_json",
-    "from_json",
-    "stringify",
-    "parse",
     "SerializedGraphState",
+    "stringify",
+    "TaskResult",
+    "TaskState",
+    "to_json",
     # -- 4 read
-    "get_items",
+    "apply_diversity",
+    "compute_decay_multiplier",
+    "compute_score",
+    "EdgeStats",
+    "filter_contradictions",
+    "get_children",
+    "get_edge_by_id",
     "get_edges",
     "get_item_by_id",
-    "get_edge_by_id",
-    "get_related_items",
-    "get_parents",
-    "get_children",
-    "matches_filter",
-    "compute_score",
-    "compute_decay_multiplier",
-    "get_scored_items",
+    "get_items",
     "get_items_by_budget",
-    "smart_retrieve",
-    "filter_contradictions",
-    "surface_contradictions",
-    "apply_diversity",
-    "get_support_tree",
-    "get_support_set",
-    "SupportNode",
+    "get_parents",
+    "get_related_items",
+    "get_scored_items",
     "get_stats",
+    "get_support_set",
+    "get_support_tree",
     "GraphStats",
     "ItemStats",
-    "EdgeStats",
+    "matches_filter",
+    "smart_retrieve",
+    "SupportNode",
+    "surface_contradictions",
     # -- 5 write helpers
-    "get_contradictions",
-    "mark_contradiction",
-    "resolve_contradiction",
-    "Contradiction",
-    "get_stale_items",
-    "StaleItem",
-    "get_dependents",
-    "cascade_retract",
-    "CascadeResult",
-    "mark_alias",
-    "get_aliases",
-    "get_alias_group",
     "apply_many",
     "bulk_adjust_scores",
+    "cascade_retract",
+    "CascadeResult",
+    "Contradiction",
     "decay_importance",
-    "ScoreAdjustment",
-    "ItemTransform",
     "export_slice",
-    "import_slice",
-    "plan_import",
-    "MemexExport",
     "ExportOptions",
-    "ImportOptions",
-    "ImportReport",
+    "get_alias_group",
+    "get_aliases",
+    "get_contradictions",
+    "get_dependents",
+    "get_stale_items",
+    "import_slice",
     "ImportBucket",
-    "ImportResult",
+    "ImportOptions",
     "ImportPlan",
+    "ImportReport",
+    "ImportResult",
+    "ItemTransform",
+    "mark_alias",
+    "mark_contradiction",
+    "MemexExport",
+    "plan_import",
+    "resolve_contradiction",
+    "ScoreAdjustment",
+    "StaleItem",
     # -- 6 log
     "EventLog",
-    "SQLiteEventLog",
     "LogRecord",
-    "VerifyResult",
-    "Snapshot",
     "Rejection",
+    "Snapshot",
+    "SQLiteEventLog",
+    "VerifyResult",
     # -- 7 interfaces
-    "MemexStore",
     "EnvelopeImport",
+    "MemexStore",
     "to_networkx",
 ]
+__all__ += errors.__all__  # every typed error

@@ -148,6 +148,18 @@ def _member(x: Any, surrogates: bool) -> Any:
     return _norm(x, surrogates)
 
 
+def _changed_members(pairs: Any, atoms: frozenset[Any], surrogates: bool) -> dict[Any, Any]:
+    """``{key or index: normalised member}`` for the members of a container that change."""
+    changed: dict[Any, Any] = {}
+    for key, x in pairs:
+        if type(x) in atoms:
+            continue
+        y = _member(x, surrogates)
+        if y is not x:
+            changed[key] = y
+    return changed
+
+
 def _norm(v: Any, surrogates: bool) -> Any:
     """Return ``v`` with the floats msgspec would misprint replaced.
 
@@ -165,17 +177,8 @@ def _norm(v: Any, surrogates: bool) -> Any:
         return v
     atoms = _ATOMS_NO_STR if surrogates else _ATOMS
     if tv is dict or (tv is not list and tv is not tuple and isinstance(v, dict)):
-        out: Any = None
-        for key, x in v.items():
-            if type(x) in atoms:
-                continue
-            y = _member(x, surrogates)
-            if y is x:
-                continue
-            if out is None:
-                out = dict(v)
-            out[key] = y
-        d = v if out is None else out
+        changed = _changed_members(v.items(), atoms, surrogates)
+        d = {**v, **changed} if changed else v
         if surrogates and any(type(k) is str and _has_surrogate(k) for k in d):
             items = [
                 (_escape_surrogates(k) if type(k) is str else _encode(str(k))) + b":" + _encode(x)
@@ -184,19 +187,13 @@ def _norm(v: Any, surrogates: bool) -> Any:
             return msgspec.Raw(b"{" + b",".join(items) + b"}")
         return d
     if tv is list or tv is tuple or isinstance(v, (list, tuple)):
-        out = None
-        i = -1
-        for x in v:
-            i += 1
-            if type(x) in atoms:
-                continue
-            y = _member(x, surrogates)
-            if y is x:
-                continue
-            if out is None:
-                out = list(v)
+        changed = _changed_members(enumerate(v), atoms, surrogates)
+        if not changed:
+            return v
+        out = list(v)
+        for i, y in changed.items():
             out[i] = y
-        return v if out is None else out
+        return out
     if isinstance(v, float):
         return msgspec.Raw(js_number(v).encode())
     if surrogates and isinstance(v, str) and _has_surrogate(v):

@@ -18,15 +18,15 @@ from memex.models.commands import (
     MemoryUpdate,
 )
 
-__all__ = [
-    "MemoryCreate",
-    "MemoryUpdate",
-    "MemoryRetract",
+__all__ = [  # sorted
+    "CommandAdapter",
     "EdgeCreate",
-    "EdgeUpdate",
     "EdgeRetract",
+    "EdgeUpdate",
+    "MEMORY_COMMAND_TYPES",
     "MemoryCommand",
     "MemoryCommandAdapter",
-    "CommandAdapter",
-    "MEMORY_COMMAND_TYPES",
+    "MemoryCreate",
+    "MemoryRetract",
+    "MemoryUpdate",
 ]

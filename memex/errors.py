@@ -49,36 +49,58 @@ class ValidationError(MemexError, ValueError):
         self.path = path
 
 
-class MemoryNotFoundError(MemexError):
-    """No memory item has the id ``item_id``."""
+class _IdError(MemexError):
+    """An error about one entity (its message and the attributes that keep its values).
 
-    def __init__(self, item_id: str) -> None:
-        super().__init__(f"Memory item not found: {item_id}")
-        self.item_id = item_id
+    A subclass states its message once, as a class keyword with ``{}`` slots
+    (``class X(_IdError, message="Edge not found: {}")``), and annotates the
+    attributes that keep the values filling them, in order (``edge_id:
+    str``); the first is the entity's id. Instances pickle by their values.
+    """
+
+    _TEMPLATE = "{}"
+    _ATTRS: tuple[str, ...] = ("id",)
+
+    def __init_subclass__(cls, message: str = "{}", **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._TEMPLATE = message
+        cls._ATTRS = tuple(cls.__dict__.get("__annotations__", ())) or cls._ATTRS
+
+    def __init__(self, *values: str) -> None:
+        super().__init__(self._TEMPLATE.format(*values))
+        for name, value in zip(self._ATTRS, values, strict=True):
+            setattr(self, name, value)
+
+    def __reduce__(self) -> tuple[type, tuple[str, ...]]:
+        return type(self), tuple(getattr(self, name) for name in self._ATTRS)
 
 
-class EdgeNotFoundError(MemexError):
-    """No edge has the id ``edge_id``."""
+class MemoryNotFoundError(_IdError, message="Memory item not found: {}"):
+    """No memory item has the id ``item_id``: it was never created, or it was retracted.
 
-    def __init__(self, edge_id: str) -> None:
-        super().__init__(f"Edge not found: {edge_id}")
-        self.edge_id = edge_id
+    Raised by ``memory.update`` and ``memory.retract``.
+    """
 
-
-class DuplicateMemoryError(MemexError):
-    """A ``memory.create`` named an id that already exists."""
-
-    def __init__(self, item_id: str) -> None:
-        super().__init__(f"Memory item already exists: {item_id}")
-        self.item_id = item_id
+    item_id: str
 
 
-class DuplicateEdgeError(MemexError):
-    """An ``edge.create`` named an edge id that already exists."""
+class EdgeNotFoundError(_IdError, message="Edge not found: {}"):
+    """No edge has the id ``edge_id`` (raised by ``edge.update`` and ``edge.retract``)."""
 
-    def __init__(self, edge_id: str) -> None:
-        super().__init__(f"Edge already exists: {edge_id}")
-        self.edge_id = edge_id
+    edge_id: str
+
+
+class DuplicateMemoryError(_IdError, message="Memory item already exists: {}"):
+    """A ``memory.create`` named an id that already exists (``item_id``); to change
+    the item, send a ``memory.update``."""
+
+    item_id: str
+
+
+class DuplicateEdgeError(_IdError, message="Edge already exists: {}"):
+    """An ``edge.create`` named an edge id that already exists (``edge_id``)."""
+
+    edge_id: str
 
 
 class InvalidTimestampError(MemexError):
@@ -89,58 +111,55 @@ class InvalidTimestampError(MemexError):
         self.message = message
 
 
-class IntentNotFoundError(MemexError):
+class IntentNotFoundError(_IdError, message="Intent not found: {}"):
     """No intent has the id ``intent_id``."""
 
-    def __init__(self, intent_id: str) -> None:
-        super().__init__(f"Intent not found: {intent_id}")
-        self.intent_id = intent_id
+    intent_id: str
 
 
-class DuplicateIntentError(MemexError):
-    """An ``intent.create`` named an id that already exists."""
+class DuplicateIntentError(_IdError, message="Intent already exists: {}"):
+    """An ``intent.create`` named an id that already exists (``intent_id``).
 
-    def __init__(self, intent_id: str) -> None:
-        super().__init__(f"Intent already exists: {intent_id}")
-        self.intent_id = intent_id
+    Intents are never replaced by a create: change one with ``intent.update``.
+    """
 
-
-class InvalidIntentTransitionError(MemexError):
-    """An intent command is not allowed from the intent's current status."""
-
-    def __init__(self, intent_id: str, from_status: str, to_status: str) -> None:
-        super().__init__(
-            f"Invalid intent transition: {intent_id} from {from_status} to {to_status}"
-        )
-        self.intent_id = intent_id
-        self.from_status = from_status
-        self.to_status = to_status
+    intent_id: str
 
 
-class TaskNotFoundError(MemexError):
-    """No task has the id ``task_id``."""
+class InvalidIntentTransitionError(_IdError, message="Invalid intent transition: {} from {} to {}"):
+    """An intent command is not allowed from the intent's current status
+    (``intent_id``, ``from_status``, ``to_status``)."""
 
-    def __init__(self, task_id: str) -> None:
-        super().__init__(f"Task not found: {task_id}")
-        self.task_id = task_id
-
-
-class DuplicateTaskError(MemexError):
-    """A ``task.create`` named an id that already exists."""
-
-    def __init__(self, task_id: str) -> None:
-        super().__init__(f"Task already exists: {task_id}")
-        self.task_id = task_id
+    intent_id: str
+    from_status: str
+    to_status: str
 
 
-class InvalidTaskTransitionError(MemexError):
-    """A task command is not allowed from the task's current status."""
+class TaskNotFoundError(_IdError, message="Task not found: {}"):
+    """No task has the id ``task_id``: a task command, or a query by id, named an
+    absent task."""
 
-    def __init__(self, task_id: str, from_status: str, to_status: str) -> None:
-        super().__init__(f"Invalid task transition: {task_id} from {from_status} to {to_status}")
-        self.task_id = task_id
-        self.from_status = from_status
-        self.to_status = to_status
+    task_id: str
+
+
+class DuplicateTaskError(_IdError, message="Task already exists: {}"):
+    """A ``task.create`` named an id that already exists (``task_id``); change a
+    task with ``task.update``."""
+
+    task_id: str
+
+
+class InvalidTaskTransitionError(_IdError, message="Invalid task transition: {} from {} to {}"):
+    """A task command is not allowed from the task's current status
+    (``task_id``, ``from_status``, ``to_status``).
+
+    ``completed`` and ``cancelled`` are final; a ``failed`` task may be
+    started again (a retry) or cancelled.
+    """
+
+    task_id: str
+    from_status: str
+    to_status: str
 
 
 class IdempotencyConflictError(MemexError):

@@ -58,6 +58,7 @@ __all__ = [
     "plan_resolve_contradiction",
     "plan_cascade_retract",
     "plan_mark_alias",
+    "count_dangling_contradictions",
 ]
 
 #: ``source_kind`` of the edges the integrity helpers create.
@@ -165,13 +166,6 @@ def mark_contradiction(
     Complexity: O(log n).
     """
     return fold_commands(state, plan_mark_contradiction(state, a, b, author, meta))
-
-
-def plan_mark_contradiction(
-    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
-) -> list[MemoryCommand]:
-    """The commands of :func:`mark_contradiction`: one ``edge.create`` (a fresh edge id each call)."""
-    return [EdgeCreate(edge=_helper_edge(a, b, "CONTRADICTS", author, meta))]
 
 
 def _contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:
@@ -388,18 +382,6 @@ def mark_alias(
     return fold_commands(state, plan_mark_alias(state, a, b, author, meta))
 
 
-def plan_mark_alias(
-    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
-) -> list[MemoryCommand]:
-    """The commands of :func:`mark_alias`: two ``edge.create`` (none when ``a == b``)."""
-    if a == b:
-        return []
-    return [
-        EdgeCreate(edge=_helper_edge(a, b, "ALIAS", author, meta)),
-        EdgeCreate(edge=_helper_edge(b, a, "ALIAS", author, meta)),
-    ]
-
-
 def _alias_targets(state: GraphState, item_id: str) -> list[str]:
     """``to`` of the active ALIAS edges leaving ``item_id``, in edge insertion order (O(d log d))."""
     out = []
@@ -475,3 +457,24 @@ def count_dangling_contradictions(state: GraphState) -> int:
         for e in state.edges.values()
         if e.kind == "CONTRADICTS" and e.active and (e.from_ not in items or e.to not in items)
     )
+
+
+# --------------------------------------------------------------------------- planners of the helper edges
+def plan_mark_contradiction(
+    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+) -> list[MemoryCommand]:
+    """The commands of :func:`mark_contradiction`: one ``edge.create`` (a fresh edge id each call)."""
+    return _helper_edges([(a, b)], "CONTRADICTS", author, meta)
+
+
+def plan_mark_alias(
+    state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
+) -> list[MemoryCommand]:
+    """The commands of :func:`mark_alias`: two ``edge.create`` (none when ``a == b``)."""
+    return [] if a == b else _helper_edges([(a, b), (b, a)], "ALIAS", author, meta)
+
+
+def _helper_edges(
+    ends: list[tuple[str, str]], kind: str, author: str, meta: Mapping[str, Any] | None
+) -> list[MemoryCommand]:
+    return [EdgeCreate(edge=_helper_edge(x, y, kind, author, meta)) for x, y in ends]

@@ -31,11 +31,6 @@ from memex.codec import INTENT_COMMAND_TYPES, IntentCommandAdapter
 from memex.errors import DuplicateIntentError, IntentNotFoundError, InvalidIntentTransitionError
 from memex.factories import create_intent
 from memex.lifecycle import (
-    AT_LEAST,
-    EQ,
-    HAS,
-    IN,
-    ROOT,
     LifecycleSpec,
     LifecycleState,
     Transition,
@@ -57,33 +52,33 @@ from memex.models import (
     IntentUpdate,
 )
 
-__all__ = [
-    "IntentStatus",
-    "INTENT_STATUSES",
+__all__ = [  # sorted
+    "apply_intent_command",
+    "create_intent",
+    "create_intent_state",
+    "DuplicateIntentError",
+    "get_child_intents",
+    "get_intent_by_id",
+    "get_intents",
     "Intent",
-    "IntentState",
-    "IntentCreate",
-    "IntentUpdate",
-    "IntentComplete",
+    "INTENT_COMMAND_TYPES",
+    "INTENT_SPEC",
+    "INTENT_STATUSES",
     "IntentCancel",
-    "IntentPause",
-    "IntentResume",
     "IntentCommand",
     "IntentCommandAdapter",
-    "INTENT_COMMAND_TYPES",
-    "IntentLifecycleEvent",
-    "IntentResult",
+    "IntentComplete",
+    "IntentCreate",
     "IntentFilter",
+    "IntentLifecycleEvent",
     "IntentNotFoundError",
-    "DuplicateIntentError",
+    "IntentPause",
+    "IntentResult",
+    "IntentResume",
+    "IntentState",
+    "IntentStatus",
+    "IntentUpdate",
     "InvalidIntentTransitionError",
-    "INTENT_SPEC",
-    "create_intent_state",
-    "create_intent",
-    "apply_intent_command",
-    "get_intents",
-    "get_intent_by_id",
-    "get_child_intents",
 ]
 
 
@@ -140,35 +135,18 @@ def create_intent_state() -> IntentState:
 
 #: The intent graph as a status machine: commands, transitions, events, errors.
 INTENT_SPEC = LifecycleSpec(
-    entity=Intent,
-    adapter=IntentCommandAdapter,
-    create=IntentCreate,
-    update=IntentUpdate,
-    entity_field="intent",
-    id_field="intent_id",
-    created="intent.created",
-    updated="intent.updated",
+    "intent",
+    Intent,
+    IntentCommandAdapter,
     transitions={
         "intent.pause": Transition("paused", ("active",), "intent.paused"),
         "intent.resume": Transition("active", ("paused",), "intent.resumed"),
         "intent.complete": Transition("completed", ("active", "paused"), "intent.completed"),
         "intent.cancel": Transition("cancelled", ("active", "paused"), "intent.cancelled"),
     },
-    replaceable=(
-        "parent_id",
-        "label",
-        "description",
-        "priority",
-        "owner",
-        "context",
-        "root_memory_ids",
-        "meta",
-    ),
     event=IntentLifecycleEvent,
     result=IntentResult,
-    duplicate=DuplicateIntentError,
-    not_found=IntentNotFoundError,
-    invalid=InvalidIntentTransitionError,
+    errors=(DuplicateIntentError, IntentNotFoundError, InvalidIntentTransitionError),
 )
 
 _reduce = make_reducer(INTENT_SPEC)
@@ -223,18 +201,6 @@ def apply_intent_command(
     return result
 
 
-# ``(filter field, operator, intent field)``, tested in this order
-_CRITERIA = (
-    ("owner", EQ, "owner"),
-    ("status", EQ, "status"),
-    ("statuses", IN, "status"),
-    ("min_priority", AT_LEAST, "priority"),
-    ("has_memory_id", HAS, "root_memory_ids"),
-    ("parent_id", EQ, "parent_id"),
-    ("is_root", ROOT, "parent_id"),
-)
-
-
 def get_intents(
     state: IntentState, filter: IntentFilter | Mapping[str, Any] | None = None
 ) -> list[Intent]:
@@ -248,7 +214,7 @@ def get_intents(
         ValidationError: a malformed filter mapping.
     """
     f = filter if filter is None or isinstance(filter, IntentFilter) else IntentFilter.from_dict(filter)
-    return select(state, _CRITERIA, f)
+    return select(state, f)
 
 
 def get_intent_by_id(state: IntentState, id: str) -> Intent | None:

@@ -14,7 +14,7 @@ table. This module states that once:
   description of a graph: its commands, its transition table, the fields an
   update may replace, its event and result types and its errors;
 * :func:`make_reducer` — the pure reducer a spec describes;
-* :data:`EQ` … :data:`ROOT` and :func:`select` — filter criteria as a table,
+* :func:`select` — filter records whose fields say how they match,
   answered from an index when one applies.
 
 :mod:`memex.intent` and :mod:`memex.task` are the two specs.
@@ -37,11 +37,6 @@ __all__ = [
     "Transition",
     "LifecycleSpec",
     "make_reducer",
-    "EQ",
-    "IN",
-    "AT_LEAST",
-    "HAS",
-    "ROOT",
     "select",
     "below",
     "contains",
@@ -145,37 +140,31 @@ class LifecycleSpec:
     """The declarative description of one status-machine graph.
 
     Attributes:
+        namespace: ``"intent"`` or ``"task"``. The names of the rest follow
+            from it: the create and update commands are the adapter's
+            ``<ns>.create`` / ``<ns>.update`` classes, the entity sits in their
+            ``<ns>`` field (and the event's), other commands name it by
+            ``<ns>_id``, and create/update emit ``<ns>.created`` / ``<ns>.updated``.
         entity: the entity class (:class:`~memex.Intent`, :class:`~memex.Task`).
         adapter: the namespace's :class:`~memex.codec.CommandAdapter` (its
             classes are the accepted command instances).
-        create, update: the create and update command classes.
-        entity_field: the field of the create command and of the event that
-            holds the entity (``"intent"``).
-        id_field: the field of the other commands naming the entity (``"intent_id"``).
-        created, updated: the event types of create and update.
         transitions: command tag → :class:`Transition`.
-        replaceable: the entity fields an update may replace (each checked
-            with the entity's update checker: types, not score bounds).
         event: the lifecycle event class; result: the ``(state, events)``
             result class.
-        duplicate, not_found: ``id -> error``; invalid: ``(id, from, to) -> error``.
+        errors: ``(duplicate, not found, invalid transition)`` error classes:
+            the first two take the id, the third ``(id, from, to)``.
     """
 
+    namespace: str
     entity: Any
     adapter: CommandAdapter[Any]
-    create: Any
-    update: Any
-    entity_field: str
-    id_field: str
-    created: str
-    updated: str
     transitions: Mapping[str, Transition]
-    replaceable: tuple[str, ...]
     event: Callable[..., Any]
     result: Callable[[Any, list[Any]], Any]
-    duplicate: Callable[[str], Exception]
-    not_found: Callable[[str], Exception]
-    invalid: Callable[[str, str, str], Exception]
+    errors: tuple[Callable[[str], Exception], Callable[[str], Exception], Callable[[str, str, str], Exception]]
+
+
+_NOT_REPLACEABLE = ("id", "status")  # an update never changes who an entity is or where it stands
 
 
 def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
@@ -183,39 +172,44 @@ def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
 
     The reducer validates a wire mapping with the spec's adapter; ``create``
     inserts the entity (its id must be new); every other command needs an
-    existing entity; ``update`` replaces the type-checked ``replaceable``
-    fields of ``partial`` (unknown keys, ``id`` and ``status`` ignored;
-    ``None`` replaces too); a transition moves the status when the current one
+    existing entity; ``update`` replaces the fields of ``partial`` that the
+    entity has, except ``id`` and ``status`` (unknown keys ignored; ``None``
+    replaces too; each value checked with the entity's update checker: its
+    type, not a score bound); a transition moves the status when the current one
     is among its sources. Exactly one event, whose ``cause_type`` is the
     command's type. The entity keeps its position in the map. O(log n).
     """
+    ns = spec.namespace
     classes = spec.adapter.classes
+    create, update = spec.adapter.by_tag[f"{ns}.create"], spec.adapter.by_tag[f"{ns}.update"]
+    created_type, updated_type, id_field = f"{ns}.created", f"{ns}.updated", f"{ns}_id"
+    duplicate, not_found, invalid = spec.errors
     schema: Mapping[str, v.Checker] = spec.entity._UPDATE_CHECKS
-    checks = {name: schema[name] for name in spec.replaceable}
-    field = spec.entity_field
+    checks = {name: check for name, check in schema.items() if name not in _NOT_REPLACEABLE}
+    field = ns
 
     def reduce(state: Any, cmd: Any) -> Any:
         changes: dict[str, Any]
         if not isinstance(cmd, classes):
             cmd = spec.adapter.validate_python(cmd)
         t = cmd.type
-        if isinstance(cmd, spec.create):
+        if isinstance(cmd, create):
             entity = getattr(cmd, field)
             if entity.id in state.entities:
-                raise spec.duplicate(entity.id)
-            event = spec.event(type=spec.created, cause_type=t, **{field: entity})
+                raise duplicate(entity.id)
+            event = spec.event(type=created_type, cause_type=t, **{field: entity})
             return spec.result(state.put(None, entity), [event])
-        key = getattr(cmd, spec.id_field)
+        key = getattr(cmd, id_field)
         existing = state.entities.get(key)
         if existing is None:
-            raise spec.not_found(key)
-        if isinstance(cmd, spec.update):
+            raise not_found(key)
+        if isinstance(cmd, update):
             changes = v.checked_changes(cmd.partial, checks)
-            event_type = spec.updated
+            event_type = updated_type
         else:
             move = spec.transitions[t]
             if existing.status not in move.sources:
-                raise spec.invalid(existing.id, existing.status, move.target)
+                raise invalid(existing.id, existing.status, move.target)
             changes = {"status": move.target}
             if move.effect is not None:
                 changes.update(move.effect(existing))
@@ -231,19 +225,7 @@ def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
     return reduce
 
 
-# --------------------------------------------------------------------------- filters as tables
-EQ = "eq"
-"""Criterion: the entity field equals the filter value."""
-IN = "in"
-"""Criterion: the entity field is one of the filter's values."""
-AT_LEAST = "at_least"
-"""Criterion: the entity field (a number) is not below the filter value."""
-HAS = "has"
-"""Criterion: the entity field (a list of ids) contains the filter value."""
-ROOT = "root"
-"""Criterion: ``True`` keeps entities whose field is empty, ``False`` those where it is set."""
-
-
+# --------------------------------------------------------------------------- filters
 def below(value: Any, minimum: float) -> bool:
     """JavaScript's ``value < minimum`` for a possibly unvalidated score: non-numbers are never below."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -257,42 +239,40 @@ def contains(ids: Any, wanted: str) -> bool:
 
 
 def _holds(op: str, actual: Any, wanted: Any) -> bool:
-    if op == EQ:
+    if op == "eq":
         return bool(actual == wanted)
-    if op == IN:
+    if op == "in":
         return actual in wanted
-    if op == AT_LEAST:
+    if op == "at_least":
         return not below(actual, wanted)
-    if op == HAS:
+    if op == "has":
         return contains(actual, wanted)
-    return bool(wanted == (not actual))  # ROOT
+    return bool(wanted == (not actual))  # root
 
 
-def select(
-    state: LifecycleState,
-    criteria: Iterable[tuple[str, str, str]],
-    flt: Any,
-) -> list[Any]:
+def select(state: LifecycleState, flt: Any) -> list[Any]:
     """The entities of ``state`` matching every set criterion of ``flt``, in insertion order.
 
     Args:
         state: the graph.
-        criteria: ``(filter field, operator, entity field)`` rows, tested in
-            order; a row whose filter field is ``None`` is skipped.
-        flt: a filter record, or ``None`` for every entity.
+        flt: a filter record (:class:`~memex.IntentFilter`,
+            :class:`~memex.TaskFilter`), or ``None`` for every entity. Its
+            fields' :class:`~memex.models._schema.Match` markers say how each
+            one selects; they are tested in field order, and a field that is
+            ``None`` is skipped.
     Returns:
         The matching entities. The first indexed entity field that the filter
-        sets with :data:`EQ` (in the state's index order) chooses the
+        sets with ``eq`` (in the state's index order) chooses the
         candidates from its index (O(k log k) for k candidates); otherwise
         every entity is tested (O(n)).
     """
     entities = state.entities
     if flt is None:
         return list(entities.values())
-    rows = [(op, field, getattr(flt, key)) for key, op, field in criteria if getattr(flt, key) is not None]
+    rows = [(op, field, getattr(flt, key)) for key, op, field in flt._MATCH if getattr(flt, key) is not None]
     candidates: Iterable[Any] = entities.values()
     for indexed in state._INDEXED:
-        wanted = next((w for op, field, w in rows if op == EQ and field == indexed), None)
+        wanted = next((w for op, field, w in rows if op == "eq" and field == indexed), None)
         if wanted is not None:
             candidates = [entities[i] for i in state.ids_with(indexed, wanted)]
             break

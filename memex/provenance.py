@@ -1,4 +1,4 @@
-"""Provenance: why an item is believed (contract §4.7).
+"""Provenance: why an item is believed.
 
 An item's *support* is what it was derived from: its ``parents``, their
 parents, and so on. :func:`get_support_tree` returns that as a nested
@@ -69,7 +69,7 @@ def _check_parents(value: Any) -> list[SupportNode]:
 
 @attrs.define(kw_only=True, eq=False, repr=False)
 class SupportNode:
-    """One node of a support tree (mutable, contract §2.3).
+    """One node of a support tree (mutable).
 
     Args:
         item: the :class:`MemoryItem` at this node (a wire mapping is validated).
@@ -153,7 +153,7 @@ def get_support_tree(state: GraphState, item_id: str) -> SupportNode | None:
         ``parents`` hold one node per parent id that names an existing item,
         in ``parents`` order. The walk is depth-first with one visited set:
         an item reached again (diamond or cycle) is a leaf
-        ``SupportNode(item, [])``; unknown parent ids are skipped (contract §4.7).
+        ``SupportNode(item, [])``; unknown parent ids are skipped.
 
     Complexity: O(s + p log n) for s distinct items in the support and p
     parent references; iterative, no recursion limit.
@@ -193,7 +193,7 @@ def get_support_set(state: GraphState, item_id: str) -> list[MemoryItem]:
 
     The order is the pre-order of :func:`get_support_tree`'s walk (depth-first
     over ``parents`` in list order, unknown ids skipped, each item at its
-    first visit). ``[]`` if the item is absent (contract §4.7).
+    first visit). ``[]`` if the item is absent.
 
     Complexity: O(s + p log n) for s items returned and p parent references;
     iterative, no recursion limit.

@@ -1,6 +1,7 @@
 """The read side of the memory graph: filters, sorting, scoring and lookups.
 
-Pure functions of a :class:`~memex.graph.GraphState` (contract §4.4–4.5).
+Pure functions of a :class:`~memex.graph.GraphState`: the filter algebra,
+sorting and paging, lookups, and the score and decay formulas.
 ``now`` (unix ms, keyword-only) defaults to the package clock and is read
 once per call. Where the state has an index for a query (ids, scope, scope
 prefix, children, a node's edges) the answer comes from it instead of a scan.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from memex import _time
@@ -76,7 +78,7 @@ def item_timestamp(item: MemoryItem) -> int:
 def decay_function(cfg: DecayConfig, now: int) -> Callable[[MemoryItem], float]:
     """Compile a decay config into ``item -> multiplier`` at a fixed ``now`` (unix ms).
 
-    The one implementation of the decay formula (contract §4.5, TS
+    The one implementation of the decay formula (TypeScript MemEX
     ``computeDecayMultiplier``): ``age = now - item time``; ``age <= 0`` gives
     ``1.0``; with ``n = age / interval``, exponential ``(1 - rate) ** n``,
     linear ``max(0, 1 - rate * n)``, step ``(1 - rate) ** floor(n)``.
@@ -106,7 +108,7 @@ def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str,
     ``age = now - item time`` (ms); ``age <= 0`` (including items from the
     future) gives ``1.0``. With ``n = age / interval``: exponential
     ``(1 - rate) ** n``; linear ``max(0, 1 - rate * n)``; step
-    ``(1 - rate) ** floor(n)`` (contract §4.5, TS ``computeDecayMultiplier``).
+    ``(1 - rate) ** floor(n)`` (TypeScript MemEX ``computeDecayMultiplier``).
 
     Args:
         item: the memory item.
@@ -146,8 +148,7 @@ def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *
     """Return ``wa*authority + wc*(conviction or 0) + wi*(importance or 0)``, times decay if set.
 
     Summed left to right; a missing weight counts 0; when ``weights.decay`` is
-    set the sum is multiplied by :func:`compute_decay_multiplier` (contract
-    §4.5).
+    set the sum is multiplied by :func:`compute_decay_multiplier`.
 
     Raises:
         InvalidTimestampError: decay is set and the item has no usable time.
@@ -238,10 +239,41 @@ def _as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | Non
     return result
 
 
-def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | None = None) -> Predicate:
-    """Compile a filter into a predicate ``item -> bool`` (contract §4.4 "Filter algebra").
+# ``(filter key, item field, membership?)`` of the exact-match criteria, in test
+# order: equal to the value, or (membership) a non-empty field in the list
+_EXACT = (
+    ("author", "author", False),
+    ("kind", "kind", False),
+    ("source_kind", "source_kind", False),
+    ("intent_id", "intent_id", False),
+    ("intent_ids", "intent_id", True),
+    ("task_id", "task_id", False),
+    ("task_ids", "task_id", True),
+)
 
-    Criteria are tested in the contract's order and the first failure stops
+
+def _equal_to(attr: str, wanted: Any) -> Predicate:
+    get = attrgetter(attr)
+    return lambda it: bool(get(it) == wanted)
+
+
+def _member_of(attr: str, wanted: frozenset[str]) -> Predicate:
+    get = attrgetter(attr)
+
+    def test(it: MemoryItem) -> bool:
+        value = get(it)
+        return bool(value) and value in wanted
+
+    return test
+
+
+def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | None = None) -> Predicate:
+    """Compile a filter into a predicate ``item -> bool``.
+
+    Criteria are tested in the order :class:`~memex.MemoryFilter` lists them
+    (ids, scope, scope_prefix, author, kind, source_kind, intent_id,
+    intent_ids, task_id, task_ids, range, has_parent, is_root, parents,
+    decay, created, not, meta, meta_has, or) and the first failure stops
     the test, so a later criterion's error (a missing timestamp) only surfaces
     for items that reach it. ``now`` is fixed at compile time (default: the
     clock, read once). Compiling once and testing many items avoids
@@ -264,27 +296,10 @@ def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | Non
     if flt.scope_prefix is not None:
         prefix = flt.scope_prefix
         add(lambda it: isinstance(it.scope, str) and it.scope.startswith(prefix))
-    if flt.author is not None:
-        author = flt.author
-        add(lambda it: it.author == author)
-    if flt.kind is not None:
-        kind = flt.kind
-        add(lambda it: it.kind == kind)
-    if flt.source_kind is not None:
-        sk = flt.source_kind
-        add(lambda it: it.source_kind == sk)
-    if flt.intent_id is not None:
-        iid = flt.intent_id
-        add(lambda it: it.intent_id is not None and it.intent_id == iid)
-    if flt.intent_ids is not None:
-        iids = frozenset(flt.intent_ids)
-        add(lambda it: bool(it.intent_id) and it.intent_id in iids)
-    if flt.task_id is not None:
-        tid = flt.task_id
-        add(lambda it: it.task_id is not None and it.task_id == tid)
-    if flt.task_ids is not None:
-        tids = frozenset(flt.task_ids)
-        add(lambda it: bool(it.task_id) and it.task_id in tids)
+    for key, attr, member in _EXACT:
+        wanted = getattr(flt, key)
+        if wanted is not None:
+            add(_member_of(attr, frozenset(wanted)) if member else _equal_to(attr, wanted))
     if flt.range is not None:
         for name in ("authority", "conviction", "importance"):
             r = getattr(flt.range, name)
@@ -360,7 +375,7 @@ def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | Non
 
 
 def matches_filter(item: MemoryItem, f: MemoryFilter | Mapping[str, Any], *, now: int | None = None) -> bool:
-    """Return whether ``item`` satisfies filter ``f`` (contract §4.4; ``{}`` matches all).
+    """Return whether ``item`` satisfies filter ``f`` (every present key must hold; ``{}`` matches all).
 
     Raises:
         InvalidTimestampError: a reached ``decay``/``created`` criterion needs

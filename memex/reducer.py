@@ -176,6 +176,30 @@ def _drop_edge(by_node: Any, edge: Edge) -> Any:
     return bucket_remove(by_node, edge.to, edge.edge_id)
 
 
+def _existing_item(state: GraphState, item_id: str) -> MemoryItem:
+    item = state.items.get(item_id)
+    if item is None:
+        raise MemoryNotFoundError(item_id)
+    return item
+
+
+def _existing_edge(state: GraphState, edge_id: str) -> Edge:
+    edge = state.edges.get(edge_id)
+    if edge is None:
+        raise EdgeNotFoundError(edge_id)
+    return edge
+
+
+def _with_items(state: GraphState, items: Any, children: Any, by_scope: Any, seq: int) -> GraphState:
+    """``state`` with a new item map and the item indexes (edges shared)."""
+    return GraphState._derive(items, state.edges, children, state._edges_by_node, by_scope, seq)
+
+
+def _with_edges(state: GraphState, edges: Any, by_node: Any, seq: int) -> GraphState:
+    """``state`` with a new edge map and endpoint index (items shared)."""
+    return GraphState._derive(state.items, edges, state._children, by_node, state._by_scope, seq)
+
+
 # -- the reducer ----------------------------------------------------------------
 def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> CommandResult:
     """Apply one memory command to a state.
@@ -236,30 +260,22 @@ def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
     by_scope = state._by_scope
     if isinstance(item.scope, str):
         by_scope = bucket_put(by_scope, item.scope, item.id, (seq, item))
-    new = GraphState._derive(
-        state.items.set(item.id, item), state.edges, children, state._edges_by_node, by_scope, seq + 1
-    )
+    new = _with_items(state, state.items.set(item.id, item), children, by_scope, seq + 1)
     return CommandResult(new, [fast_event("memory.created", cmd.type, item=item)])
 
 
 def _update_item(state: GraphState, cmd: MemoryUpdate) -> CommandResult:
-    old = state.items.get(cmd.item_id)
-    if old is None:
-        raise MemoryNotFoundError(cmd.item_id)
+    old = _existing_item(state, cmd.item_id)
     merged = merge_item(old, cmd.partial)
     children, by_scope = _reindex_item(
         state._children, state._by_scope, old, merged, _item_seq(state, old)
     )
-    new = GraphState._derive(
-        state.items.set(old.id, merged), state.edges, children, state._edges_by_node, by_scope, state._seq
-    )
+    new = _with_items(state, state.items.set(old.id, merged), children, by_scope, state._seq)
     return CommandResult(new, [fast_event("memory.updated", cmd.type, item=merged)])
 
 
 def _retract(state: GraphState, cmd: MemoryRetract) -> CommandResult:
-    old = state.items.get(cmd.item_id)
-    if old is None:
-        raise MemoryNotFoundError(cmd.item_id)
+    old = _existing_item(state, cmd.item_id)
     return _retract_item(state, old, cmd.type)
 
 
@@ -268,45 +284,23 @@ def _create_edge(state: GraphState, cmd: EdgeCreate) -> CommandResult:
     if edge.edge_id in state.edges:
         raise DuplicateEdgeError(edge.edge_id)
     seq = state._seq
-    new = GraphState._derive(
-        state.items,
-        state.edges.set(edge.edge_id, edge),
-        state._children,
-        _put_edge(state._edges_by_node, edge, seq),
-        state._by_scope,
-        seq + 1,
-    )
+    edges, by_node = state.edges.set(edge.edge_id, edge), _put_edge(state._edges_by_node, edge, seq)
+    new = _with_edges(state, edges, by_node, seq + 1)
     return CommandResult(new, [fast_event("edge.created", cmd.type, edge=edge)])
 
 
 def _update_edge(state: GraphState, cmd: EdgeUpdate) -> CommandResult:
-    old = state.edges.get(cmd.edge_id)
-    if old is None:
-        raise EdgeNotFoundError(cmd.edge_id)
+    old = _existing_edge(state, cmd.edge_id)
     merged = merge_edge(old, cmd.partial)
-    new = GraphState._derive(
-        state.items,
-        state.edges.set(old.edge_id, merged),
-        state._children,
-        _put_edge(state._edges_by_node, merged, _edge_seq(state, old)),
-        state._by_scope,
-        state._seq,
-    )
+    by_node = _put_edge(state._edges_by_node, merged, _edge_seq(state, old))
+    new = _with_edges(state, state.edges.set(old.edge_id, merged), by_node, state._seq)
     return CommandResult(new, [fast_event("edge.updated", cmd.type, edge=merged)])
 
 
 def _retract_edge(state: GraphState, cmd: EdgeRetract) -> CommandResult:
-    old = state.edges.get(cmd.edge_id)
-    if old is None:
-        raise EdgeNotFoundError(cmd.edge_id)
-    new = GraphState._derive(
-        state.items,
-        state.edges.delete(old.edge_id),
-        state._children,
-        _drop_edge(state._edges_by_node, old),
-        state._by_scope,
-        state._seq,
-    )
+    old = _existing_edge(state, cmd.edge_id)
+    by_node = _drop_edge(state._edges_by_node, old)
+    new = _with_edges(state, state.edges.delete(old.edge_id), by_node, state._seq)
     return CommandResult(new, [fast_event("edge.retracted", cmd.type, edge=old)])
 
 

@@ -1,4 +1,4 @@
-"""Scored and budgeted retrieval for reasoning layers (contract §4.6).
+"""Scored and budgeted retrieval for reasoning layers.
 
 The pipeline a reasoning layer calls many times a turn::
 
@@ -127,7 +127,7 @@ def get_scored_items(
 
 
 def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) -> list[ScoredItem]:
-    """Greedy knapsack over ranked entries (contract §4.6 "Packing").
+    """Greedy knapsack over ranked entries.
 
     ``remaining = budget``; for each entry in order ``c = cost_fn(item)``;
     ``c <= remaining`` keeps it and subtracts, otherwise it is skipped and
@@ -209,7 +209,7 @@ def filter_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> li
     s: dict[str, float] = {}
     for entry in kept:
         s[entry.item.id] = entry.score
-    # contract §4.6: an end counts only if its score is >= 0 (absent = -1), so
+    # an end counts only if its score is >= 0 (absent = -1, as in TypeScript), so
     # an edge touching a negative-scored (or absent) entry excludes nothing
     edges = [
         e

@@ -34,11 +34,6 @@ from memex.codec import TASK_COMMAND_TYPES, TaskCommandAdapter
 from memex.errors import DuplicateTaskError, InvalidTaskTransitionError, TaskNotFoundError
 from memex.factories import create_task
 from memex.lifecycle import (
-    AT_LEAST,
-    EQ,
-    HAS,
-    IN,
-    ROOT,
     LifecycleSpec,
     LifecycleState,
     Transition,
@@ -60,35 +55,69 @@ from memex.models import (
     TaskUpdate,
 )
 
-__all__ = [
-    "TaskStatus",
-    "TASK_STATUSES",
+__all__ = [  # sorted
+    "apply_task_command",
+    "create_task",
+    "create_task_state",
+    "DuplicateTaskError",
+    "get_child_tasks",
+    "get_task_by_id",
+    "get_tasks",
+    "get_tasks_by_intent",
+    "InvalidTaskTransitionError",
     "Task",
-    "TaskState",
-    "TaskCreate",
-    "TaskUpdate",
-    "TaskStart",
-    "TaskComplete",
-    "TaskFail",
+    "TASK_COMMAND_TYPES",
+    "TASK_SPEC",
+    "TASK_STATUSES",
     "TaskCancel",
     "TaskCommand",
     "TaskCommandAdapter",
-    "TASK_COMMAND_TYPES",
-    "TaskLifecycleEvent",
-    "TaskResult",
+    "TaskComplete",
+    "TaskCreate",
+    "TaskFail",
     "TaskFilter",
+    "TaskLifecycleEvent",
     "TaskNotFoundError",
-    "DuplicateTaskError",
-    "InvalidTaskTransitionError",
-    "TASK_SPEC",
-    "create_task_state",
-    "create_task",
-    "apply_task_command",
-    "get_tasks",
-    "get_task_by_id",
-    "get_tasks_by_intent",
-    "get_child_tasks",
+    "TaskResult",
+    "TaskStart",
+    "TaskState",
+    "TaskStatus",
+    "TaskUpdate",
 ]
+
+
+class TaskResult(NamedTuple):
+    """Result of :func:`apply_task_command`: the new ``state`` and the ``events`` (a list)."""
+
+    state: TaskState
+    events: list[TaskLifecycleEvent]
+
+
+def _next_attempt(task: Task) -> dict[str, Any]:
+    return {"attempt": (task.attempt or 0) + 1}
+
+
+#: The task graph as a status machine: commands, transitions, events, errors.
+TASK_SPEC = LifecycleSpec(
+    "task",
+    Task,
+    TaskCommandAdapter,
+    transitions={
+        "task.start": Transition(
+            "running", ("pending", "failed"), "task.started", ("agent_id",), _next_attempt
+        ),
+        "task.complete": Transition(
+            "completed", ("running",), "task.completed", ("result", "output_memory_ids")
+        ),
+        "task.fail": Transition("failed", ("running",), "task.failed", ("error",)),
+        "task.cancel": Transition("cancelled", ("pending", "running", "failed"), "task.cancelled"),
+    },
+    event=TaskLifecycleEvent,
+    result=TaskResult,
+    errors=(DuplicateTaskError, TaskNotFoundError, InvalidTaskTransitionError),
+)
+
+_reduce = make_reducer(TASK_SPEC)
 
 
 def _to_tasks(value: Any) -> PMap[str, Task]:
@@ -97,23 +126,15 @@ def _to_tasks(value: Any) -> PMap[str, Task]:
 
 @attrs.frozen(eq=False, repr=False)
 class TaskState(LifecycleState):
-    """An immutable snapshot of the task graph.
+    """An immutable snapshot of the task graph: ``tasks``, a
+    :class:`memex._pmap.PMap` ``task id -> Task`` in insertion order (built
+    from any mapping or list of pairs, values not re-validated; a ``TypeError``
+    for anything else), compared by contents.
 
-    Args:
-        tasks: mapping ``task id -> Task`` (any mapping or list of pairs;
-            converted in order to an insertion-ordered persistent map; values
-            are not re-validated).
-
-    Attributes:
-        tasks: :class:`memex._pmap.PMap` of tasks in insertion order.
-
-    The state keeps two indexes, updated by :func:`apply_task_command` in the
-    same step (O(log n) per command): tasks by ``intent_id`` (answers
+    Two indexes are updated by :func:`apply_task_command` in the same step
+    (O(log n) per command): tasks by ``intent_id`` (answers
     :func:`get_tasks_by_intent`) and by ``parent_id`` (answers
-    :func:`get_child_tasks`). Equality compares ``tasks`` by contents.
-
-    Raises:
-        TypeError: ``tasks`` is neither a mapping nor a list of pairs.
+    :func:`get_child_tasks`).
     """
 
     _MAP: ClassVar[str] = "tasks"
@@ -131,108 +152,29 @@ class TaskState(LifecycleState):
         return self.ids_with("parent_id", parent_id)
 
 
-class TaskResult(NamedTuple):
-    """Result of :func:`apply_task_command`: the new ``state`` and the ``events`` (a list)."""
-
-    state: TaskState
-    events: list[TaskLifecycleEvent]
-
-
-_EMPTY = TaskState()
-
-
-def create_task_state() -> TaskState:
-    """Return an empty :class:`TaskState`."""
-    return _EMPTY
-
-
-def _next_attempt(task: Task) -> dict[str, Any]:
-    return {"attempt": (task.attempt or 0) + 1}
-
-
-#: The task graph as a status machine: commands, transitions, events, errors.
-TASK_SPEC = LifecycleSpec(
-    entity=Task,
-    adapter=TaskCommandAdapter,
-    create=TaskCreate,
-    update=TaskUpdate,
-    entity_field="task",
-    id_field="task_id",
-    created="task.created",
-    updated="task.updated",
-    transitions={
-        "task.start": Transition(
-            "running", ("pending", "failed"), "task.started", ("agent_id",), _next_attempt
-        ),
-        "task.complete": Transition(
-            "completed", ("running",), "task.completed", ("result", "output_memory_ids")
-        ),
-        "task.fail": Transition("failed", ("running",), "task.failed", ("error",)),
-        "task.cancel": Transition("cancelled", ("pending", "running", "failed"), "task.cancelled"),
-    },
-    replaceable=(
-        "intent_id",
-        "parent_id",
-        "action",
-        "label",
-        "priority",
-        "context",
-        "result",
-        "error",
-        "input_memory_ids",
-        "output_memory_ids",
-        "agent_id",
-        "attempt",
-        "meta",
-    ),
-    event=TaskLifecycleEvent,
-    result=TaskResult,
-    duplicate=DuplicateTaskError,
-    not_found=TaskNotFoundError,
-    invalid=InvalidTaskTransitionError,
-)
-
-_reduce = make_reducer(TASK_SPEC)
-
-
 def apply_task_command(state: TaskState, cmd: TaskCommand | Mapping[str, Any]) -> TaskResult:
-    """Apply one task command to a state (pure and atomic).
+    """Apply one task command (an instance or its wire mapping) to ``state``, which is
+    never modified; returns ``TaskResult(state, events)`` with exactly one event
+    whose ``cause_type`` is the command's type:
 
-    Args:
-        state: the current :class:`TaskState` (never modified).
-        cmd: a command instance (``TaskCreate``, ``TaskUpdate``, ``TaskStart``,
-            ``TaskComplete``, ``TaskFail``, ``TaskCancel``) or its wire mapping.
-    Returns:
-        ``TaskResult(state, events)`` with exactly one event whose
-        ``cause_type`` is the command's type:
+    ============= ========================= =========== ==============
+    command       from                      to          event
+    ============= ========================= =========== ==============
+    task.create   (absent)                  as given    task.created
+    task.update   any                       unchanged   task.updated
+    task.start    pending, failed           running     task.started
+    task.complete running                   completed   task.completed
+    task.fail     running                   failed      task.failed
+    task.cancel   pending, running, failed  cancelled   task.cancelled
+    ============= ========================= =========== ==============
 
-        ============= ========================= =========== ==============
-        command       from                      to          event
-        ============= ========================= =========== ==============
-        task.create   (absent)                  as given    task.created
-        task.update   any                       unchanged   task.updated
-        task.start    pending, failed           running     task.started
-        task.complete running                   completed   task.completed
-        task.fail     running                   failed      task.failed
-        task.cancel   pending, running, failed  cancelled   task.cancelled
-        ============= ========================= =========== ==============
-
-        ``task.start`` sets ``attempt = (attempt or 0) + 1`` and replaces
-        ``agent_id`` when the command gives one; ``task.complete`` replaces
-        ``result`` / ``output_memory_ids`` when given; ``task.fail`` sets
-        ``error`` (``retryable`` is ignored). An update replaces the known
-        fields of ``partial`` (not ``id`` or ``status``) wholesale, ``None``
-        included; values are type-checked but the priority bound is not. The
-        task keeps its position in the map.
-    Raises:
-        ValidationError: a malformed command mapping or a wrongly typed
-            ``partial`` value (``partial.<field>``).
-        DuplicateTaskError: ``task.create`` names an existing id.
-        TaskNotFoundError: any other command names an absent id.
-        InvalidTaskTransitionError: the move is not in the table above
-            (``task_id``, ``from_status``, ``to_status`` attributes).
-
-    Complexity: O(log n).
+    ``task.start`` sets ``attempt = (attempt or 0) + 1`` and replaces
+    ``agent_id`` when the command gives one; ``task.complete`` replaces
+    ``result`` / ``output_memory_ids`` when given; ``task.fail`` sets
+    ``error`` (``retryable`` is ignored). Updates, errors and cost are those of
+    :func:`memex.apply_intent_command` with tasks for intents: ``DuplicateTaskError``,
+    ``TaskNotFoundError``, ``InvalidTaskTransitionError`` (``task_id``,
+    ``from_status``, ``to_status``), ``ValidationError``; O(log n).
 
     Example:
         >>> job = create_task(id="t1", intent_id="g1", action="fetch_filing", priority=0.5)
@@ -245,33 +187,12 @@ def apply_task_command(state: TaskState, cmd: TaskCommand | Mapping[str, Any]) -
     return result
 
 
-# ``(filter field, operator, task field)``, tested in this order
-_CRITERIA = (
-    ("intent_id", EQ, "intent_id"),
-    ("action", EQ, "action"),
-    ("status", EQ, "status"),
-    ("statuses", IN, "status"),
-    ("agent_id", EQ, "agent_id"),
-    ("min_priority", AT_LEAST, "priority"),
-    ("has_input_memory_id", HAS, "input_memory_ids"),
-    ("has_output_memory_id", HAS, "output_memory_ids"),
-    ("parent_id", EQ, "parent_id"),
-    ("is_root", ROOT, "parent_id"),
-)
+_EMPTY = TaskState()
 
 
-def get_tasks(state: TaskState, filter: TaskFilter | Mapping[str, Any] | None = None) -> list[Task]:
-    """Return the tasks matching ``filter`` (all when ``None``), in insertion order.
-
-    See :class:`TaskFilter` for the criteria (their AND). An ``intent_id`` or
-    ``parent_id`` criterion is answered from the state's indexes
-    (O(k log k) for k candidates); otherwise the tasks are scanned (O(n)).
-
-    Raises:
-        ValidationError: a malformed filter mapping.
-    """
-    f = filter if filter is None or isinstance(filter, TaskFilter) else TaskFilter.from_dict(filter)
-    return select(state, _CRITERIA, f)
+def create_task_state() -> TaskState:
+    """Return an empty :class:`TaskState`."""
+    return _EMPTY
 
 
 def get_task_by_id(state: TaskState, id: str) -> Task | None:
@@ -287,3 +208,17 @@ def get_tasks_by_intent(state: TaskState, intent_id: str) -> list[Task]:
 def get_child_tasks(state: TaskState, parent_id: str) -> list[Task]:
     """Return the tasks whose ``parent_id`` is ``parent_id``, in insertion order (index: O(k log k))."""
     return [state.tasks[i] for i in state.child_ids(parent_id)]
+
+
+def get_tasks(state: TaskState, filter: TaskFilter | Mapping[str, Any] | None = None) -> list[Task]:
+    """Return the tasks matching ``filter`` (all when ``None``), in insertion order.
+
+    See :class:`TaskFilter` for the criteria (their AND). An ``intent_id`` or
+    ``parent_id`` criterion is answered from the state's indexes
+    (O(k log k) for k candidates); otherwise the tasks are scanned (O(n)).
+
+    Raises:
+        ValidationError: a malformed filter mapping.
+    """
+    f = filter if filter is None or isinstance(filter, TaskFilter) else TaskFilter.from_dict(filter)
+    return select(state, f)

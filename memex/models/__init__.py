@@ -17,155 +17,18 @@ weights, results), :mod:`~memex.models.fields` (field types) and
 :mod:`~memex.models._schema` (the record machinery).
 """
 
+from memex.models import commands, entities, events, kinds, queries
 from memex.models._schema import Command, Record, record, replace_unchecked, to_wire
-from memex.models.commands import (
-    INTENT_COMMANDS,
-    MEMORY_COMMANDS,
-    TASK_COMMANDS,
-    EdgeCreate,
-    EdgeRetract,
-    EdgeUpdate,
-    IntentCancel,
-    IntentCommand,
-    IntentComplete,
-    IntentCreate,
-    IntentPause,
-    IntentResume,
-    IntentUpdate,
-    MemoryCommand,
-    MemoryCreate,
-    MemoryRetract,
-    MemoryUpdate,
-    TaskCancel,
-    TaskCommand,
-    TaskComplete,
-    TaskCreate,
-    TaskFail,
-    TaskStart,
-    TaskUpdate,
-)
-from memex.models.entities import Edge, Intent, MemoryItem, Task
-from memex.models.events import (
-    INTENT_EVENT_TYPES,
-    TASK_EVENT_TYPES,
-    IntentLifecycleEvent,
-    MemoryLifecycleEvent,
-    TaskLifecycleEvent,
-)
-from memex.models.kinds import (
-    INTENT_STATUSES,
-    KNOWN_EDGE_KINDS,
-    KNOWN_MEMORY_KINDS,
-    KNOWN_NAMESPACES,
-    KNOWN_SOURCE_KINDS,
-    MEMORY_EVENT_TYPES,
-    TASK_STATUSES,
-    DecayInterval,
-    DecayType,
-    IntentStatus,
-    KnownEdgeKind,
-    KnownMemoryKind,
-    KnownNamespace,
-    KnownSourceKind,
-    LifecycleEventType,
-    SortField,
-    TaskStatus,
-)
-from memex.models.queries import (
-    CreatedFilter,
-    DecayConfig,
-    DecayFilter,
-    DiversityOptions,
-    EdgeFilter,
-    IntentFilter,
-    MemoryFilter,
-    ParentsFilter,
-    QueryOptions,
-    Range,
-    ScoredItem,
-    ScoredQueryOptions,
-    ScoreRanges,
-    ScoreWeights,
-    SortOption,
-    TaskFilter,
-)
+from memex.models.commands import *  # noqa: F403
+from memex.models.entities import *  # noqa: F403
+from memex.models.events import *  # noqa: F403
+from memex.models.kinds import *  # noqa: F403
+from memex.models.queries import *  # noqa: F403
 
-__all__ = [
-    # kinds and statuses
-    "KNOWN_MEMORY_KINDS",
-    "KNOWN_SOURCE_KINDS",
-    "KNOWN_EDGE_KINDS",
-    "KNOWN_NAMESPACES",
-    "MEMORY_EVENT_TYPES",
-    "INTENT_STATUSES",
-    "TASK_STATUSES",
-    "KnownMemoryKind",
-    "KnownSourceKind",
-    "KnownEdgeKind",
-    "KnownNamespace",
-    "LifecycleEventType",
-    "SortField",
-    "DecayInterval",
-    "DecayType",
-    "IntentStatus",
-    "TaskStatus",
-    # entities
-    "MemoryItem",
-    "Edge",
-    "Intent",
-    "Task",
-    # filters, options, weights, results
-    "Range",
-    "ScoreRanges",
-    "ParentsFilter",
-    "DecayConfig",
-    "DecayFilter",
-    "CreatedFilter",
-    "MemoryFilter",
-    "SortOption",
-    "QueryOptions",
-    "EdgeFilter",
-    "ScoreWeights",
-    "ScoredQueryOptions",
-    "DiversityOptions",
-    "ScoredItem",
-    "IntentFilter",
-    "TaskFilter",
-    # events
-    "MemoryLifecycleEvent",
-    "IntentLifecycleEvent",
-    "TaskLifecycleEvent",
-    "INTENT_EVENT_TYPES",
-    "TASK_EVENT_TYPES",
-    # commands
-    "MemoryCreate",
-    "MemoryUpdate",
-    "MemoryRetract",
-    "EdgeCreate",
-    "EdgeUpdate",
-    "EdgeRetract",
-    "MemoryCommand",
-    "MEMORY_COMMANDS",
-    "IntentCreate",
-    "IntentUpdate",
-    "IntentComplete",
-    "IntentCancel",
-    "IntentPause",
-    "IntentResume",
-    "IntentCommand",
-    "INTENT_COMMANDS",
-    "TaskCreate",
-    "TaskUpdate",
-    "TaskStart",
-    "TaskComplete",
-    "TaskFail",
-    "TaskCancel",
-    "TaskCommand",
-    "TASK_COMMANDS",
-    # the record machinery
-    "Record",
-    "Command",
-    "record",
-    "replace_unchecked",
-    "to_wire",
-]
+# the record machinery, then every name of each module
+__all__ = ["Record", "Command", "record", "replace_unchecked", "to_wire"]
+__all__ += kinds.__all__
+__all__ += entities.__all__
+__all__ += commands.__all__
+__all__ += events.__all__
+__all__ += queries.__all__

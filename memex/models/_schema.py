@@ -17,6 +17,8 @@ From that one declaration :func:`record` derives everything else:
 * ``_UPDATE_CHECKS``: the checker an update ``partial`` uses per field (the
   field's :class:`Update` marker, else its own checker: score bounds are not
   enforced on updates, so values written by the TypeScript library replay);
+* ``_MATCH``: for a filter record, ``(filter field, operator, entity field)``
+  of the fields with a :class:`Match` marker, in field order;
 * validation on construction: one generated fast path (inline type tests built
   from the checkers' ``fast`` expressions) for the common, well-typed case, and
   the generic path (every checker called, values normalised, errors naming the
@@ -46,6 +48,7 @@ __all__ = [
     "record",
     "Wire",
     "Update",
+    "Match",
     "tag_check",
     "replace_unchecked",
     "to_wire",
@@ -76,12 +79,30 @@ class Update:
         self.checker = checker
 
 
+class Match:
+    """Field marker of a filter record: how the field's value selects entities.
+
+    ``Match(op, field)``: ``op`` is ``"eq"`` (the entity's ``field`` equals
+    the value), ``"in"`` (it is one of the values), ``"at_least"`` (a number
+    not below the value), ``"has"`` (a list of ids containing the value) or
+    ``"root"`` (``True`` keeps entities whose ``field`` is empty, ``False``
+    those where it is set); ``field`` defaults to the filter field's own name.
+    """
+
+    __slots__ = ("op", "field")
+
+    def __init__(self, op: str, field: str | None = None) -> None:
+        self.op = op
+        self.field = field
+
+
 class Record:
     """Base of every record: validation, ``from_dict`` and ``to_dict`` (see :func:`record`)."""
 
     __slots__ = ()
     _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = ()
     _UPDATE_CHECKS: ClassVar[dict[str, v.Checker]] = {}
+    _MATCH: ClassVar[tuple[tuple[str, str, str], ...]] = ()
 
     def __attrs_post_init__(self) -> None:
         _validate_all(self)
@@ -185,10 +206,13 @@ def _type_first(cls: type, fields: list[attrs.Attribute]) -> list[attrs.Attribut
     return head + [f for f in fields if f.name != "type"]
 
 
-def _schema(cls: type) -> tuple[tuple[tuple[str, str, v.Checker], ...], dict[str, v.Checker]]:
+def _schema(
+    cls: type,
+) -> tuple[tuple[tuple[str, str, v.Checker], ...], dict[str, v.Checker], tuple[tuple[str, str, str], ...]]:
     hints = typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
     fields: list[tuple[str, str, v.Checker]] = []
     updates: dict[str, v.Checker] = {}
+    matches: list[tuple[str, str, str]] = []
     for a in attrs.fields(cls):
         extras = getattr(hints[a.name], "__metadata__", ())
         check: v.Checker | None = None
@@ -199,6 +223,8 @@ def _schema(cls: type) -> tuple[tuple[tuple[str, str, v.Checker], ...], dict[str
                 wire = extra.name
             elif isinstance(extra, Update):
                 update = extra.checker
+            elif isinstance(extra, Match):
+                matches.append((a.name, extra.op, extra.field or a.name))
             elif callable(extra) and check is None:
                 check = extra
         if a.name == "type" and issubclass(cls, Command):
@@ -207,7 +233,7 @@ def _schema(cls: type) -> tuple[tuple[tuple[str, str, v.Checker], ...], dict[str
             raise TypeError(f"{cls.__name__}.{a.name}: annotate the field with a checker")
         fields.append((a.name, wire, check))
         updates[a.name] = update if update is not None else check
-    return tuple(fields), updates
+    return tuple(fields), updates, tuple(matches)
 
 
 def _compile_post_init(
@@ -309,9 +335,10 @@ def record(
             c.type = tag  # type: ignore[attr-defined]
         transformer = _type_first if issubclass(c, Command) else None
         new: Any = attrs.frozen(kw_only=True, repr=repr, field_transformer=transformer)(c)
-        fields, updates = _schema(new)
+        fields, updates, matches = _schema(new)
         new._FIELDS = fields
         new._UPDATE_CHECKS = updates
+        new._MATCH = matches
         if "__attrs_post_init__" not in c.__dict__:
             new.__attrs_post_init__ = _compile_post_init(new, fields)
         if "to_dict" not in c.__dict__:

@@ -8,7 +8,7 @@ command adapters of :mod:`memex.codec` turn into an instance by its tag.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, get_args
 
 from memex import _validate as v
 from memex.models._schema import Command, record
@@ -117,14 +117,7 @@ class EdgeRetract(Command):
 
 MemoryCommand = MemoryCreate | MemoryUpdate | MemoryRetract | EdgeCreate | EdgeUpdate | EdgeRetract
 #: The six memory command classes, in tag order.
-MEMORY_COMMANDS: tuple[type[Command], ...] = (
-    MemoryCreate,
-    MemoryUpdate,
-    MemoryRetract,
-    EdgeCreate,
-    EdgeUpdate,
-    EdgeRetract,
-)
+MEMORY_COMMANDS: tuple[type[Command], ...] = get_args(MemoryCommand)
 
 
 # --------------------------------------------------------------------------- intent
@@ -186,14 +179,7 @@ class IntentResume(_IntentTransition):
 
 IntentCommand = IntentCreate | IntentUpdate | IntentComplete | IntentCancel | IntentPause | IntentResume
 #: The six intent command classes.
-INTENT_COMMANDS: tuple[type[Command], ...] = (
-    IntentCreate,
-    IntentUpdate,
-    IntentComplete,
-    IntentCancel,
-    IntentPause,
-    IntentResume,
-)
+INTENT_COMMANDS: tuple[type[Command], ...] = get_args(IntentCommand)
 
 
 # --------------------------------------------------------------------------- task
@@ -271,11 +257,4 @@ class TaskCancel(Command):
 
 TaskCommand = TaskCreate | TaskUpdate | TaskStart | TaskComplete | TaskFail | TaskCancel
 #: The six task command classes.
-TASK_COMMANDS: tuple[type[Command], ...] = (
-    TaskCreate,
-    TaskUpdate,
-    TaskStart,
-    TaskComplete,
-    TaskFail,
-    TaskCancel,
-)
+TASK_COMMANDS: tuple[type[Command], ...] = get_args(TaskCommand)

@@ -22,7 +22,6 @@ __all__ = [
     "TaskLifecycleEvent",
     "INTENT_EVENT_TYPES",
     "TASK_EVENT_TYPES",
-    "fast_event",
 ]
 
 #: The six intent event types.

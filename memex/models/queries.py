@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import attrs
 
 from memex import _validate as v
-from memex.models._schema import Record, Wire, record
+from memex.models._schema import Match, Record, Wire, record
 from memex.models.entities import MemoryItem
 from memex.models.fields import OptBool, OptNum, OptStr, OptStrs, Score
 from memex.models.kinds import INTENT_STATUSES, TASK_STATUSES
@@ -306,13 +306,13 @@ class IntentFilter(Record):
         ValidationError: a wrong type or an unknown status.
     """
 
-    owner: OptStr = None
-    status: Annotated[str | None, v.opt(_intent_status)] = None
-    statuses: Annotated[list[str] | None, v.opt(literal_list(_intent_status))] = None
-    min_priority: OptNum = None
-    has_memory_id: OptStr = None
-    parent_id: OptStr = None
-    is_root: OptBool = None
+    owner: Annotated[OptStr, Match("eq")] = None
+    status: Annotated[str | None, v.opt(_intent_status), Match("eq")] = None
+    statuses: Annotated[list[str] | None, v.opt(literal_list(_intent_status)), Match("in", "status")] = None
+    min_priority: Annotated[OptNum, Match("at_least", "priority")] = None
+    has_memory_id: Annotated[OptStr, Match("has", "root_memory_ids")] = None
+    parent_id: Annotated[OptStr, Match("eq")] = None
+    is_root: Annotated[OptBool, Match("root", "parent_id")] = None
 
 
 @record
@@ -329,14 +329,13 @@ class TaskFilter(Record):
         ValidationError: a wrong type or an unknown status.
     """
 
-    intent_id: OptStr = None
-    action: OptStr = None
-    status: Annotated[str | None, v.opt(_task_status)] = None
-    statuses: Annotated[list[str] | None, v.opt(literal_list(_task_status))] = None
-    agent_id: OptStr = None
-    min_priority: OptNum = None
-    has_input_memory_id: OptStr = None
-    has_output_memory_id: OptStr = None
-    parent_id: OptStr = None
-    is_root: OptBool = None
-
+    intent_id: Annotated[OptStr, Match("eq")] = None
+    action: Annotated[OptStr, Match("eq")] = None
+    status: Annotated[str | None, v.opt(_task_status), Match("eq")] = None
+    statuses: Annotated[list[str] | None, v.opt(literal_list(_task_status)), Match("in", "status")] = None
+    agent_id: Annotated[OptStr, Match("eq")] = None
+    min_priority: Annotated[OptNum, Match("at_least", "priority")] = None
+    has_input_memory_id: Annotated[OptStr, Match("has", "input_memory_ids")] = None
+    has_output_memory_id: Annotated[OptStr, Match("has", "output_memory_ids")] = None
+    parent_id: Annotated[OptStr, Match("eq")] = None
+    is_root: Annotated[OptBool, Match("root", "parent_id")] = None

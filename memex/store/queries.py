@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from memex import integrity, provenance, query, retrieval, serialization, stats
@@ -104,32 +104,15 @@ class StoreQueries:
         """Tasks matching ``filter``; see :func:`memex.get_tasks`."""
         return get_tasks(self.tasks, filter)
 
-    def export_slice(
-        self,
-        *,
-        memory_ids: Iterable[str] | None = None,
-        intent_ids: Iterable[str] | None = None,
-        task_ids: Iterable[str] | None = None,
-        include_parents: bool = False,
-        include_children: bool = False,
-        include_aliases: bool = False,
-        include_related_tasks: bool = False,
-        include_related_intents: bool = False,
-    ) -> MemexExport:
-        """Cut a slice out of the three graphs; see :func:`memex.export_slice`."""
-        return export_slice(
-            self.mem,
-            self.intents,
-            self.tasks,
-            memory_ids=memory_ids,
-            intent_ids=intent_ids,
-            task_ids=task_ids,
-            include_parents=include_parents,
-            include_children=include_children,
-            include_aliases=include_aliases,
-            include_related_tasks=include_related_tasks,
-            include_related_intents=include_related_intents,
-        )
+    def export_slice(self, **options: Any) -> MemexExport:
+        """Cut a slice out of the three graphs; see :func:`memex.export_slice`.
+
+        Keywords: ``memory_ids``, ``intent_ids``, ``task_ids`` (iterables of
+        ids) and the flags ``include_parents``, ``include_children``,
+        ``include_aliases``, ``include_related_tasks``,
+        ``include_related_intents`` (default ``False``).
+        """
+        return export_slice(self.mem, self.intents, self.tasks, **options)
 
     def plan_import(self, slice: MemexExport | Mapping[str, Any], **kwargs: Any) -> ImportPlan:
         """The commands and report an import would produce, without changing anything.

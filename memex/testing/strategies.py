@@ -330,9 +330,7 @@ def item_builder(
     Returns:
         ``Builder`` called as ``item(id, *positional, **overrides) -> MemoryItem``.
     """
-    return Builder(
-        _memory_item, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none
-    )
+    return Builder(_memory_item, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none)
 
 
 def item_fields(
@@ -360,12 +358,7 @@ def edge_builder(
     Returns:
         ``Builder`` called as ``edge(edge_id, from_, to, *positional, **overrides) -> Edge``.
     """
-    return Builder(
-        _edge,
-        ("edge_id", "from_", "to", *positional),
-        {**EDGE_DEFAULTS, **defaults},
-        drop_none=drop_none,
-    )
+    return Builder(_edge, ("edge_id", "from_", "to", *positional), {**EDGE_DEFAULTS, **defaults}, drop_none=drop_none)
 
 
 def edge_fields(
@@ -377,12 +370,7 @@ def edge_fields(
     Returns:
         ``Builder`` called as ``edge_d(edge_id, from, to, *positional, **overrides) -> dict``.
     """
-    return Builder(
-        _identity,
-        ("edge_id", "from", "to", *positional),
-        {**EDGE_WIRE_DEFAULTS, **defaults},
-        drop_none=drop_none,
-    )
+    return Builder(_identity, ("edge_id", "from", "to", *positional), {**EDGE_WIRE_DEFAULTS, **defaults}, drop_none=drop_none)
 
 
 def intent_builder(*, positional: Sequence[str] = (), **defaults: Any) -> Builder[memex.Intent]:
@@ -677,31 +665,27 @@ def memory_commands(
     invalid_target = st.sampled_from([*item_ids, ghost_item])
     invalid = {t: st.sampled_from(invalid_memory_commands(t)) for t in [*item_ids, ghost_item]}
 
+    # kind -> (command type, id key, id strategy, partial strategy or None)
+    targeted: dict[str, tuple[str, str, SearchStrategy[str], SearchStrategy[dict[str, Any]] | None]] = {
+        "update": ("memory.update", "item_id", item_target, item_partials),
+        "retract": ("memory.retract", "item_id", item_target, None),
+        "eupdate": ("edge.update", "edge_id", edge_target, edge_partials),
+        "eretract": ("edge.retract", "edge_id", edge_target, None),
+    }
+
     @st.composite
     def one(draw: st.DrawFn) -> tuple[str, Any]:
         kind = draw(kinds)
         if kind == "create":
             cmd: Any = {"type": "memory.create", "item": draw(item(draw(new_item)))}
-        elif kind == "update":
-            cmd = {
-                "type": "memory.update",
-                "item_id": draw(item_target),
-                "partial": draw(item_partials),
-                "author": "u",
-            }
-        elif kind == "retract":
-            cmd = {"type": "memory.retract", "item_id": draw(item_target), "author": "u"}
         elif kind == "ecreate":
             cmd = {"type": "edge.create", "edge": draw(edge(draw(new_edge)))}
-        elif kind == "eupdate":
-            cmd = {
-                "type": "edge.update",
-                "edge_id": draw(edge_target),
-                "partial": draw(edge_partials),
-                "author": "u",
-            }
-        elif kind == "eretract":
-            cmd = {"type": "edge.retract", "edge_id": draw(edge_target), "author": "u"}
+        elif kind in targeted:
+            ctype, key, target, partials = targeted[kind]
+            cmd = {"type": ctype, key: draw(target)}
+            if partials is not None:
+                cmd["partial"] = draw(partials)
+            cmd["author"] = "u"
         else:
             return "invalid", copy.deepcopy(draw(invalid[draw(invalid_target)]))
         if draw(st.booleans()):

@@ -18,36 +18,14 @@ plan, entity equality), :mod:`~memex.transplant.export`,
 :mod:`~memex.transplant.codec` (JSON text).
 """
 
-from memex.transplant.codec import slice_from_json, slice_to_json
-from memex.transplant.export import export_slice
-from memex.transplant.plan import IMPORT_AUTHOR, fold_import, import_slice, plan_import
-from memex.transplant.records import (
-    ExportOptions,
-    ImportBucket,
-    ImportOptions,
-    ImportPlan,
-    ImportReport,
-    ImportResult,
-    MemexExport,
-    SliceCommand,
-    entities_equal,
-)
+from memex.transplant import codec, export, plan, records
+from memex.transplant.codec import *  # noqa: F403
+from memex.transplant.export import *  # noqa: F403
+from memex.transplant.plan import *  # noqa: F403
+from memex.transplant.records import *  # noqa: F403
 
-__all__ = [
-    "ExportOptions",
-    "ImportOptions",
-    "MemexExport",
-    "ImportBucket",
-    "ImportReport",
-    "ImportResult",
-    "ImportPlan",
-    "export_slice",
-    "plan_import",
-    "import_slice",
-    "slice_to_json",
-    "slice_from_json",
-    "entities_equal",
-    "fold_import",
-    "SliceCommand",
-    "IMPORT_AUTHOR",
-]
+__all__: list[str] = []
+__all__ += records.__all__
+__all__ += export.__all__
+__all__ += plan.__all__
+__all__ += codec.__all__

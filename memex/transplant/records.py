@@ -37,7 +37,6 @@ __all__ = [
     "ImportPlan",
     "SliceCommand",
     "entities_equal",
-    "as_export",
 ]
 
 SliceCommand = MemoryCommand | IntentCommand | TaskCommand
