@@ -453,6 +453,19 @@ def get_items(
     Complexity: O(c) filter tests where c is the number of candidates — all
     items, or only those of the ``ids``/``scope``/``scope_prefix`` given —
     plus O(m log m) to sort m matches.
+
+    Example:
+        >>> from memex import MemoryCreate, apply_command, create_graph_state, create_memory_item
+        >>> state = create_graph_state()
+        >>> for text, authority in (("tea", 0.9), ("coffee", 0.4), ("water", 0.7)):
+        ...     item = create_memory_item(id=text, scope="user:ada/drinks", kind="observation",
+        ...                               content={"text": text}, author="user:ada",
+        ...                               source_kind="observed", authority=authority, now=0)
+        ...     state, _ = apply_command(state, MemoryCreate(item=item))
+        >>> [it.id for it in get_items(state, {"scope_prefix": "user:ada/",
+        ...                                    "range": {"authority": {"min": 0.5}}},
+        ...                            {"sort": {"field": "authority", "order": "desc"}})]
+        ['tea', 'water']
     """
     flt = _as_filter(filter)
     opts = _as_options(options)

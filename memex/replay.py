@@ -142,6 +142,22 @@ def replay_from_envelopes(
         envelopes: :class:`~memex.envelope.EventEnvelope` objects or mappings.
         progress: optional callback called with the count of folded payloads.
     Complexity: O(n log n).
+
+    Example:
+        >>> from memex import MemoryCreate, create_event_envelope, create_memory_item
+        >>> tea = create_memory_item(id="m1", scope="s", kind="observation", content={"text": "tea"},
+        ...                          author="u", source_kind="observed", authority=0.9, now=0)
+        >>> log = [
+        ...     create_event_envelope("memory.retract", {"type": "memory.retract",
+        ...                           "item_id": "m1", "author": "u"}, now=2_000).to_dict(),
+        ...     create_event_envelope("memory.create", MemoryCreate(item=tea), now=1_000).to_dict(),
+        ...     {"id": "x", "namespace": "memory", "type": "memory.create", "ts": "yesterday", "payload": {}},
+        ... ]
+        >>> result = replay_from_envelopes(log)  # time order: the create, then the retract
+        >>> len(result.state.items), [e.type for e in result.events]
+        (0, ['memory.created', 'memory.retracted'])
+        >>> [(f.index, type(f.error).__name__) for f in result.skipped]
+        [(2, 'InvalidTimestampError')]
     """
     if isinstance(envelopes, Mapping | str | bytes):
         raise ValidationError(

@@ -93,6 +93,18 @@ def get_scored_items(
     those of an ``ids``/``scope``/``scope_prefix`` pre-filter, read from the
     indexes) plus O(m log k) to select the top k = offset + limit of the m
     survivors (O(m log m) without a limit).
+
+    Example:
+        >>> from memex import MemoryCreate, apply_command, create_graph_state, create_memory_item
+        >>> state = create_graph_state()
+        >>> for name, authority, importance in (("a", 0.9, 0.1), ("b", 0.5, 0.9), ("c", 0.2, 0.2)):
+        ...     item = create_memory_item(id=name, scope="s", kind="observation", content={},
+        ...                               author="u", source_kind="observed",
+        ...                               authority=authority, importance=importance, now=0)
+        ...     state, _ = apply_command(state, MemoryCreate(item=item))
+        >>> [(s.item.id, round(s.score, 2)) for s in
+        ...  get_scored_items(state, {"authority": 1, "importance": 1}, {"limit": 2})]
+        [('b', 1.4), ('a', 1.0)]
     """
     w = _weights(weights)
     opts = _options(options)
@@ -347,6 +359,24 @@ def smart_retrieve(
     Raises:
         ValueError: a bad cost; ValidationError / InvalidTimestampError as for
         :func:`get_scored_items`.
+
+    Example:
+        >>> from memex import (EdgeCreate, MemoryCreate, apply_command, create_edge,
+        ...                    create_graph_state, create_memory_item)
+        >>> state = create_graph_state()
+        >>> for name, text, authority in (("tea", "drinks tea", 0.9), ("coffee", "drinks coffee", 0.6),
+        ...                               ("walk", "walks daily", 0.5)):
+        ...     item = create_memory_item(id=name, scope="user:ada", kind="observation",
+        ...                               content={"text": text}, author="u",
+        ...                               source_kind="observed", authority=authority, now=0)
+        ...     state, _ = apply_command(state, MemoryCreate(item=item))
+        >>> state, _ = apply_command(state, EdgeCreate(edge=create_edge(
+        ...     from_="coffee", to="tea", kind="CONTRADICTS", author="u",
+        ...     source_kind="agent_inferred", authority=0.8, now=0)))
+        >>> picked = smart_retrieve(state, budget=25, cost_fn=lambda it: len(it.content["text"]),
+        ...                         weights={"authority": 1}, contradictions="surface")
+        >>> [(s.item.id, [c.id for c in s.contradicted_by or []]) for s in picked]
+        [('tea', ['coffee']), ('coffee', ['tea'])]
     """
     ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
     if contradictions == "filter":

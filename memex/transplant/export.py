@@ -78,6 +78,18 @@ def export_slice(
     Complexity: O((m + e_m) log n + i + t) where m is the number of exported
     memories and e_m their edges; children, edges and aliases come from the
     state's indexes.
+
+    Example:
+        >>> import memex
+        >>> store = memex.MemexStore()
+        >>> run = store.create(id="run", scope="s", kind="observation", content={"km": 10},
+        ...                    author="u", source_kind="observed", authority=0.9, now=0)
+        >>> plan = store.create(id="plan", scope="s", kind="hypothesis", content={}, parents=["run"],
+        ...                     author="agent:a", source_kind="agent_inferred", authority=0.6, now=0)
+        >>> sl = export_slice(store.mem, store.intents, store.tasks,
+        ...                   memory_ids=["plan"], include_parents=True)
+        >>> [m.id for m in sl.memories]
+        ['plan', 'run']
     """
     items = mem_state.items
     edges = mem_state.edges

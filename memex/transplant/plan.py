@@ -356,6 +356,21 @@ def import_slice(
         time to start from. Atomic: on error nothing is returned.
 
     Complexity: O(k log n) for a slice of k entities.
+
+    Example:
+        >>> import memex
+        >>> ours = memex.MemexStore()
+        >>> _ = ours.create(id="m1", scope="s", kind="observation", content={"text": "tea"},
+        ...                 author="u", source_kind="observed", authority=0.9, now=0)
+        >>> theirs = {"memories": [
+        ...     {"id": "m1", "scope": "s", "kind": "observation", "content": {"text": "TEA"},
+        ...      "author": "u", "source_kind": "observed", "authority": 0.9, "created_at": 0},
+        ...     {"id": "m2", "scope": "s", "kind": "observation", "content": {"text": "milk"},
+        ...      "author": "agent:b", "source_kind": "observed", "authority": 0.5, "created_at": 0}]}
+        >>> result = import_slice(ours.mem, ours.intents, ours.tasks, theirs,
+        ...                       shallow_compare_existing=True)
+        >>> result.report.created.memories, result.report.conflicts.memories
+        (['m2'], ['m1'])
     """
     states = States(mem_state, intent_state, task_state)
     plan, folded, _ = fold_import(
