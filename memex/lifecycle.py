@@ -11,8 +11,10 @@ table. This module states that once:
   :class:`~memex._pmap.PMap`) plus one index per indexed field
   (``field value -> ids``), updated in the same step as the map;
 * :class:`Transition` and :class:`LifecycleSpec` — the declarative
-  description of a graph: its commands, its transition table, the fields an
-  update may replace, its event and result types and its errors;
+  description of a graph: its namespace (which names its commands, events
+  and id field), its entity, its transition table, its event and result
+  types and its errors; an update may replace every field but ``id`` and
+  ``status``;
 * :func:`make_reducer` — the pure reducer a spec describes;
 * :func:`select` — filter records whose fields say how they match,
   answered from an index when one applies.

@@ -8,8 +8,9 @@ when it was applied. Records get gap-free positions starting at 1; ``head()``
 is the last position (0 for an empty log). Replay folds the commands;
 subscribers (projections such as a text index) receive the events.
 
-Guarantees of every implementation (checked by the shared conformance suite
-in ``tests/test_log_conformance.py``):
+Guarantees of every implementation (checked by the shared conformance suite,
+:class:`memex.testing.log_conformance.EventLogConformance`, which a backend's
+tests subclass):
 
 * **Atomic batches.** One ``append`` call is one transaction: all of its
   records are stored, or none.
@@ -31,6 +32,11 @@ that is a valid command of the envelope's namespace is re-encoded from the
 command record (fields in model order too). Record bytes, the input of the
 chain hash: ``b"<position>\\n<ts_ms>\\n" + envelope bytes + b"\\n" + events
 bytes`` (compact JSON never contains a raw newline).
+
+Modules: :mod:`~memex.log.protocol` (the protocol and record types),
+:mod:`~memex.log.chain` (canonical bytes and the hash chain),
+:mod:`~memex.log.sqlite` (the embedded log; everything that knows its schema),
+:mod:`~memex.log.jsonl` (JSON-lines envelope logs).
 """
 
 from memex.log.chain import GENESIS_HASH, canonical_envelope_bytes, record_hash

@@ -27,6 +27,12 @@ GENESIS_HASH = bytes(32)
 """The hash the first record chains from: 32 zero bytes."""
 
 def as_envelope(env: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
+    """An envelope as an :class:`~memex.EventEnvelope` (a wire mapping is validated).
+
+    Raises:
+        ValidationError: not an object, or a missing or non-string
+            ``id``/``namespace``/``type``/``ts``.
+    """
     if isinstance(env, EventEnvelope):
         return env
     if not isinstance(env, Mapping):
@@ -62,6 +68,7 @@ def canonical_envelope_bytes(env: EventEnvelope[Any] | Mapping[str, Any]) -> byt
 
 
 def events_bytes(events: Sequence[Any] | None) -> bytes:
+    """The compact JSON of a record's lifecycle events (records as wire dicts; ``b"[]"`` for none)."""
     if not events:
         return b"[]"
     return _jsonfmt.dumpb([e.to_dict() if isinstance(e, Record) else e for e in events])
@@ -87,6 +94,11 @@ def blob(value: Any) -> bytes:
 
 
 def envelope_ts_ms(e: EventEnvelope[Any]) -> int:
+    """An envelope's ``ts`` as unix milliseconds.
+
+    Raises:
+        InvalidTimestampError: ``ts`` is not a string in strict ISO-8601 form.
+    """
     if not isinstance(e.ts, str):
         raise InvalidTimestampError(f"Invalid envelope timestamp: {e.ts!r} (expected ISO 8601)")
     return parse_iso_ts(e.ts)

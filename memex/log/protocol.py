@@ -78,10 +78,11 @@ class Snapshot(NamedTuple):
 
 @runtime_checkable
 class EventLog(Protocol):
-    """An append-only log of command records (see the module docstring for the guarantees).
+    """An append-only log of command records (see :mod:`memex.log` for the guarantees).
 
-    Implementations: :class:`SQLiteEventLog` (embedded default). A PostgreSQL
-    implementation is to join the same conformance suite.
+    Implementations: :class:`~memex.log.sqlite.SQLiteEventLog` (the embedded
+    default). Every implementation passes the same conformance suite,
+    :class:`memex.testing.log_conformance.EventLogConformance`.
     """
 
     def append(
