@@ -33,6 +33,7 @@ From that one declaration :func:`record` derives everything else:
 from __future__ import annotations
 
 import inspect
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
@@ -206,15 +207,51 @@ def _type_first(cls: type, fields: list[attrs.Attribute]) -> list[attrs.Attribut
     return head + [f for f in fields if f.name != "type"]
 
 
+_EVALUATED: dict[tuple[str, str], tuple[Any, ...]] = {}
+
+
+def _annotation_extras(
+    annotation: Any, cls: type, namespace: dict[str, Any], local: dict[str, Any]
+) -> tuple[Any, ...]:
+    """The ``Annotated`` extras of one field annotation (a string under postponed
+    evaluation), evaluated once per module and text unless it names the class itself."""
+    if not isinstance(annotation, str):
+        return tuple(getattr(annotation, "__metadata__", ()))
+    key = (cls.__module__, annotation)
+    found = _EVALUATED.get(key)
+    if found is None:
+        hint = eval(annotation, namespace, local)  # noqa: S307 - the class's own annotation
+        found = tuple(getattr(hint, "__metadata__", ()))
+        if cls.__name__ not in annotation:
+            _EVALUATED[key] = found
+    return found
+
+
+def _extras_of(cls: type) -> dict[str, tuple[Any, ...]]:
+    """The ``Annotated`` extras of the fields a record class declared, by name (cached on the class)."""
+    extras: dict[str, tuple[Any, ...]] = cls.__dict__.get("_EXTRAS", {})
+    return extras
+
+
 def _schema(
     cls: type,
 ) -> tuple[tuple[tuple[str, str, v.Checker], ...], dict[str, v.Checker], tuple[tuple[str, str, str], ...]]:
-    hints = typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
+    # Each field's annotation is evaluated once, in the namespace of the module
+    # that declares it (``typing.get_type_hints`` would also resolve every
+    # nested forward reference, several times slower at import); an inherited
+    # field's extras are its base's.
+    namespace = sys.modules[cls.__module__].__dict__
+    local = {cls.__name__: cls}
+    inherited = {name: base for base in reversed(cls.__mro__[1:]) for name in _extras_of(base)}
     fields: list[tuple[str, str, v.Checker]] = []
     updates: dict[str, v.Checker] = {}
     matches: list[tuple[str, str, str]] = []
+    own_extras: dict[str, tuple[Any, ...]] = {}
     for a in attrs.fields(cls):
-        extras = getattr(hints[a.name], "__metadata__", ())
+        if a.name in inherited and a.inherited:
+            extras = _extras_of(inherited[a.name])[a.name]
+        else:
+            extras = _annotation_extras(a.type, cls, namespace, local)
         check: v.Checker | None = None
         wire = a.name
         update: v.Checker | None = None
@@ -233,6 +270,8 @@ def _schema(
             raise TypeError(f"{cls.__name__}.{a.name}: annotate the field with a checker")
         fields.append((a.name, wire, check))
         updates[a.name] = update if update is not None else check
+        own_extras[a.name] = extras
+    cls._EXTRAS = own_extras  # type: ignore[attr-defined]
     return tuple(fields), updates, tuple(matches)
 
 
@@ -288,6 +327,23 @@ def _compile_to_dict(
     return fn
 
 
+def _on_first_use(
+    cls: Any, name: str, compiler: Callable[[type, tuple[tuple[str, str, v.Checker], ...]], Any]
+) -> Callable[..., Any]:
+    """A method that generates the real one the first time it is called, installs it on
+    ``cls`` and runs it, so importing memex does not compile methods of records a
+    process never uses."""
+
+    def first_call(self: Any) -> Any:
+        method = compiler(cls, cls._FIELDS)
+        setattr(cls, name, method)
+        return method(self)
+
+    first_call.__name__ = name
+    first_call.__doc__ = Record.to_dict.__doc__ if name == "to_dict" else None
+    return first_call
+
+
 def _keyword_aliases(cls: Any, fields: tuple[tuple[str, str, v.Checker], ...]) -> None:
     """Let ``cls(**{"from": ...})`` work next to ``cls(from_=...)`` (wire keys that are keywords)."""
     renames = {wire: name for name, wire, _ in fields if name == wire + "_"}
@@ -340,9 +396,9 @@ def record(
         new._UPDATE_CHECKS = updates
         new._MATCH = matches
         if "__attrs_post_init__" not in c.__dict__:
-            new.__attrs_post_init__ = _compile_post_init(new, fields)
+            new.__attrs_post_init__ = _on_first_use(new, "__attrs_post_init__", _compile_post_init)
         if "to_dict" not in c.__dict__:
-            new.to_dict = _compile_to_dict(new, fields)
+            new.to_dict = _on_first_use(new, "to_dict", _compile_to_dict)
         _keyword_aliases(new, fields)
         return typing.cast("type[R]", new)
 
