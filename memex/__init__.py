@@ -71,7 +71,7 @@ from memex.models import (
 
 # isort: split
 # -- 2 codec: command adapters, envelopes
-from memex.codec import MemoryCommandAdapter
+from memex.commands import MemoryCommandAdapter
 from memex.envelope import (
     EventEnvelope,
     create_event_envelope,

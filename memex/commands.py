@@ -8,6 +8,7 @@ declared in :mod:`memex.models.commands`, the adapter in :mod:`memex.codec`.
 """
 
 from memex.codec import MEMORY_COMMAND_TYPES, CommandAdapter, MemoryCommandAdapter
+from memex.errors import ValidationError
 from memex.models.commands import (
     EdgeCreate,
     EdgeRetract,
@@ -17,6 +18,7 @@ from memex.models.commands import (
     MemoryRetract,
     MemoryUpdate,
 )
+from memex.models.entities import Edge, MemoryItem
 
 __all__ = [  # sorted
     "CommandAdapter",
@@ -29,4 +31,8 @@ __all__ = [  # sorted
     "MemoryCreate",
     "MemoryRetract",
     "MemoryUpdate",
+    # what the commands carry and what a bad one raises
+    "Edge",
+    "MemoryItem",
+    "ValidationError",
 ]

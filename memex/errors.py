@@ -7,6 +7,8 @@ messages.
 
 from __future__ import annotations
 
+import inspect
+
 __all__ = [
     "MemexError",
     "ValidationError",
@@ -55,7 +57,8 @@ class _IdError(MemexError):
     A subclass states its message once, as a class keyword with ``{}`` slots
     (``class X(_IdError, message="Edge not found: {}")``), and annotates the
     attributes that keep the values filling them, in order (``edge_id:
-    str``); the first is the entity's id. Instances pickle by their values.
+    str``); the first is the entity's id. They are also the constructor's
+    parameters (positional or keyword), and instances pickle by them.
     """
 
     _TEMPLATE = "{}"
@@ -65,8 +68,16 @@ class _IdError(MemexError):
         super().__init_subclass__(**kwargs)
         cls._TEMPLATE = message
         cls._ATTRS = tuple(cls.__dict__.get("__annotations__", ())) or cls._ATTRS
+        cls.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str) for n in cls._ATTRS]
+        )
 
-    def __init__(self, *values: str) -> None:
+    def __init__(self, *args: str, **kwargs: str) -> None:
+        try:
+            bound = type(self).__signature__.bind(*args, **kwargs)  # type: ignore[attr-defined]
+        except TypeError as e:
+            raise TypeError(f"{type(self).__name__}(): {e}") from None
+        values = [bound.arguments[name] for name in self._ATTRS]
         super().__init__(self._TEMPLATE.format(*values))
         for name, value in zip(self._ATTRS, values, strict=True):
             setattr(self, name, value)
@@ -191,9 +202,12 @@ class ConcurrencyError(MemexError):
 
 
 class ReadOnlyStoreError(MemexError):
-    """A mutator was called on a read-only store (one returned by ``MemexStore.as_of``)."""
+    """A mutator was called on a store that cannot change: a state of the past
+    (``MemexStore.as_of``) or a durable store after ``close()``."""
 
-    def __init__(self, message: str = "this store is read-only (a state of the past)") -> None:
+    DEFAULT = "this store is read-only (a state of the past)"
+
+    def __init__(self, message: str = DEFAULT) -> None:
         super().__init__(message)
 
 

@@ -86,7 +86,7 @@ def _to_intents(value: Any) -> PMap[str, Intent]:
     return as_pmap(value, "IntentState")
 
 
-@attrs.frozen(eq=False, repr=False)
+@attrs.frozen(eq=False, repr=False, getstate_setstate=False)
 class IntentState(LifecycleState):
     """An immutable snapshot of the intent graph.
 

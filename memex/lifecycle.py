@@ -57,7 +57,9 @@ class LifecycleState:
     names the entity fields it indexes in ``_INDEXED``. Construction builds
     the indexes once, O(n log n); :meth:`put` derives a new
     state in O(log n), sharing everything untouched. Equality compares the
-    entity maps by contents.
+    entity maps by contents. A pickle holds the entity map only; the indexes
+    are rebuilt on loading (the subclass turns off attrs' own
+    ``getstate_setstate``).
     """
 
     __slots__ = ()
@@ -105,6 +107,14 @@ class LifecycleState:
         """
         index = self._indexes[self._INDEXED.index(field)]  # type: ignore[attr-defined]
         return sorted_bucket(index, value, self.entities)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {self._MAP: self.entities}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        # the indexes are rebuilt, so a state pickled with other (or older) indexes loads
+        object.__setattr__(self, self._MAP, state[self._MAP])
+        self.__attrs_post_init__()
 
     def __eq__(self, other: Any) -> bool:
         if type(other) is not type(self):

@@ -124,7 +124,7 @@ def _to_tasks(value: Any) -> PMap[str, Task]:
     return as_pmap(value, "TaskState")
 
 
-@attrs.frozen(eq=False, repr=False)
+@attrs.frozen(eq=False, repr=False, getstate_setstate=False)
 class TaskState(LifecycleState):
     """An immutable snapshot of the task graph: ``tasks``, a
     :class:`memex._pmap.PMap` ``task id -> Task`` in insertion order (built

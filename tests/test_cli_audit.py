@@ -275,3 +275,41 @@ def test_audit_commands_never_print_a_traceback(tmp_path: Path) -> None:
         [sys.executable, "-m", "memex", "why", str(EXAMPLE), "nope"], capture_output=True, text=True
     )
     assert (proc.returncode, proc.stdout, proc.stderr.count("\n")) == (2, "", 1)
+
+
+def test_control_characters_in_log_data_never_reach_the_terminal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # ids, kinds, authors, parents and edge kinds come from the log: an ESC
+    # sequence in any of them must print as an escape in every command
+    esc = "\x1b[2J"
+    a = memex.create_memory_item(id="A" + esc, scope="s" + esc, kind="k" + esc, content={"t": 1},
+                                 author="au" + esc, source_kind="o", authority=0.5, now=1_000)
+    b = memex.create_memory_item(id="B", scope="s", kind="observation", content={"t": 2},
+                                 author="au" + esc, source_kind="o", authority=0.5,
+                                 parents=["A" + esc, "gone" + esc], now=1_001)
+    e = memex.create_edge(edge_id="E" + esc, from_="A" + esc, to="B", kind="CONTRADICTS",
+                          author="x", source_kind="o", authority=0.5, now=1_002)
+    f = memex.create_edge(edge_id="F", from_="B", to="A" + esc, kind="SUPPORTS",
+                          author="x", source_kind="o", authority=0.5, now=1_003)
+    cmds: list[memex.MemoryCommand] = [
+        memex.MemoryCreate(item=a), memex.MemoryCreate(item=b),
+        memex.EdgeCreate(edge=e), memex.EdgeCreate(edge=f),
+    ]
+    log = tmp_path / "ctrl.jsonl"
+    log.write_text("".join(line_for(1_000 + i, c) + "\n" for i, c in enumerate(cmds)))
+    sl = tmp_path / "slice.json"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    outputs = [
+        run(capsys, "why", str(log), "B"),
+        run(capsys, "contradictions", str(log)),
+        run(capsys, "stale", str(log)),
+        run(capsys, "slice", "export", str(log), "--ids", "B", "--include-parents", "-o", str(sl)),
+        run(capsys, "slice", "import", str(empty), str(sl)),
+    ]
+    for code, out, err in outputs:
+        assert code == 0, err
+        assert "\x1b" not in out + err
+    assert "by au\\x1b[2J" in outputs[0][1]  # shown, escaped
+    assert "missing parent gone\\x1b[2J" in outputs[0][1]

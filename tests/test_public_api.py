@@ -7,7 +7,11 @@ out here so that a later move that drops a name fails this test.
 
 from __future__ import annotations
 
+import base64
 import importlib
+import inspect
+import pickle
+from pathlib import Path
 
 import pytest
 
@@ -480,3 +484,70 @@ def test_the_clock_is_read_through_memex_time(monkeypatch: pytest.MonkeyPatch) -
     assert item.created_at == 1_700_000_000_000
     assert memex.extract_timestamp(item.id) == 1_700_000_000_000
     assert env.ts == "2023-11-14T22:13:20.000Z"
+
+
+# ----------------------------------------------------------------------------- compatibility kept
+def test_errors_take_their_attributes_as_keywords() -> None:
+    assert memex.MemoryNotFoundError(item_id="m1").item_id == "m1"
+    e = memex.InvalidTaskTransitionError(task_id="t", from_status="pending", to_status="completed")
+    assert (e.task_id, e.from_status, e.to_status) == ("t", "pending", "completed")
+    assert str(inspect.signature(memex.DuplicateEdgeError)) == "(edge_id: str)"
+    with pytest.raises(TypeError, match="MemoryNotFoundError"):
+        memex.MemoryNotFoundError()
+    with pytest.raises(TypeError, match="too many"):
+        memex.MemoryNotFoundError("a", "b")
+
+
+def test_import_memex_loads_memex_commands() -> None:
+    assert memex.commands.MemoryCreate is memex.MemoryCreate
+
+
+def test_names_the_module_apis_mention_import_from_them() -> None:
+    from memex.commands import Edge, MemoryItem, ValidationError
+    from memex.log import ConcurrencyError, EventEnvelope, IdempotencyConflictError
+    from memex.models import ValidationError as ModelsValidationError
+    from memex.store import EventLog, SQLiteEventLog
+
+    assert (Edge, MemoryItem, ValidationError, ModelsValidationError) == (
+        memex.Edge, memex.MemoryItem, memex.ValidationError, memex.ValidationError
+    )
+    assert (ConcurrencyError, IdempotencyConflictError, EventEnvelope) == (
+        memex.ConcurrencyError, memex.IdempotencyConflictError, memex.EventEnvelope
+    )
+    assert (EventLog, SQLiteEventLog) == (memex.EventLog, memex.SQLiteEventLog)
+
+
+def test_cli_read_log_keeps_its_calling_convention(tmp_path: Path) -> None:
+    from memex.cli import CliError, read_log
+
+    with pytest.raises(CliError, match="no such file"):
+        read_log(str(tmp_path / "missing.jsonl"), progress_console=None)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert read_log(str(empty), progress_console=None).records == 0
+
+
+# A (IntentState, TaskState) pickled by memex 0.1.0 before the status-machine
+# rebuild: its pickle carries the old index attribute, which no longer exists.
+OLD_STATES_PICKLE = (
+    "gASV4gIAAAAAAACMDG1lbWV4LmludGVudJSMC0ludGVudFN0YXRllJOUKYGUfZQojAdpbnRlbnRzlIwLbWVtZXgu"
+    "X3BtYXCUjARQTWFwlJOUKYGUTn2UKIwGX2luZGV4lIwPaW1tdXRhYmxlcy5fbWFwlIwDTWFwlJOUfZQojAFilEsB"
+    "jAFhlEsAdYWUUpSMBl9zbG90c5RoDn2UKEsAaBFoAIwGSW50ZW50lJOUKYGUfZQojAJpZJRoEYwJcGFyZW50X2lk"
+    "lE6MBWxhYmVslIwBeJSMC2Rlc2NyaXB0aW9ulE6MCHByaW9yaXR5lEc/4AAAAAAAAIwFb3duZXKUjAF1lIwGc3Rh"
+    "dHVzlIwGYWN0aXZllIwHY29udGV4dJROjA9yb290X21lbW9yeV9pZHOUTowEbWV0YZROdWKGlEsBaBBoFymBlH2U"
+    "KGgaaBBoG2gRaByMAXmUaB5OaB9HP+AAAAAAAABoIGghaCJoI2gkTmglTmgmTnVihpR1hZRSlIwFX25leHSUSwJ1"
+    "hpRijApfYnlfcGFyZW50lGgOfZRoEWgOfZRoEE5zhZRSlHOFlFKUdWKMCm1lbWV4LnRhc2uUjAlUYXNrU3RhdGWU"
+    "k5QpgZR9lCiMBXRhc2tzlGgIKYGUTn2UKGgLaA59lIwBdJRLAHOFlFKUaBRoDn2USwBoQGg3jARUYXNrlJOUKYGU"
+    "fZQoaBpoQIwJaW50ZW50X2lklGgRaBtOjAZhY3Rpb26UjAJnb5RoHE5oIowHcGVuZGluZ5RoH0c/4AAAAAAAAGgk"
+    "TowGcmVzdWx0lE6MBWVycm9ylE6MEGlucHV0X21lbW9yeV9pZHOUTowRb3V0cHV0X21lbW9yeV9pZHOUTowIYWdl"
+    "bnRfaWSUTowHYXR0ZW1wdJROaCZOdWKGlHOFlFKUaC5LAXWGlGKMCl9ieV9pbnRlbnSUaA59lGgRaA59lGhATnOF"
+    "lFKUc4WUUpRoMGgOfZSFlFKUdWKGlC4="
+)
+
+
+def test_intent_and_task_states_pickled_before_the_lifecycle_rebuild_load() -> None:
+    intents, tasks = pickle.loads(base64.b64decode(OLD_STATES_PICKLE))
+    assert [i.id for i in memex.get_child_intents(intents, "a")] == ["b"]
+    assert [t.id for t in memex.get_tasks_by_intent(tasks, "a")] == ["t"]
+    again = pickle.loads(pickle.dumps(intents))
+    assert again == intents and [i.id for i in memex.get_child_intents(again, "a")] == ["b"]

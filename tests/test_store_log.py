@@ -279,3 +279,28 @@ def test_example_log_round_trips_through_a_store(tmp_path: Path) -> None:
         s.close()
         r = memex.MemexStore.open(tmp_path / "m.db")
     assert r.mem == s.mem and r.position == 124
+
+
+def test_a_closed_durable_store_refuses_writes_instead_of_losing_them(tmp_path: Path) -> None:
+    path = tmp_path / "closed.db"
+    with memex.MemexStore.open(path) as store:
+        store.create(id="a", scope="s", kind="k", content={}, author="u", source_kind="o",
+                     authority=0.5, now=1_000)
+    for write in (
+        lambda: store.create(id="b", scope="s", kind="k", content={}, author="u",
+                             source_kind="o", authority=0.5, now=1_001),
+        lambda: store.retract("a", author="u"),
+        lambda: store.apply_intent({"type": "intent.create", "intent": {
+            "id": "i", "label": "x", "priority": 0.5, "owner": "u", "status": "active"}}),
+        lambda: store.import_envelopes([]),
+        store.snapshot,
+    ):
+        with pytest.raises(memex.ReadOnlyStoreError, match="closed"):
+            write()
+    assert list(store.mem.items) == ["a"] and store.read_only  # still readable
+    with memex.MemexStore.open(path) as again:
+        assert list(again.mem.items) == ["a"]
+    memory_only = memex.MemexStore()
+    memory_only.close()  # an in-memory store has nothing to close: it stays writable
+    memory_only.create(id="c", scope="s", kind="k", content={}, author="u", source_kind="o",
+                       authority=0.5, now=1_002)

@@ -54,11 +54,12 @@ from memex.cli.audit import cmd_contradictions as cmd_contradictions
 from memex.cli.audit import cmd_stale as cmd_stale
 from memex.cli.audit import cmd_why as cmd_why
 from memex.cli.log import cmd_log as cmd_log
+from memex.cli.logs import read_log
 from memex.cli.replay import SCOPE_LIMIT, count_active_contradictions
 from memex.cli.replay import cmd_replay as cmd_replay
 from memex.cli.slice import SLICE_ID_LIMIT as SLICE_ID_LIMIT
 from memex.cli.slice import cmd_slice as cmd_slice
-from memex.log.jsonl import LogReplay, SkippedRecord, read_log
+from memex.log.jsonl import LogReplay, SkippedRecord
 
 __all__ = [
     "main",

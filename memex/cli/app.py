@@ -24,6 +24,8 @@ from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
 
 from memex import _jsonfmt
 from memex.errors import FileAccessError, MemexError, ValidationError
@@ -67,11 +69,20 @@ class CliError(Exception):
 
 
 class _Console(Console):
-    """A rich console that lets a closed pipe surface as ``BrokenPipeError``.
+    """A rich console that never lets a control character from the data reach the
+    terminal, and lets a closed pipe surface as ``BrokenPipeError``.
 
-    Rich's default reaction is to redirect ``sys.stdout`` and exit with 1; the
-    CLI handles broken pipes itself (see :func:`main`).
+    Every text printed (strings, ``Text``, the labels of a ``Tree``) has its
+    control characters other than the line break shown as ``\\xNN``
+    escapes: ids, kinds, authors and parents come from logs and may hold an
+    ESC sequence. Rich's default reaction to a closed pipe is to redirect
+    ``sys.stdout`` and exit with 1; the CLI handles broken pipes itself (see
+    :func:`main`).
     """
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """``Console.print`` of the objects with their text made printable."""
+        super().print(*(printable(o) for o in objects), **kwargs)
 
     def on_broken_pipe(self) -> None:
         """Stop writing and re-raise the ``BrokenPipeError`` for :func:`main` to handle."""
@@ -204,6 +215,30 @@ def one_line(text: str) -> str:
     if "\n" in text or "\r" in text:
         text = " ".join(text.split())
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(obj: Any) -> Any:
+    """``obj`` with the control characters of its text (but line breaks) shown as ``\\xNN``.
+
+    Strings and ``rich.text.Text`` are escaped, a ``rich.tree.Tree`` has its
+    labels escaped throughout (in place); anything else (tables, whose cells
+    are escaped when they are built) is returned as is.
+    """
+    if isinstance(obj, str):
+        return _CONTROL_BUT_NEWLINE.sub(lambda m: f"\\x{ord(m.group()):02x}", obj)
+    if isinstance(obj, Text):
+        return Text(printable(obj.plain), style=obj.style)
+    if isinstance(obj, Tree):
+        stack = [obj]
+        while stack:
+            node = stack.pop()
+            node.label = printable(node.label)
+            stack.extend(node.children)
+        return obj
+    return obj
 
 
 def _progress_threshold() -> int:

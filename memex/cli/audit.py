@@ -20,9 +20,9 @@ from memex.cli.app import (
     log_argument,
     one_line,
     open_log,
-    progress_bars,
     subcommand,
 )
+from memex.cli.logs import read_log
 from memex.graph import GraphState
 from memex.integrity import (
     Contradiction,
@@ -31,7 +31,7 @@ from memex.integrity import (
     get_contradictions,
     get_stale_items,
 )
-from memex.log.jsonl import LogReplay, read_log
+from memex.log.jsonl import LogReplay
 from memex.models import MemoryItem
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
 
@@ -55,8 +55,7 @@ def _read_audited_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
     Sets ``ctx.exit_code`` to 1 when records were skipped (the answer is still
     printed, computed from the records that applied), else 0.
     """
-    with progress_bars(ctx.err_console()) as phases:
-        log = read_log(args.log, progress=phases)
+    log = read_log(args.log, progress_console=ctx.err_console())
     ctx.exit_code = 1 if log.skipped else 0
     ctx.warn_skipped(log.skipped)
     if log.skipped:

@@ -19,9 +19,10 @@ from memex.cli.app import (
     progress_bars,
     subcommand,
 )
+from memex.cli.logs import read_log
 from memex.graph import GraphState
 from memex.integrity import get_contradictions
-from memex.log.jsonl import LogReplay, read_log
+from memex.log.jsonl import LogReplay
 from memex.serialization import stringify
 from memex.stats import get_stats
 from memex.store import MemexStore
@@ -161,8 +162,7 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
     else:
         if args.as_of is not None:
             raise CliError("replay: --as-of needs --db")
-        with progress_bars(progress_console) as phases:
-            log = read_log(args.log, progress=phases)
+        log = read_log(args.log, progress_console=progress_console)
     ctx.exit_code = 1 if log.skipped else 0
     if args.json:
         ctx.warn_skipped(log.skipped)

@@ -13,12 +13,12 @@ from memex.cli.app import (
     Context,
     log_argument,
     number_table,
-    progress_bars,
     subcommand,
 )
+from memex.cli.logs import read_log
 from memex.errors import MemexError, ValidationError
 from memex.intent import create_intent_state
-from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_log, read_text
+from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_text
 from memex.task import create_task_state
 from memex.transplant import (
     ImportPlan,
@@ -128,8 +128,7 @@ def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
         tasks, skipped = fold_command_file(args.tasks, "task", tasks)
         ctx.warn_skipped(skipped, prefix=f"{args.tasks} ")
         bad += len(skipped)
-    with progress_bars(ctx.err_console()) as phases:
-        log = read_log(args.log, progress=phases, base_intents=intents, base_tasks=tasks)
+    log = read_log(args.log, progress_console=ctx.err_console(), base_intents=intents, base_tasks=tasks)
     ctx.warn_skipped(log.skipped)
     if log.skipped:
         ctx.warn(f"{len(log.skipped)} of {log.records} records of {args.log} skipped")

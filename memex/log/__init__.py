@@ -39,6 +39,8 @@ Modules: :mod:`~memex.log.protocol` (the protocol and record types),
 :mod:`~memex.log.jsonl` (JSON-lines envelope logs).
 """
 
+from memex.envelope import EventEnvelope
+from memex.errors import ConcurrencyError, IdempotencyConflictError, PreviouslyRejectedError
 from memex.log.chain import GENESIS_HASH, canonical_envelope_bytes, record_hash
 from memex.log.protocol import EventLog, LogRecord, Rejection, Snapshot, VerifyResult
 from memex.log.sqlite import SYNCHRONOUS_MODES, SQLiteEventLog
@@ -54,4 +56,9 @@ __all__ = [
     "SYNCHRONOUS_MODES",
     "canonical_envelope_bytes",
     "record_hash",
+    # what appends raise, and the record they take
+    "ConcurrencyError",
+    "IdempotencyConflictError",
+    "PreviouslyRejectedError",
+    "EventEnvelope",
 ]

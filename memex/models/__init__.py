@@ -17,6 +17,7 @@ weights, results), :mod:`~memex.models.fields` (field types) and
 :mod:`~memex.models._schema` (the record machinery).
 """
 
+from memex.errors import ValidationError
 from memex.models import commands, entities, events, kinds, queries
 from memex.models._schema import Command, Record, record, replace_unchecked, to_wire
 from memex.models.commands import *  # noqa: F403
@@ -26,7 +27,7 @@ from memex.models.kinds import *  # noqa: F403
 from memex.models.queries import *  # noqa: F403
 
 # the record machinery, then every name of each module
-__all__ = ["Record", "Command", "record", "replace_unchecked", "to_wire"]
+__all__ = ["Record", "Command", "record", "replace_unchecked", "to_wire", "ValidationError"]
 __all__ += kinds.__all__
 __all__ += entities.__all__
 __all__ += commands.__all__

@@ -4,8 +4,18 @@
 the import of envelopes that already carry ids and times.
 """
 
+from memex.log import EventLog, SQLiteEventLog
 from memex.serialization import decode_states, encode_states
 from memex.store.core import DEFAULT_DB, MemexStore
 from memex.store.ingest import EnvelopeImport
 
-__all__ = ["MemexStore", "EnvelopeImport", "encode_states", "decode_states", "DEFAULT_DB"]
+__all__ = [
+    "MemexStore",
+    "EnvelopeImport",
+    "encode_states",
+    "decode_states",
+    "DEFAULT_DB",
+    # the logs a store is opened on
+    "EventLog",
+    "SQLiteEventLog",
+]

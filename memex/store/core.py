@@ -41,6 +41,7 @@ __all__ = ["MemexStore", "DEFAULT_DB"]
 
 R = TypeVar("R")
 _RETRIES = 16  # optimistic-concurrency retries of one mutation
+_CLOSED = "this store is closed: a change could not be logged (reopen it with MemexStore.open)"
 DEFAULT_DB = "./memex.db"
 """The SQLite file :meth:`MemexStore.open` uses when no path is given."""
 
@@ -113,6 +114,7 @@ class MemexStore(StoreMutations, StoreQueries):
         "_owns_log",
         "snapshot_every",
         "skipped_on_open",
+        "_closed",
     )
 
     def __init__(
@@ -131,6 +133,7 @@ class MemexStore(StoreMutations, StoreQueries):
         self._owns_log = False
         self.snapshot_every: int | None = None
         self.skipped_on_open: list[int] = []
+        self._closed = False
 
     # -- the durable log -------------------------------------------------------------
     @classmethod
@@ -262,15 +265,27 @@ class MemexStore(StoreMutations, StoreQueries):
         """Save a snapshot of the current state at :attr:`position`; returns the position.
 
         Raises:
-            ValidationError: the store has no log. ReadOnlyStoreError: a past state.
+            ValidationError: the store has no log. ReadOnlyStoreError: a past
+            state, or a closed store.
         """
+        self._check_open()
         if self._log is None:
             raise ValidationError("snapshot: this store has no event log", "snapshot")
-        if self._readonly:
-            raise ReadOnlyStoreError()
+        self._check_writable()
         self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks), self._position)
         self._snap_position = self._position
         return self._position
+
+    def _check_open(self) -> None:
+        """Raise :class:`ReadOnlyStoreError` for a durable store that was closed."""
+        if self._closed:
+            raise ReadOnlyStoreError(_CLOSED)
+
+    def _check_writable(self) -> None:
+        """Raise :class:`ReadOnlyStoreError` for a closed store or a state of the past."""
+        self._check_open()
+        if self._readonly:
+            raise ReadOnlyStoreError()
 
     def _maybe_snapshot(self) -> None:
         every = self.snapshot_every
@@ -280,7 +295,12 @@ class MemexStore(StoreMutations, StoreQueries):
     def close(self) -> None:
         """Save a snapshot if records were appended since the last one (and
         ``snapshot_every`` is set), then close the log if the store opened it.
-        Idempotent; a no-op for an in-memory or read-only store."""
+
+        The closed store keeps its states for reading, but its mutators raise
+        :class:`~memex.ReadOnlyStoreError` (a change could no longer be
+        logged, and would be lost on the next open). Idempotent; a no-op for
+        an in-memory or read-only store.
+        """
         lg = self._log
         if lg is None or self._readonly:
             return
@@ -292,6 +312,8 @@ class MemexStore(StoreMutations, StoreQueries):
         if self._owns_log:
             lg.close()
         self._log = None
+        self._readonly = True
+        self._closed = True
 
     def __enter__(self) -> MemexStore:
         return self
@@ -317,8 +339,7 @@ class MemexStore(StoreMutations, StoreQueries):
         log, a :class:`ConcurrencyError` (another writer appended first) folds
         the new records and runs ``step`` again (up to 16 times).
         """
-        if self._readonly:
-            raise ReadOnlyStoreError()
+        self._check_writable()
         if self._log is None:
             value, self.states, _ = step(self.states)
             return value
@@ -386,10 +407,10 @@ class MemexStore(StoreMutations, StoreQueries):
                 batches before it stay applied).
         Complexity: O(k log n) for k envelopes.
         """
+        self._check_open()
         if self._log is None:
             raise ValidationError("import_envelopes: this store has no event log", "import_envelopes")
-        if self._readonly:
-            raise ReadOnlyStoreError()
+        self._check_writable()
 
         def committed(states: States, position: int) -> None:
             self.states = states

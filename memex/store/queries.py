@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from memex import integrity, provenance, query, retrieval, serialization, stats
+from memex import integrity, provenance, query, retrieval, serialization, stats, transplant
 from memex.graph import GraphState
 from memex.integrity import Contradiction, StaleItem
 from memex.intent import IntentState, get_intents
@@ -113,6 +114,14 @@ class StoreQueries:
         ``include_related_intents`` (default ``False``).
         """
         return export_slice(self.mem, self.intents, self.tasks, **options)
+
+    # help() and IDEs that read signatures at run time show the keywords of memex.export_slice
+    export_slice.__signature__ = inspect.signature(transplant.export_slice).replace(  # type: ignore[attr-defined]
+        parameters=[
+            inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+            *list(inspect.signature(transplant.export_slice).parameters.values())[3:],
+        ]
+    )
 
     def plan_import(self, slice: MemexExport | Mapping[str, Any], **kwargs: Any) -> ImportPlan:
         """The commands and report an import would produce, without changing anything.
