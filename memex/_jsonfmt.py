@@ -148,18 +148,6 @@ def _member(x: Any, surrogates: bool) -> Any:
     return _norm(x, surrogates)
 
 
-def _changed_members(pairs: Any, atoms: frozenset[Any], surrogates: bool) -> dict[Any, Any]:
-    """``{key or index: normalised member}`` for the members of a container that change."""
-    changed: dict[Any, Any] = {}
-    for key, x in pairs:
-        if type(x) in atoms:
-            continue
-        y = _member(x, surrogates)
-        if y is not x:
-            changed[key] = y
-    return changed
-
-
 def _norm(v: Any, surrogates: bool) -> Any:
     """Return ``v`` with the floats msgspec would misprint replaced.
 
@@ -175,30 +163,40 @@ def _norm(v: Any, surrogates: bool) -> Any:
         if surrogates and _has_surrogate(v):
             return msgspec.Raw(_escape_surrogates(v))
         return v
+    is_dict = tv is dict or (tv is not list and tv is not tuple and isinstance(v, dict))
+    if not is_dict and not (tv is list or tv is tuple or isinstance(v, (list, tuple))):
+        if isinstance(v, float):
+            return msgspec.Raw(js_number(v).encode())
+        if surrogates and isinstance(v, str) and _has_surrogate(v):
+            return msgspec.Raw(_escape_surrogates(v))
+        return v
+    # one walk over the members of a dict (by key) or a list (by index): only
+    # the members that change are collected, and nothing is copied otherwise
     atoms = _ATOMS_NO_STR if surrogates else _ATOMS
-    if tv is dict or (tv is not list and tv is not tuple and isinstance(v, dict)):
-        changed = _changed_members(v.items(), atoms, surrogates)
-        d = {**v, **changed} if changed else v
-        if surrogates and any(type(k) is str and _has_surrogate(k) for k in d):
-            items = [
-                (_escape_surrogates(k) if type(k) is str else _encode(str(k))) + b":" + _encode(x)
-                for k, x in d.items()
-            ]
-            return msgspec.Raw(b"{" + b",".join(items) + b"}")
-        return d
-    if tv is list or tv is tuple or isinstance(v, (list, tuple)):
-        changed = _changed_members(enumerate(v), atoms, surrogates)
-        if not changed:
+    changed: dict[Any, Any] | None = None
+    for key, x in v.items() if is_dict else enumerate(v):
+        if type(x) in atoms:
+            continue
+        y = _member(x, surrogates)
+        if y is not x:
+            if changed is None:
+                changed = {}
+            changed[key] = y
+    if not is_dict:
+        if changed is None:
             return v
         out = list(v)
         for i, y in changed.items():
             out[i] = y
         return out
-    if isinstance(v, float):
-        return msgspec.Raw(js_number(v).encode())
-    if surrogates and isinstance(v, str) and _has_surrogate(v):
-        return msgspec.Raw(_escape_surrogates(v))
-    return v
+    d = {**v, **changed} if changed else v
+    if surrogates and any(type(k) is str and _has_surrogate(k) for k in d):
+        items = [
+            (_escape_surrogates(k) if type(k) is str else _encode(str(k))) + b":" + _encode(x)
+            for k, x in d.items()
+        ]
+        return msgspec.Raw(b"{" + b",".join(items) + b"}")
+    return d
 
 
 _ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)

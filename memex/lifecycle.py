@@ -25,6 +25,7 @@ table. This module states that once:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from typing import Any, ClassVar, TypeVar
 
 import attrs
@@ -85,19 +86,20 @@ class LifecycleState:
     def put(self: S, old: Any, new: Any) -> S:
         """A state with ``new`` stored under its id (replacing ``old``, or ``None`` for a new
         entity, which goes last), every index updated. O(log n)."""
-        indexes = []
-        for field, index in zip(self._INDEXED, self._indexes, strict=True):  # type: ignore[attr-defined]
+        indexes: tuple[Any, ...] = self._indexes  # type: ignore[attr-defined]
+        for i, field in enumerate(self._INDEXED):
             before = getattr(old, field) if old is not None else None
             after = getattr(new, field)
             if before != after:
+                index = indexes[i]
                 if isinstance(before, str):
                     index = pset_remove(index, before, new.id)
                 if isinstance(after, str):
                     index = pset_add(index, after, new.id)
-            indexes.append(index)
+                indexes = (*indexes[:i], index, *indexes[i + 1 :])
         s = object.__new__(type(self))
-        object.__setattr__(s, self._MAP, self.entities.set(new.id, new))
-        object.__setattr__(s, "_indexes", tuple(indexes))
+        object.__setattr__(s, self._MAP, getattr(self, self._MAP).set(new.id, new))
+        object.__setattr__(s, "_indexes", indexes)
         return s
 
     def ids_with(self, field: str, value: str) -> list[str]:
@@ -156,7 +158,8 @@ class LifecycleSpec:
             from it: the create and update commands are the adapter's
             ``<ns>.create`` / ``<ns>.update`` classes, the entity sits in their
             ``<ns>`` field (and the event's), other commands name it by
-            ``<ns>_id``, and create/update emit ``<ns>.created`` / ``<ns>.updated``.
+            ``<ns>_id``, create/update emit ``<ns>.created`` / ``<ns>.updated``,
+            and the state keeps its entities in ``<ns>s`` (``intents``, ``tasks``).
         entity: the entity class (:class:`~memex.Intent`, :class:`~memex.Task`).
         adapter: the namespace's :class:`~memex.codec.CommandAdapter` (its
             classes are the accepted command instances).
@@ -196,6 +199,7 @@ def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
     create, update = spec.adapter.by_tag[f"{ns}.create"], spec.adapter.by_tag[f"{ns}.update"]
     created_type, updated_type, id_field = f"{ns}.created", f"{ns}.updated", f"{ns}_id"
     duplicate, not_found, invalid = spec.errors
+    entities_of = attrgetter(f"{ns}s")  # the state's entity map (``intents``, ``tasks``)
     schema: Mapping[str, v.Checker] = spec.entity._UPDATE_CHECKS
     checks = {name: check for name, check in schema.items() if name not in _NOT_REPLACEABLE}
     field = ns
@@ -207,12 +211,12 @@ def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
         t = cmd.type
         if isinstance(cmd, create):
             entity = getattr(cmd, field)
-            if entity.id in state.entities:
+            if entity.id in entities_of(state):
                 raise duplicate(entity.id)
             event = spec.event(type=created_type, cause_type=t, **{field: entity})
             return spec.result(state.put(None, entity), [event])
         key = getattr(cmd, id_field)
-        existing = state.entities.get(key)
+        existing = entities_of(state).get(key)
         if existing is None:
             raise not_found(key)
         if isinstance(cmd, update):
@@ -250,16 +254,18 @@ def contains(ids: Any, wanted: str) -> bool:
     return isinstance(ids, list | tuple) and wanted in ids
 
 
-def _holds(op: str, actual: Any, wanted: Any) -> bool:
+def _test(op: str, field: str, wanted: Any) -> Callable[[Any], bool]:
+    """The predicate of one criterion (see :class:`~memex.models._schema.Match`)."""
+    get = attrgetter(field)
     if op == "eq":
-        return bool(actual == wanted)
+        return lambda e: bool(get(e) == wanted)
     if op == "in":
-        return actual in wanted
+        return lambda e: get(e) in wanted
     if op == "at_least":
-        return not below(actual, wanted)
+        return lambda e: not below(get(e), wanted)
     if op == "has":
-        return contains(actual, wanted)
-    return bool(wanted == (not actual))  # root
+        return lambda e: contains(get(e), wanted)
+    return lambda e: bool(wanted == (not get(e)))  # root
 
 
 def select(state: LifecycleState, flt: Any) -> list[Any]:
@@ -288,4 +294,5 @@ def select(state: LifecycleState, flt: Any) -> list[Any]:
         if wanted is not None:
             candidates = [entities[i] for i in state.ids_with(indexed, wanted)]
             break
-    return [e for e in candidates if all(_holds(op, getattr(e, field), w) for op, field, w in rows)]
+    tests = [_test(op, field, w) for op, field, w in rows]
+    return [e for e in candidates if all(t(e) for t in tests)]

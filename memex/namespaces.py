@@ -42,6 +42,7 @@ __all__ = [
     "namespace",
     "namespace_of",
     "apply",
+    "apply_in_place",
     "fold",
     "fold_commands",
     "FOLD_ERRORS",
@@ -119,12 +120,24 @@ def apply(states: States, name: Any, payload: Any) -> tuple[States, Command, lis
         ``ValueError``/``TypeError`` for a malformed payload; ``states`` is
         untouched.
     """
-    space = namespace(name)
-    cmd = space.adapter.validate_python(payload)
-    graph, events = space.reduce(states[space.slot], cmd)
     parts: list[Any] = list(states)
-    parts[space.slot] = graph
+    cmd, events = apply_in_place(parts, name, payload)
     return States(*parts), cmd, events
+
+
+def apply_in_place(parts: list[Any], name: Any, payload: Any) -> tuple[Command, list[Any]]:
+    """:func:`apply` on a mutable ``[mem, intents, tasks]`` list: the namespace's graph
+    is replaced in the list (for a caller folding many commands one at a time).
+
+    Returns:
+        ``(the validated command, its events)``.
+    Raises:
+        as :func:`apply`; ``parts`` is untouched then.
+    """
+    space = NAMESPACES.get(name, _MEMORY) if isinstance(name, str) else _MEMORY
+    cmd = space.adapter.validate_python(payload)
+    parts[space.slot], events = space.reduce(parts[space.slot], cmd)
+    return cmd, events
 
 
 class FoldResult(NamedTuple):
@@ -170,19 +183,15 @@ def fold(
     last = None
     with gc_paused():
         for n, (key, name, payload) in enumerate(records, 1):
-            space = NAMESPACES.get(name, _MEMORY) if isinstance(name, str) else _MEMORY
-            slot = space.slot
             try:
-                cmd = space.adapter.validate_python(payload)
-                graph, events = space.reduce(current[slot], cmd)
+                cmd, events = apply_in_place(current, name, payload)
             except FOLD_ERRORS as e:
                 if on_error is None:
                     raise
                 on_error(key, payload, e)
             else:
-                current[slot] = graph
                 if on_applied is not None:
-                    on_applied(key, space.name, cmd, events)
+                    on_applied(key, namespace(name).name, cmd, events)
             last = key
             if progress is not None:
                 progress(n)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from operator import attrgetter
 from typing import Any
 
 from memex import _time
@@ -239,32 +238,18 @@ def _as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | Non
     return result
 
 
-# ``(filter key, item field, membership?)`` of the exact-match criteria, in test
-# order: equal to the value, or (membership) a non-empty field in the list
-_EXACT = (
-    ("author", "author", False),
-    ("kind", "kind", False),
-    ("source_kind", "source_kind", False),
-    ("intent_id", "intent_id", False),
-    ("intent_ids", "intent_id", True),
-    ("task_id", "task_id", False),
-    ("task_ids", "task_id", True),
+# The exact-match criteria, in test order: filter key -> the predicate made
+# from the filter's value (equal to it, or a non-empty field in the list).
+# Plain closures: a scan calls one per item, so no generic accessor in between.
+_EXACT: tuple[tuple[str, Callable[[Any], Predicate]], ...] = (
+    ("author", lambda w: lambda it: it.author == w),
+    ("kind", lambda w: lambda it: it.kind == w),
+    ("source_kind", lambda w: lambda it: it.source_kind == w),
+    ("intent_id", lambda w: lambda it: it.intent_id == w),
+    ("intent_ids", lambda w: lambda it: bool(it.intent_id) and it.intent_id in w),
+    ("task_id", lambda w: lambda it: it.task_id == w),
+    ("task_ids", lambda w: lambda it: bool(it.task_id) and it.task_id in w),
 )
-
-
-def _equal_to(attr: str, wanted: Any) -> Predicate:
-    get = attrgetter(attr)
-    return lambda it: bool(get(it) == wanted)
-
-
-def _member_of(attr: str, wanted: frozenset[str]) -> Predicate:
-    get = attrgetter(attr)
-
-    def test(it: MemoryItem) -> bool:
-        value = get(it)
-        return bool(value) and value in wanted
-
-    return test
 
 
 def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | None = None) -> Predicate:
@@ -296,10 +281,10 @@ def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | Non
     if flt.scope_prefix is not None:
         prefix = flt.scope_prefix
         add(lambda it: isinstance(it.scope, str) and it.scope.startswith(prefix))
-    for key, attr, member in _EXACT:
+    for key, make in _EXACT:
         wanted = getattr(flt, key)
         if wanted is not None:
-            add(_member_of(attr, frozenset(wanted)) if member else _equal_to(attr, wanted))
+            add(make(frozenset(wanted) if isinstance(wanted, list) else wanted))
     if flt.range is not None:
         for name in ("authority", "conviction", "importance"):
             r = getattr(flt.range, name)

@@ -309,17 +309,21 @@ def _compile_to_dict(
     """Generate ``to_dict``: required fields as literal keys, optional ones when not ``None``."""
     ns: dict[str, Any] = {"_to_wire": to_wire}
     required = {a.name for a in attrs.fields(cls) if a.default is attrs.NOTHING}
-    lines = ["def to_dict(self):", "    out = {}"]
+    head: list[str] = []  # the leading required fields: one dict display
+    lines: list[str] = []
     for name, wire, check in fields:
         value = f"self.{name}"
         if getattr(check, "nested", False):
             value = f"_to_wire({value})"
-        if name in required:
+        if name in required and not lines:
+            head.append(f"{wire!r}: {value}")
+        elif name in required:
             lines.append(f"    out[{wire!r}] = {value}")
         else:
             lines.append(f"    x = self.{name}")
             lines.append("    if x is not None:")
             lines.append(f"        out[{wire!r}] = {value.replace(f'self.{name}', 'x')}")
+    lines = ["def to_dict(self):", "    out = {" + ", ".join(head) + "}", *lines]
     lines.append("    return out")
     exec(compile("\n".join(lines), f"<memex record {cls.__name__}.to_dict>", "exec"), ns)  # noqa: S102
     fn: Callable[[Any], dict[str, Any]] = ns["to_dict"]

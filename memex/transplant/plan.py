@@ -35,7 +35,7 @@ from memex.models import (
     TaskUpdate,
     replace_unchecked,
 )
-from memex.namespaces import States, apply
+from memex.namespaces import States, apply_in_place
 from memex.task import TaskState
 from memex.transplant.records import (
     ImportPlan,
@@ -94,15 +94,20 @@ def _mint(old_id: str, known: Callable[[str], bool], created_at: Any = None) -> 
 
 
 class _Fold:
-    """The working states of an import and the commands folded so far, with their events."""
+    """The working graphs of an import (``parts``: ``[mem, intents, tasks]``) and the
+    commands folded so far, with their events."""
 
     def __init__(self, states: States) -> None:
-        self.states = states
+        self.parts: list[Any] = list(states)
         self.records: list[tuple[str, Command, list[Any]]] = []
 
     def apply(self, namespace: str, cmd: Command) -> None:
-        self.states, cmd, events = apply(self.states, namespace, cmd)
+        cmd, events = apply_in_place(self.parts, namespace, cmd)
         self.records.append((namespace, cmd, events))
+
+    @property
+    def states(self) -> States:
+        return States(*self.parts)
 
 
 class _Kind(NamedTuple):
@@ -111,7 +116,7 @@ class _Kind(NamedTuple):
     bucket: str  # report bucket and re_ids key
     namespace: str
     id_attr: str
-    current: Callable[[States], Mapping[str, Any]]  # the working map of such entities
+    current: Callable[[list[Any]], Mapping[str, Any]]  # the working map, from [mem, intents, tasks]
     refs: Callable[[Any], dict[str, Any]]  # the entity's references, rewritten
     exclude: tuple[str, ...]  # wire keys an update partial never carries
     create: Callable[[Any], Command]
@@ -155,7 +160,7 @@ def _plan(
 
     def mint(bucket: str, old_id: str, created_at: Any = None) -> str:
         if bucket == "edges":  # nothing refers to an edge id: check the working edges only
-            known: Callable[[str], bool] = f.states.mem.edges.__contains__
+            known: Callable[[str], bool] = f.parts[0].edges.__contains__
         else:
             known = lambda x: x in original[bucket] or x in minted[bucket]  # noqa: E731
         new_id = _mint(old_id, known, created_at)
@@ -165,21 +170,21 @@ def _plan(
 
     kinds = (
         _Kind(
-            "memories", "memory", "id", lambda s: s.mem.items,
+            "memories", "memory", "id", lambda p: p[0].items,
             lambda m: {"parents": _rewrite_all(m.parents, mem_map)}, ("id",),
             lambda m: MemoryCreate(item=m),
             lambda m, partial: MemoryUpdate(item_id=m.id, partial=partial, author=m.author),
             late_refs=True,
         ),
         _Kind(
-            "edges", "memory", "edge_id", lambda s: s.mem.edges,
+            "edges", "memory", "edge_id", lambda p: p[0].edges,
             lambda e: {"from_": _rewrite(e.from_, mem_map), "to": _rewrite(e.to, mem_map)},
             ("edge_id", "from", "to"),
             lambda e: EdgeCreate(edge=e),
             lambda e, partial: EdgeUpdate(edge_id=e.edge_id, partial=partial, author=e.author),
         ),
         _Kind(
-            "intents", "intent", "id", lambda s: s.intents.intents,
+            "intents", "intent", "id", lambda p: p[1].intents,
             lambda i: {
                 "parent_id": _rewrite(i.parent_id, intent_map),
                 "root_memory_ids": _rewrite_all(i.root_memory_ids, mem_map),
@@ -189,7 +194,7 @@ def _plan(
             lambda i, partial: IntentUpdate(intent_id=i.id, partial=partial, author=i.owner),
         ),
         _Kind(
-            "tasks", "task", "id", lambda s: s.tasks.tasks,
+            "tasks", "task", "id", lambda p: p[2].tasks,
             lambda t: {
                 "intent_id": _rewrite(t.intent_id, intent_map),
                 "parent_id": _rewrite(t.parent_id, task_map),
@@ -220,7 +225,7 @@ def _plan(
         for entity in getattr(sl, kind.bucket):
             eid = getattr(entity, kind.id_attr)
             refs = kind.refs(entity)
-            existing = kind.current(f.states).get(eid)
+            existing = kind.current(f.parts).get(eid)
             if existing is None:
                 f.apply(kind.namespace, kind.create(_with(entity, refs)))
                 ids_created.append(eid)
@@ -232,7 +237,7 @@ def _plan(
                 getattr(report.skipped, kind.bucket).append(eid)
             elif re_id:
                 new_id = re_ids[kind.bucket].get(eid)
-                if new_id is None or new_id in kind.current(f.states):
+                if new_id is None or new_id in kind.current(f.parts):
                     new_id = mint(kind.bucket, eid, getattr(entity, "created_at", None))
                 if kind.late_refs:
                     refs = kind.refs(entity)
@@ -244,7 +249,7 @@ def _plan(
     # -- link fix-up: imported memories pointing at re-id'd intents or tasks
     if intent_map or task_map:
         for mid in dict.fromkeys([*report.created.memories, *report.updated.memories]):
-            current = f.states.mem.items.get(mid)
+            current = f.parts[0].items.get(mid)
             if current is None:
                 continue
             fix: dict[str, Any] = {}
