@@ -174,7 +174,7 @@ from memex.log import EventLog, LogRecord, Rejection, Snapshot, SQLiteEventLog, 
 # isort: split
 # -- 7 interfaces: the store facade, notebook bridges
 from memex.interop import to_networkx
-from memex.store import EnvelopeImport, MemexStore
+from memex.store import EnvelopeImport, MemexStore, SkippedOnOpen, find_unreadable
 
 __version__ = "0.1.0"
 
@@ -336,6 +336,8 @@ __all__ = [  # sorted within each group; the errors are appended below
     # -- 7 interfaces
     "EnvelopeImport",
     "MemexStore",
+    "SkippedOnOpen",
+    "find_unreadable",
     "to_networkx",
 ]
 __all__ += errors.__all__  # every typed error

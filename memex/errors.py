@@ -28,6 +28,9 @@ __all__ = [
     "ReadOnlyStoreError",
     "PreviouslyRejectedError",
     "FileAccessError",
+    "StorageError",
+    "StoreBusyError",
+    "UnreadableRecordError",
 ]
 
 
@@ -238,3 +241,73 @@ class FileAccessError(MemexError):
         super().__init__(message)
         self.path = path
         self.reason = reason
+
+
+class StorageError(MemexError):
+    """The database behind a durable log could not be used as asked.
+
+    Raised for what SQLite reports about the file rather than about the
+    data: a full disk, a read-only file or directory, a file that cannot be
+    opened or is not a memex database, an I/O error. The same call will
+    fail again until the cause is fixed (``retryable`` is ``False``);
+    :class:`StoreBusyError`, the retryable case, is a subclass.
+
+    Args:
+        path: the database file as given (a ``bytes`` path is decoded with
+            the file-system encoding and ``surrogateescape``).
+        cause: what went wrong, one line (for example SQLite's
+            ``"database or disk is full"``).
+        message: the whole message; default ``"<path>: <cause>"``.
+
+    Attributes:
+        path, cause: as given. retryable: ``False`` here.
+    """
+
+    retryable = False
+
+    def __init__(self, path: str, cause: str, message: str | None = None) -> None:
+        super().__init__(message if message is not None else f"{path}: {cause}")
+        self.path = path
+        self.cause = cause
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
+        return type(self), (self.path, self.cause, str(self))
+
+
+class StoreBusyError(StorageError):
+    """Another connection held the database's write lock longer than the busy timeout.
+
+    Nothing was written. The same call may succeed later (``retryable`` is
+    ``True``): retry it, or give the log a longer ``busy_timeout``.
+
+    Attributes:
+        path, cause: as for :class:`StorageError`. retryable: ``True``.
+    """
+
+    retryable = True
+
+
+class UnreadableRecordError(StorageError):
+    """A stored log record cannot be decoded (its bytes are not a valid envelope).
+
+    Reading the log stops at the record; reading again from ``position + 1``
+    goes on with the rest. :meth:`MemexStore.open <memex.MemexStore.open>`
+    does so and lists the record in ``skipped_on_open``.
+
+    Args:
+        path: the database file.
+        position: the record's 1-based log position.
+        envelope_id: the envelope id stored with the record, or ``None``.
+        cause: why it cannot be decoded (one line).
+
+    Attributes:
+        path, position, envelope_id, cause: as given. retryable: ``False``.
+    """
+
+    def __init__(self, path: str, position: int, envelope_id: str | None, cause: str) -> None:
+        super().__init__(path, cause, f"{path}: record at position {position} cannot be decoded: {cause}")
+        self.position = position
+        self.envelope_id = envelope_id
+
+    def __reduce__(self) -> tuple[type, tuple[str, int, str | None, str]]:  # type: ignore[override]
+        return type(self), (self.path, self.position, self.envelope_id, self.cause)

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import memex
+from memex.errors import FileAccessError
 from memex.log import SQLiteEventLog
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -188,8 +189,10 @@ def test_durability_settings(tmp_path: Path) -> None:
 def test_not_a_database(tmp_path: Path) -> None:
     p = tmp_path / "x.db"
     p.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(sqlite3.DatabaseError):
+    with pytest.raises(FileAccessError, match="not a memex database") as caught:
         SQLiteEventLog(p)
+    assert caught.value.reason == "not_database"
+    assert p.read_bytes() == b"this is not sqlite" * 100
 
 
 # --------------------------------------------------------------------------- crash safety

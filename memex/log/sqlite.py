@@ -6,14 +6,17 @@ Everything that knows the SQLite schema lives here.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import sqlite3
+import stat
 import threading
 import time
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
+from types import TracebackType
 from typing import Any
 
 from memex import _jsonfmt
@@ -23,6 +26,11 @@ from memex.errors import (
     ConcurrencyError,
     FileAccessError,
     IdempotencyConflictError,
+    MemexError,
+    ReadOnlyStoreError,
+    StorageError,
+    StoreBusyError,
+    UnreadableRecordError,
     ValidationError,
 )
 from memex.log.chain import (
@@ -36,7 +44,13 @@ from memex.log.chain import (
 )
 from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
 
-__all__ = ["SQLiteEventLog", "SYNCHRONOUS_MODES", "require_memex_database", "writer_lock"]
+__all__ = [
+    "SQLiteEventLog",
+    "SYNCHRONOUS_MODES",
+    "require_memex_database",
+    "writer_lock",
+    "storage_error",
+]
 
 SYNCHRONOUS_MODES = ("FULL", "NORMAL", "OFF", "EXTRA")
 """Accepted values of ``SQLiteEventLog(synchronous=...)`` (SQLite's ``PRAGMA synchronous``)."""
@@ -67,7 +81,103 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
+_TABLES = frozenset({"records", "rejections", "snapshots"})
 _CHUNK = 2048  # rows fetched per query by read()/verify()
+_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
+_NOTADB = 26  # SQLITE_NOTADB
+
+
+def _display(path: str | bytes) -> str:
+    """A path as text for messages and attributes (undecodable bytes kept as surrogate escapes)."""
+    return os.fsdecode(path)
+
+
+def storage_error(error: sqlite3.Error, path: str | bytes) -> MemexError:
+    """The memex error for an error SQLite raised on the database ``path``.
+
+    Args:
+        error: what :mod:`sqlite3` raised.
+        path: the database file.
+    Returns:
+        :class:`~memex.errors.StoreBusyError` for a lock that did not clear
+        within the busy timeout (``SQLITE_BUSY``, ``SQLITE_LOCKED``);
+        :class:`~memex.errors.FileAccessError` (reason ``"not_database"``)
+        for a file that is not an SQLite database (``SQLITE_NOTADB``);
+        :class:`~memex.errors.StorageError` for anything else (a full disk, a
+        read-only file or directory, a file that cannot be opened, an I/O
+        error, a closed connection). The cause is SQLite's message.
+    """
+    shown = _display(path)
+    cause = str(error) or type(error).__name__
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in _BUSY_CODES or (primary is None and "locked" in cause):
+        return StoreBusyError(shown, cause, f"{shown}: the database is busy ({cause}); retry later")
+    if primary == _NOTADB:
+        return FileAccessError(shown, "not_database", f"{shown}: not a memex database ({cause})")
+    return StorageError(shown, cause)
+
+
+class _SqlErrors:
+    """A context manager turning :class:`sqlite3.Error` into memex errors for one database."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str | bytes) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(error, sqlite3.Error):
+            raise storage_error(error, self.path) from error
+
+
+def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
+    """Refuse a path that cannot be a database file; return whether the file exists.
+
+    Raises:
+        FileAccessError: an empty path (reason ``"missing"``), a missing file
+            when ``must_exist`` (``"missing"``), a directory (``"directory"``),
+            or something other than a regular file, such as ``/dev/null``
+            (``"not_database"``).
+    """
+    if not raw:
+        raise FileAccessError(shown, "missing", "an empty path names no database file")
+    try:
+        st = os.stat(raw)
+    except FileNotFoundError:
+        if must_exist:
+            raise FileAccessError(shown, "missing", f"{shown}: no such file") from None
+        return False
+    except OSError as e:
+        raise FileAccessError(shown, "os", f"{shown}: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileAccessError(shown, "directory", f"{shown}: is a directory, expected a memex database")
+    if not stat.S_ISREG(st.st_mode):
+        raise FileAccessError(shown, "not_database", f"{shown}: not a regular file, expected a memex database")
+    return True
+
+
+def _read_only_uri(raw: bytes) -> str:
+    """An SQLite URI opening the file ``raw`` read-only (never creating it)."""
+    return "file:" + urllib.parse.quote(os.path.abspath(raw)) + "?mode=ro"
+
+
+def _table_names(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _refuse_foreign(names: set[str], shown: str) -> None:
+    """Raise :class:`FileAccessError` when an SQLite database holds tables but not memex's."""
+    if names and "records" not in names:
+        raise FileAccessError(
+            shown, "not_database",
+            f"{shown}: not a memex database (an SQLite database of another application; left untouched)",
+        )
 
 
 class SQLiteEventLog:
@@ -80,7 +190,10 @@ class SQLiteEventLog:
     ``busy_timeout`` seconds).
 
     Args:
-        path: the database file (created if missing).
+        path: the database file (``str``, ``bytes`` or path-like; a
+            non-UTF-8 name works). Created if missing, unless ``read_only``.
+            An existing file must be empty or a memex database: another
+            application's SQLite database is refused and left untouched.
         synchronous: SQLite's ``PRAGMA synchronous``. ``"FULL"`` (default)
             fsyncs the WAL on every commit: an acknowledged append survives a
             process crash *and* a power loss or OS crash. ``"NORMAL"`` is the
@@ -90,35 +203,130 @@ class SQLiteEventLog:
             or OS crash may be lost — the log stays consistent and
             ``verify()`` still passes, it is just shorter. ``"OFF"`` and
             ``"EXTRA"`` are accepted as well.
-        busy_timeout: seconds to wait for another writer's lock.
+        busy_timeout: seconds to wait for another writer's lock (a finite
+            number ``>= 0``).
+        read_only: open the file read-only (SQLite URI ``mode=ro``): it must
+            exist and be a memex database; nothing is created, no lock is
+            taken, and :meth:`append` and :meth:`save_snapshot` raise
+            :class:`~memex.errors.ReadOnlyStoreError`.
+
+    Attributes:
+        path: the file as text (a ``bytes`` name decoded with
+            ``surrogateescape``). read_only: as given.
+
     Raises:
-        ValueError: an unknown ``synchronous`` value.
-        sqlite3.DatabaseError: ``path`` is not an SQLite database.
+        ValidationError: an unknown ``synchronous`` value, a negative or
+            non-finite ``busy_timeout`` (also a ``ValueError``).
+        FileAccessError: an empty path, a directory, something other than a
+            regular file (``/dev/null``), a missing file when ``read_only``,
+            or a file that is not a memex database.
+        StoreBusyError: the database stayed locked for ``busy_timeout``
+            seconds while its tables had to be created.
+        StorageError: SQLite cannot open or set up the file (a read-only
+            directory for a new file, a full disk, ...).
+
+    Every method raises :class:`~memex.errors.StoreBusyError` when the write
+    lock did not clear within ``busy_timeout`` and
+    :class:`~memex.errors.StorageError` for the other failures of the file;
+    never :class:`sqlite3.Error`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL", busy_timeout: float = 60.0) -> None:
-        mode = synchronous.upper()
+    def __init__(
+        self,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+        *,
+        synchronous: str = "FULL",
+        busy_timeout: float = 60.0,
+        read_only: bool = False,
+    ) -> None:
+        mode = synchronous.upper() if isinstance(synchronous, str) else None
         if mode not in SYNCHRONOUS_MODES:
-            raise ValueError(f"synchronous: expected one of {', '.join(SYNCHRONOUS_MODES)}, got {synchronous!r}")
-        self.path = os.fspath(path)
-        self.synchronous = mode
-        self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
-        )
+            raise ValidationError(
+                f"synchronous: expected one of {', '.join(SYNCHRONOUS_MODES)}, got {synchronous!r}", "synchronous"
+            )
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, int | float)
+            or not math.isfinite(busy_timeout)
+            or busy_timeout < 0
+        ):
+            raise ValidationError(
+                f"busy_timeout: expected a finite number of seconds >= 0, got {busy_timeout!r}", "busy_timeout"
+            )
         try:
-            self._setup(busy_timeout)
+            raw = os.fsencode(path)
+        except TypeError:
+            raise ValidationError(f"path: expected a file path, got {type(path).__name__}", "path") from None
+        self._raw = raw
+        self.path = _display(raw)
+        self.synchronous = mode
+        self.read_only = bool(read_only)
+        self.busy_timeout = float(busy_timeout)
+        self._lock = threading.RLock()
+        self._guard = _SqlErrors(raw)
+        memory = raw == b":memory:"
+        if not memory:
+            _check_file(raw, self.path, must_exist=self.read_only)
+        with self._guard:
+            if self.read_only:
+                self._conn = sqlite3.connect(
+                    _read_only_uri(raw), uri=True, isolation_level=None, check_same_thread=False,
+                    timeout=busy_timeout,
+                )
+            else:
+                self._conn = sqlite3.connect(
+                    raw, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+                )
+        try:
+            with self._guard:
+                self._setup_read_only() if self.read_only else self._setup()
         except BaseException:
             self._conn.close()
             raise
 
-    def _setup(self, busy_timeout: float) -> None:
+    def _setup_read_only(self) -> None:
         c = self._conn
-        c.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        c.execute("PRAGMA journal_mode = WAL")
+        c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        c.execute("PRAGMA query_only = ON")
+        names = _table_names(c)
+        if "records" not in names:
+            raise FileAccessError(self.path, "not_database", f"{self.path}: not a memex database (no records table)")
+
+    def _setup(self) -> None:
+        """Check the file, create the tables if needed (race-free), set the pragmas.
+
+        Many processes may open a new file at once: the tables are created in
+        one ``BEGIN IMMEDIATE`` transaction with ``IF NOT EXISTS``, and a busy
+        answer (which SQLite gives without waiting for some lock upgrades) is
+        retried until ``busy_timeout`` has passed. An existing memex database
+        needs no write lock to open.
+        """
+        c = self._conn
+        c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        deadline = time.monotonic() + self.busy_timeout
+        delay = 0.001
+        while True:
+            try:
+                names = _table_names(c)
+                _refuse_foreign(names, self.path)
+                if c.execute("PRAGMA journal_mode").fetchone()[0].lower() not in ("wal", "memory"):
+                    c.execute("PRAGMA journal_mode = WAL")
+                if not _TABLES <= names:
+                    self._create_tables()
+                break
+            except sqlite3.OperationalError as e:
+                code = getattr(e, "sqlite_errorcode", 0) & 0xFF
+                if code not in _BUSY_CODES or time.monotonic() >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
         c.execute(f"PRAGMA synchronous = {self.synchronous}")
+
+    def _create_tables(self) -> None:
+        c = self._conn
         c.execute("BEGIN IMMEDIATE")
         try:
+            _refuse_foreign(_table_names(c), self.path)  # another process may have been first
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
                     c.execute(stmt)
@@ -129,7 +337,8 @@ class SQLiteEventLog:
             raise
 
     def __repr__(self) -> str:
-        return f"<SQLiteEventLog {self.path!r} synchronous={self.synchronous}>"
+        ro = " read_only" if self.read_only else ""
+        return f"<SQLiteEventLog {self.path!r} synchronous={self.synchronous}{ro}>"
 
     def __enter__(self) -> SQLiteEventLog:
         return self
@@ -138,9 +347,16 @@ class SQLiteEventLog:
         self.close()
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent; never raises for a database in trouble)."""
         with self._lock:
-            self._conn.close()
+            try:
+                self._conn.close()
+            except sqlite3.Error:  # pragma: no cover - close reports nothing in practice
+                pass
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.path}: the log was opened read-only")
 
     # -- writing -----------------------------------------------------------------
     def append(
@@ -188,7 +404,8 @@ class SQLiteEventLog:
         rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
         if not prepared and not rejects:
             return []
-        with self._lock:
+        self._check_writable()
+        with self._lock, self._guard:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
             try:
@@ -248,28 +465,41 @@ class SQLiteEventLog:
     # -- reading -------------------------------------------------------------------
     def head(self) -> int:
         """The last position (0 when empty). O(1)."""
-        with self._lock:
+        with self._lock, self._guard:
             row = self._conn.execute("SELECT max(position) FROM records").fetchone()
         return int(row[0] or 0)
 
     def head_hash(self) -> str:
         """The chain hash at :meth:`head` as hex (64 zeros when empty). O(1)."""
-        with self._lock:
+        with self._lock, self._guard:
             row = self._conn.execute("SELECT hash FROM records ORDER BY position DESC LIMIT 1").fetchone()
         return (GENESIS_HASH if row is None else blob(row[0])).hex()
 
-    @staticmethod
-    def _record(row: tuple[Any, ...]) -> LogRecord:
-        wire = decode_json(blob(row[1]))
-        env: EventEnvelope[Any] = EventEnvelope(
-            id=wire["id"],
-            namespace=wire["namespace"],
-            type=wire["type"],
-            ts=wire["ts"],
-            trace_id=wire.get("trace_id"),
-            payload=wire.get("payload"),
-        )
-        return LogRecord(row[0], env, decode_json(blob(row[2])), blob(row[3]).hex())
+    def _unreadable(self, position: int, error: Exception) -> UnreadableRecordError:
+        """The error for the record at ``position`` whose bytes cannot be decoded."""
+        eid: str | None = None
+        with self._lock, self._guard:
+            row = self._conn.execute("SELECT id FROM records WHERE position = ?", (position,)).fetchone()
+        if row is not None and isinstance(row[0], str):
+            eid = row[0]
+        cause = str(error) if isinstance(error, MemexError) else f"{type(error).__name__}: {error}"
+        return UnreadableRecordError(self.path, position, eid, cause)
+
+    def _record(self, row: tuple[Any, ...]) -> LogRecord:
+        try:
+            wire = decode_json(blob(row[1]))
+            env: EventEnvelope[Any] = EventEnvelope(
+                id=wire["id"],
+                namespace=wire["namespace"],
+                type=wire["type"],
+                ts=wire["ts"],
+                trace_id=wire.get("trace_id"),
+                payload=wire.get("payload"),
+            )
+            events = decode_json(blob(row[2]))
+        except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            raise self._unreadable(row[0], e) from None
+        return LogRecord(row[0], env, events, blob(row[3]).hex())
 
     def read(self, from_position: int = 0, to_position: int | None = None) -> Iterator[LogRecord]:
         """Yield the records with ``from_position <= position <= to_position`` in order.
@@ -277,6 +507,11 @@ class SQLiteEventLog:
         Rows are fetched in chunks, so the iterator holds no lock between
         chunks and sees records appended while it runs (up to ``to_position``).
         O(k) for k records.
+
+        Raises:
+            UnreadableRecordError: a stored record cannot be decoded; the
+                iterator stops there (read again from its ``position + 1``
+                for the rest).
         """
         for row in self._rows("position, envelope, events, hash", from_position, to_position):
             yield self._record(row)
@@ -288,7 +523,7 @@ class SQLiteEventLog:
         last = to_position
         while last is None or nxt <= last:
             hi = nxt + _CHUNK - 1 if last is None else min(last, nxt + _CHUNK - 1)
-            with self._lock:
+            with self._lock, self._guard:
                 rows = self._conn.execute(
                     f"SELECT {columns} FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
                     (nxt, hi),
@@ -305,17 +540,25 @@ class SQLiteEventLog:
 
         Like :meth:`read` but decodes only the envelopes (not the events):
         the input of a fold. O(k) for k records.
+
+        Raises:
+            UnreadableRecordError: as :meth:`read`.
         """
         for pos, env in self._rows("position, envelope", from_position, to_position):
-            wire = decode_json(blob(env))
-            yield pos, wire["namespace"], wire.get("payload")
+            try:
+                wire = decode_json(blob(env))
+                namespace = wire["namespace"]
+                payload = wire.get("payload")
+            except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+                raise self._unreadable(pos, e) from None
+            yield pos, namespace, payload
 
     def position_as_of(self, ts_ms: int) -> int:
         """The length of the longest prefix whose envelope times are all ``<= ts_ms`` (unix ms).
 
         O(log n): a running maximum of the times is indexed.
         """
-        with self._lock:
+        with self._lock, self._guard:
             row = self._conn.execute("SELECT max(position) FROM records WHERE max_ts <= ?", (ts_ms,)).fetchone()
         return int(row[0] or 0)
 
@@ -328,7 +571,7 @@ class SQLiteEventLog:
 
     def rejection(self, envelope_id: str) -> Rejection | None:
         """The recorded rejection of envelope ``envelope_id``, or ``None``. O(log n)."""
-        with self._lock:
+        with self._lock, self._guard:
             row = self._conn.execute(
                 "SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,)
             ).fetchone()
@@ -336,7 +579,7 @@ class SQLiteEventLog:
 
     def lookup(self, envelope_id: str) -> LogRecord | None:
         """The record holding envelope ``envelope_id``, or ``None``. O(log n)."""
-        with self._lock:
+        with self._lock, self._guard:
             row = self._conn.execute(
                 "SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,)
             ).fetchone()
@@ -390,7 +633,7 @@ class SQLiteEventLog:
         max_ts: int | None = None
         at_expected: bytes | None = None
         while True:
-            with self._lock:
+            with self._lock, self._guard:
                 rows = self._conn.execute(
                     "SELECT position, ts_ms, max_ts, envelope, events, hash, id FROM records WHERE position >= ? ORDER BY position LIMIT ?",
                     (expect, _CHUNK),
@@ -436,7 +679,7 @@ class SQLiteEventLog:
         """The stored chain hash at ``position`` (hex), 64 zeros for 0, ``None`` past the head."""
         if position == 0:
             return GENESIS_HASH.hex()
-        with self._lock:
+        with self._lock, self._guard:
             row = self._conn.execute("SELECT hash FROM records WHERE position = ?", (position,)).fetchone()
         return None if row is None else blob(row[0]).hex()
 
@@ -449,10 +692,13 @@ class SQLiteEventLog:
 
         Raises:
             ValidationError: ``position`` is negative or past the head.
+            ReadOnlyStoreError: the log was opened read-only.
         """
+        self._check_writable()
         if not isinstance(position, int) or position < 0:
             raise ValidationError(f"position: expected an integer >= 0, got {position!r}", "position")
-        with self._lock:
+        self._check_writable()
+        with self._lock, self._guard:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
             try:
@@ -478,7 +724,7 @@ class SQLiteEventLog:
         :class:`RuntimeWarning`, and the next older one is tried.
         O(s) for s snapshots tried.
         """
-        with self._lock:
+        with self._lock, self._guard:
             rows = self._conn.execute(
                 "SELECT position, hash, state, state_hash FROM snapshots WHERE position <= ? ORDER BY position DESC",
                 (max_position if max_position is not None else 2**62,),
@@ -504,7 +750,7 @@ class SQLiteEventLog:
 
     def snapshot_positions(self) -> list[int]:
         """Positions of the stored snapshots, ascending."""
-        with self._lock:
+        with self._lock, self._guard:
             return [r[0] for r in self._conn.execute("SELECT position FROM snapshots ORDER BY position")]
 
 
@@ -514,64 +760,89 @@ class SQLiteEventLog:
 # ---------------------------------------------------------------------------
 
 
-def require_memex_database(path: str) -> str:
+def require_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
     """Check that ``path`` is an existing memex database, without changing it.
 
     A reader must not turn some other file into a memex database: the file is
-    opened read-only and must already hold the ``records`` table.
+    opened read-only (SQLite URI ``mode=ro``, never created) and must already
+    hold the ``records`` table.
 
     Args:
-        path: the database file.
+        path: the database file (``str``, ``bytes`` or path-like).
     Returns:
-        ``path``.
+        ``path`` as text (undecodable bytes kept as surrogate escapes).
     Raises:
         FileAccessError: the file is missing (reason ``"missing"``), a
             directory (``"directory"``), or not a memex database
-            (``"not_database"``: not SQLite, or no ``records`` table).
+            (``"not_database"``: not a regular file, not SQLite, or no
+            ``records`` table).
+        StoreBusyError, StorageError: SQLite cannot read the file.
     """
-    if not os.path.exists(path):
-        raise FileAccessError(path, "missing", f"{path}: no such file")
-    if os.path.isdir(path):
-        raise FileAccessError(path, "directory", f"{path}: is a directory, expected a memex database")
+    raw = os.fsencode(path)
+    shown = _display(raw)
+    _check_file(raw, shown, must_exist=True)
     try:
-        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-        with closing(sqlite3.connect(uri, uri=True)) as conn:
+        with closing(sqlite3.connect(_read_only_uri(raw), uri=True)) as conn:
             found = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
             ).fetchone()
     except sqlite3.Error as e:
-        raise FileAccessError(path, "not_database", f"{path}: not a memex database ({e})") from None
+        raise storage_error(e, raw) from None
     if found is None:
         raise FileAccessError(
-            path, "not_database", f"{path}: not a memex database (no records table)"
+            shown, "not_database", f"{shown}: not a memex database (no records table)"
         )
-    return path
+    return shown
+
+
+def _check_lockable(raw: bytes, shown: str) -> None:
+    """Refuse, before any file is created next to it, a path no writer may use:
+    not a regular file, or an SQLite database of another application."""
+    if not _check_file(raw, shown, must_exist=False) or os.path.getsize(raw) == 0:
+        return
+    try:
+        with closing(sqlite3.connect(_read_only_uri(raw), uri=True)) as conn:
+            names = _table_names(conn)
+    except sqlite3.Error as e:
+        raise storage_error(e, raw) from None
+    _refuse_foreign(names, shown)
 
 
 @contextmanager
-def writer_lock(path: str) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``<path>.lock`` for the block (one writer at a time).
+def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Iterator[None]:
+    """Hold an exclusive advisory lock for the block (one importer at a time per database file).
 
     Two importers at once would otherwise race: the loser's batch meets a
     moved head (:class:`~memex.errors.ConcurrencyError`) or counts records
     the other one stored. With the lock the second waits for the first and
-    then finds its records already stored. Where ``fcntl`` is missing (not
-    POSIX) the block runs unlocked.
+    then finds its records already stored. The lock file is
+    ``<resolved path>.lock``: the path with its symbolic links resolved, so
+    two names of one database (a symlink, ``./x`` and ``x``) share one lock.
+    Where ``fcntl`` is missing (not POSIX) the block runs unlocked.
+
+    A path no writer may use is refused before the lock file is created, so
+    it leaves nothing behind: a directory, something other than a regular
+    file (``/dev/null``), or another application's SQLite database.
 
     Args:
-        path: the database file; the lock file ``<path>.lock`` is created if needed.
+        path: the database file (``str``, ``bytes`` or path-like); the lock
+            file is created if needed.
     Raises:
-        FileAccessError: the lock file cannot be opened (reason ``"os"``).
+        FileAccessError: a refused path (reasons as :class:`SQLiteEventLog`),
+            or the lock file cannot be opened (reason ``"os"``).
     """
+    raw = os.fsencode(path)
+    shown = _display(raw)
+    _check_lockable(raw, shown)
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
     try:
-        fh = open(path + ".lock", "a+b")  # noqa: SIM115 - held for the whole block
+        fh = open(os.path.realpath(raw) + b".lock", "a+b")  # noqa: SIM115 - held for the whole block
     except OSError as e:
-        raise FileAccessError(path, "os", f"cannot lock {path}: {e.strerror or e}") from None
+        raise FileAccessError(shown, "os", f"cannot lock {shown}: {e.strerror or e}") from None
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         yield

@@ -6,12 +6,14 @@ the import of envelopes that already carry ids and times.
 
 from memex.log import EventLog, SQLiteEventLog
 from memex.serialization import decode_states, encode_states
-from memex.store.core import DEFAULT_DB, MemexStore
+from memex.store.core import DEFAULT_DB, MemexStore, SkippedOnOpen, find_unreadable
 from memex.store.ingest import EnvelopeImport
 
 __all__ = [
     "MemexStore",
     "EnvelopeImport",
+    "SkippedOnOpen",
+    "find_unreadable",
     "encode_states",
     "decode_states",
     "DEFAULT_DB",

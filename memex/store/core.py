@@ -21,12 +21,18 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from memex import serialization
 from memex._time import now_ms
 from memex.envelope import EventEnvelope, create_event_envelope
-from memex.errors import ConcurrencyError, MemexError, ReadOnlyStoreError, ValidationError
+from memex.errors import (
+    ConcurrencyError,
+    MemexError,
+    ReadOnlyStoreError,
+    UnreadableRecordError,
+    ValidationError,
+)
 from memex.graph import GraphState, create_graph_state
 from memex.intent import IntentState, create_intent_state
 from memex.log import EventLog, SQLiteEventLog
@@ -37,7 +43,7 @@ from memex.store.mutations import Records, StoreMutations
 from memex.store.queries import StoreQueries
 from memex.task import TaskState, create_task_state
 
-__all__ = ["MemexStore", "DEFAULT_DB"]
+__all__ = ["MemexStore", "DEFAULT_DB", "SkippedOnOpen", "find_unreadable"]
 
 R = TypeVar("R")
 _RETRIES = 16  # optimistic-concurrency retries of one mutation
@@ -46,22 +52,158 @@ DEFAULT_DB = "./memex.db"
 """The SQLite file :meth:`MemexStore.open` uses when no path is given."""
 
 
+class SkippedOnOpen(NamedTuple):
+    """A part of a durable store that opening (or catching up) had to leave out.
+
+    Attributes:
+        position: the log position of the record, or the position a snapshot
+            was taken at.
+        envelope_id: the record's envelope id when it could be read, else
+            ``None`` (always ``None`` for a snapshot).
+        reason: one line: why it was left out (``"<ErrorClass>: message"``
+            for a command the reducers rejected).
+        kind: ``"record"`` (a log record that cannot be decoded, or whose
+            command failed to apply) or ``"snapshot"`` (a snapshot that cannot
+            be decoded; the log was replayed instead).
+    """
+
+    position: int
+    envelope_id: str | None
+    reason: str
+    kind: str = "record"
+
+
+def _readable_commands(
+    log: EventLog, start: int, stop: int | None, skipped: list[SkippedOnOpen]
+) -> Iterator[tuple[int, str, Any]]:
+    """``log.read_commands(start, stop)``, going on past records that cannot be decoded
+    (each reported with a ``RuntimeWarning`` and added to ``skipped``)."""
+    while True:
+        try:
+            yield from log.read_commands(start, stop)
+            return
+        except UnreadableRecordError as e:
+            skipped.append(SkippedOnOpen(e.position, e.envelope_id, e.cause, "record"))
+            warnings.warn(f"memex: {e}; skipped", RuntimeWarning, stacklevel=3)
+            start = e.position + 1
+
+
+def _envelope_id(log: EventLog, position: int) -> str | None:
+    """The envelope id of the record at ``position``, or ``None`` when it cannot be read."""
+    try:
+        for rec in log.read(position, position):
+            return rec.envelope.id
+    except MemexError:
+        pass
+    return None
+
+
 def _fold_log(
     states: States,
-    commands: Iterable[tuple[int, str, Any]],
-    skipped: list[int] | None = None,
+    log: EventLog,
+    start: int,
+    stop: int | None = None,
+    skipped: list[SkippedOnOpen] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[States, int]:
-    """Fold ``(position, namespace, payload)`` log records onto ``states``; returns the
-    states and the last position seen (0 if none). A record that fails to apply is
-    skipped (its position added to ``skipped``)."""
+    """Fold the log's records ``start..stop`` onto ``states``.
 
-    def failed(position: Any, _payload: Any, _error: Exception) -> None:
+    Returns the states and the last position read (0 if none). A record that
+    cannot be decoded, or whose command fails to apply, is left out and
+    added to ``skipped``.
+    """
+    found: list[SkippedOnOpen] = []
+
+    def failed(position: Any, _payload: Any, error: Exception) -> None:
+        found.append(SkippedOnOpen(position, _envelope_id(log, position), f"{type(error).__name__}: {error}"))
+
+    result = fold(states, _readable_commands(log, start, stop, found), on_error=failed, progress=progress)
+    last = result.last or 0
+    if found:
+        found.sort(key=lambda s: s.position)
+        last = max(last, found[-1].position)
         if skipped is not None:
-            skipped.append(position)
+            skipped.extend(found)
+    return result.states, last
 
-    result = fold(states, commands, on_error=failed, progress=progress)
-    return result.states, result.last or 0
+
+def _load_snapshot(
+    log: EventLog, max_position: int | None, skipped: list[SkippedOnOpen]
+) -> tuple[States, int] | None:
+    """The decoded latest snapshot at or before ``max_position`` as ``(states, position)``.
+
+    A snapshot that cannot be decoded is reported (``RuntimeWarning``, and
+    added to ``skipped``) and the next older one is tried; ``None`` when no
+    snapshot is usable.
+    """
+    while True:
+        snap = log.load_snapshot(max_position=max_position)
+        if snap is None:
+            return None
+        try:
+            return States(*decode_states(snap.state)), snap.position
+        except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            reason = str(e) if isinstance(e, MemexError) else f"{type(e).__name__}: {e}"
+            skipped.append(SkippedOnOpen(snap.position, None, reason, "snapshot"))
+            warnings.warn(
+                f"memex: snapshot at position {snap.position} cannot be decoded ({reason}); "
+                "ignored, the log is replayed instead",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        if snap.position <= 0:
+            return None
+        max_position = snap.position - 1
+
+
+def find_unreadable(log: EventLog) -> list[SkippedOnOpen]:
+    """Every record of ``log`` that cannot be decoded and every snapshot that cannot be used.
+
+    A check of what :meth:`MemexStore.open` would have to leave out, without
+    folding anything: each record's envelope and events are decoded, and
+    each snapshot is checked against the chain and decoded into states.
+    (Commands that decode but fail to apply are not looked for.)
+
+    Args:
+        log: the event log.
+    Returns:
+        :class:`SkippedOnOpen` entries in position order (snapshots and
+        records), ``[]`` when everything can be read. Snapshots that do not
+        match the chain or their stored hash are reported with the reason the
+        log gives.
+    Complexity: O(n) for n records plus the size of every snapshot.
+    """
+    found: list[SkippedOnOpen] = []
+    start = 1
+    while True:
+        try:
+            for _ in log.read(start):
+                pass
+            break
+        except UnreadableRecordError as e:
+            found.append(SkippedOnOpen(e.position, e.envelope_id, e.cause, "record"))
+            start = e.position + 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _load_all_snapshots(log, found)
+    for w in caught:
+        text = str(w.message)
+        if issubclass(w.category, RuntimeWarning) and text.startswith("memex: snapshot at position "):
+            pos = text.removeprefix("memex: snapshot at position ").split(" ", 1)[0]
+            if pos.isdigit() and not any(f.kind == "snapshot" and f.position == int(pos) for f in found):
+                found.append(SkippedOnOpen(int(pos), None, text.removeprefix("memex: "), "snapshot"))
+    found.sort(key=lambda s: (s.position, s.kind))
+    return found
+
+
+def _load_all_snapshots(log: EventLog, found: list[SkippedOnOpen]) -> None:
+    """Decode every snapshot of ``log`` that matches the chain (the others warn)."""
+    max_position: int | None = None
+    while True:
+        got = _load_snapshot(log, max_position, found)
+        if got is None or got[1] <= 0:
+            return
+        max_position = got[1] - 1
 
 
 class MemexStore(StoreMutations, StoreQueries):
@@ -132,30 +274,37 @@ class MemexStore(StoreMutations, StoreQueries):
         self._readonly = False
         self._owns_log = False
         self.snapshot_every: int | None = None
-        self.skipped_on_open: list[int] = []
+        self.skipped_on_open: list[SkippedOnOpen] = []
         self._closed = False
 
     # -- the durable log -------------------------------------------------------------
     @classmethod
     def open(
         cls,
-        path: str | os.PathLike[str] = DEFAULT_DB,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes] = DEFAULT_DB,
         *,
         log: EventLog | None = None,
         synchronous: str = "FULL",
         snapshot_every: int | None = 10_000,
         progress: Callable[[int], None] | None = None,
+        read_only: bool = False,
+        busy_timeout: float = 60.0,
     ) -> MemexStore:
         """Open (or create) a durable store backed by an event log.
 
-        Recovery: the latest snapshot that matches the log's hash chain is
-        loaded (a mismatching one is ignored with a ``RuntimeWarning``), then
-        the records after it are folded in position order. Records that fail
-        to apply (possible only in a log written by raw appends) are skipped;
-        their positions are in :attr:`skipped_on_open`.
+        Recovery: the latest snapshot that matches the log's hash chain and
+        can be decoded is loaded (one that does not match, or cannot be
+        decoded, is skipped with a ``RuntimeWarning`` and the next older one,
+        or the log from the start, is used instead), then the records after
+        it are folded in position order. Opening never fails because of one
+        record: a record that cannot be decoded (``RuntimeWarning``), or whose
+        command fails to apply (possible only in a log written by raw
+        appends), is left out and the rest is folded. What was left out is
+        listed in :attr:`skipped_on_open` as :class:`SkippedOnOpen` entries.
 
         Args:
-            path: the SQLite file (default ``./memex.db``); ignored when ``log`` is given.
+            path: the SQLite file (default ``./memex.db``; ``str``, ``bytes``
+                or path-like); ignored when ``log`` is given.
             log: an :class:`~memex.log.EventLog` to use instead of a SQLite file
                 (the caller keeps ownership: :meth:`close` does not close it).
             synchronous: ``"FULL"`` (default; every append fsynced) or the
@@ -165,20 +314,41 @@ class MemexStore(StoreMutations, StoreQueries):
                 appended since the last one, and on :meth:`close`
                 (``None`` = never automatically).
             progress: called with the number of tail records folded so far.
+            read_only: open the file read-only (it must exist and be a memex
+                database; nothing is created and no write lock is needed);
+                the store's mutators raise :class:`~memex.ReadOnlyStoreError`,
+                :meth:`refresh` still folds what other writers append.
+            busy_timeout: seconds to wait for another writer's lock (see
+                :class:`~memex.log.SQLiteEventLog`); ignored when ``log`` is given.
         Returns:
             The store; use it as a context manager or call :meth:`close`.
+        Raises:
+            FileAccessError: the path is a directory, not a regular file,
+                another application's database, or (``read_only``) missing.
+            StoreBusyError: the database stayed locked while it had to be set up.
+            StorageError: SQLite cannot open or read the file.
         Complexity: O(snapshot size + t log n) for a tail of t records.
         """
-        lg = log if log is not None else SQLiteEventLog(path, synchronous=synchronous)
+        lg = (
+            log
+            if log is not None
+            else SQLiteEventLog(path, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only)
+        )
         store = cls()
         store._log = lg
         store._owns_log = log is None
         store.snapshot_every = snapshot_every
-        snap = lg.load_snapshot()
-        if snap is not None:
-            store.mem, store.intents, store.tasks = decode_states(snap.state)
-            store._position = store._snap_position = snap.position
-        store._catch_up(progress)
+        store._readonly = bool(read_only)
+        try:
+            got = _load_snapshot(lg, None, store.skipped_on_open)
+            if got is not None:
+                store.states, store._position = got
+                store._snap_position = store._position
+            store._catch_up(progress)
+        except BaseException:
+            if store._owns_log:
+                lg.close()
+            raise
         return store
 
     @property
@@ -202,14 +372,15 @@ class MemexStore(StoreMutations, StoreQueries):
 
     @property
     def read_only(self) -> bool:
-        """``True`` for a past state returned by :meth:`as_of` (mutators raise)."""
+        """``True`` for a past state returned by :meth:`as_of`, a store opened
+        with ``read_only=True``, and a closed durable store (mutators raise)."""
         return self._readonly
 
     def _catch_up(self, progress: Callable[[int], None] | None = None) -> None:
         """Fold the records appended after :attr:`position` (by this or another process)."""
         assert self._log is not None
         states, last = _fold_log(
-            self.states, self._log.read_commands(self._position + 1), self.skipped_on_open, progress
+            self.states, self._log, self._position + 1, None, self.skipped_on_open, progress
         )
         self.states = states
         self._position = max(self._position, last)
@@ -251,12 +422,11 @@ class MemexStore(StoreMutations, StoreQueries):
         past = MemexStore()
         past._position = 0
         if position > 0:
-            snap = lg.load_snapshot(max_position=position)
-            if snap is not None:
-                past.mem, past.intents, past.tasks = decode_states(snap.state)
-                past._position = snap.position
+            got = _load_snapshot(lg, position, [])
+            if got is not None:
+                past.states, past._position = got
             if past._position < position:
-                past.states = _fold_log(past.states, lg.read_commands(past._position + 1, position))[0]
+                past.states = _fold_log(past.states, lg, past._position + 1, position)[0]
         past._position = position
         past._readonly = True
         return past
@@ -285,7 +455,7 @@ class MemexStore(StoreMutations, StoreQueries):
         """Raise :class:`ReadOnlyStoreError` for a closed store or a state of the past."""
         self._check_open()
         if self._readonly:
-            raise ReadOnlyStoreError()
+            raise ReadOnlyStoreError() if self._log is None else ReadOnlyStoreError("this store was opened read-only")
 
     def _maybe_snapshot(self) -> None:
         every = self.snapshot_every
@@ -296,24 +466,29 @@ class MemexStore(StoreMutations, StoreQueries):
         """Save a snapshot if records were appended since the last one (and
         ``snapshot_every`` is set), then close the log if the store opened it.
 
-        The closed store keeps its states for reading, but its mutators raise
-        :class:`~memex.ReadOnlyStoreError` (a change could no longer be
-        logged, and would be lost on the next open). Idempotent; a no-op for
-        an in-memory or read-only store.
+        The log is closed even when the snapshot cannot be written (a full
+        disk, a locked database: reported with a ``RuntimeWarning``; the
+        snapshot is only a shortcut, the log has every change) or anything
+        else goes wrong on the way. The closed store keeps its states for
+        reading, but its mutators raise :class:`~memex.ReadOnlyStoreError`
+        (a change could no longer be logged, and would be lost on the next
+        open). Idempotent; a no-op for an in-memory store or a state of the past.
         """
         lg = self._log
-        if lg is None or self._readonly:
+        if lg is None:
             return
-        if self.snapshot_every is not None and self._position > self._snap_position:
-            try:
-                self.snapshot()
-            except (MemexError, OSError) as e:
-                warnings.warn(f"memex: could not save a snapshot on close: {e}", RuntimeWarning, stacklevel=2)
-        if self._owns_log:
-            lg.close()
-        self._log = None
-        self._readonly = True
-        self._closed = True
+        try:
+            if not self._readonly and self.snapshot_every is not None and self._position > self._snap_position:
+                try:
+                    self.snapshot()
+                except (MemexError, OSError) as e:
+                    warnings.warn(f"memex: could not save a snapshot on close: {e}", RuntimeWarning, stacklevel=2)
+        finally:
+            self._log = None
+            self._readonly = True
+            self._closed = True
+            if self._owns_log:
+                lg.close()
 
     def __enter__(self) -> MemexStore:
         return self
