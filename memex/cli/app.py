@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sqlite3
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,11 +27,10 @@ from rich.text import Text
 from rich.tree import Tree
 
 from memex import _jsonfmt
-from memex.errors import FileAccessError, MemexError, ValidationError
+from memex.errors import FileAccessError, MemexError, StorageError, ValidationError
 from memex.log import SQLiteEventLog
 from memex.log.jsonl import Phases, SkippedRecord
 from memex.log.protocol import resolve_as_of
-from memex.log.sqlite import require_memex_database
 
 __all__ = [
     "CliError",
@@ -48,6 +46,7 @@ __all__ = [
     "number_table",
     "log_argument",
     "db_arguments",
+    "db_path",
     "open_log",
     "as_of_position",
 ]
@@ -315,12 +314,54 @@ def log_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_RESERVED_SCHEMES = ("postgresql://", "postgres://")
+
+
+def db_path(text: str) -> str:
+    """Check the text of ``--db DB``: a path to a database file.
+
+    Args:
+        text: the argument as given (a name that is not UTF-8 arrives with
+            surrogate escapes and works).
+    Returns:
+        ``text`` unchanged.
+    Raises:
+        argparse.ArgumentTypeError: an empty name, ``:memory:`` (SQLite's
+            in-memory database would keep nothing), a URI (``file:...`` or
+            anything with ``://``: SQLite would read it as a file name here
+            and as a URI elsewhere), or a PostgreSQL DSN (``postgresql://``,
+            ``postgres://``), which is not supported yet. argparse reports it
+            as a usage error (exit code 2).
+    """
+    if text == "":
+        raise argparse.ArgumentTypeError("expected a database file path, got an empty name")
+    if text.strip().lower() == ":memory:":
+        raise argparse.ArgumentTypeError(
+            "':memory:' is an in-memory database that keeps nothing; give a file path"
+        )
+    lowered = text.lower()
+    if lowered.startswith(_RESERVED_SCHEMES):
+        raise argparse.ArgumentTypeError(
+            "PostgreSQL databases are not supported yet; give the path of an SQLite file"
+        )
+    if lowered.startswith("file:") or "://" in text:
+        raise argparse.ArgumentTypeError(
+            f"expected a file path, not a URI: {one_line(text)!r} (name the file itself)"
+        )
+    return text
+
+
 def db_arguments(
     parser: argparse.ArgumentParser, *, required: bool = True, as_of: bool = True
 ) -> None:
-    """Add ``--db DB`` (``args.db``) and, with ``as_of``, ``--as-of WHEN`` (``args.as_of``)."""
+    """Add ``--db DB`` (``args.db``, checked by :func:`db_path`) and, with ``as_of``,
+    ``--as-of WHEN`` (``args.as_of``)."""
     parser.add_argument(
-        "--db", metavar="DB", required=required, help="SQLite event log of a durable store (memex.db)"
+        "--db",
+        metavar="DB",
+        type=db_path,
+        required=required,
+        help="SQLite event log of a durable store (memex.db)",
     )
     if as_of:
         parser.add_argument(
@@ -338,20 +379,19 @@ def open_log(
     """Open the SQLite event log at ``path`` for the block, and close it after.
 
     Args:
-        path: the database file; unless ``create``, it must already be a
-            memex database (:func:`memex.log.sqlite.require_memex_database`).
-        create: create the database if it does not exist.
+        path: the database file.
+        create: open it for writing, creating it if it does not exist.
+            Without ``create`` the file is opened read-only (SQLite
+            ``mode=ro``): it must already be a memex database, nothing is
+            created and no write lock is needed, so a reader works while a
+            writer holds the lock.
         synchronous: SQLite's ``PRAGMA synchronous`` (``"FULL"`` or ``"NORMAL"``).
     Raises:
-        FileAccessError: without ``create``, a missing or non-database file.
-        CliError: SQLite cannot open the file as a database (code 2).
+        FileAccessError: a missing file (without ``create``), a directory, not
+            a regular file, or not a memex database (exit code 2).
+        StoreBusyError, StorageError: SQLite cannot open the file (exit code 2).
     """
-    if not create:
-        require_memex_database(path)
-    try:
-        lg = SQLiteEventLog(path, synchronous=synchronous)
-    except sqlite3.Error as e:
-        raise CliError(f"{path}: not a memex database ({e})") from None
+    lg = SQLiteEventLog(path, synchronous=synchronous, read_only=not create)
     try:
         yield lg
     finally:
@@ -463,6 +503,9 @@ def _run(ctx: Context, argv: Sequence[str] | None) -> int:
         return e.code
     except FileAccessError as e:  # its message names the file and the problem
         _error(ctx, str(e))
+        return 2
+    except StorageError as e:  # the database file cannot be used (busy, full, read-only, ...)
+        _error(ctx, f"{type(e).__name__}: {e}")
         return 2
     except MemexError as e:
         if os.environ.get("MEMEX_DEBUG"):

@@ -34,6 +34,7 @@ from memex.integrity import (
 from memex.log.jsonl import LogReplay
 from memex.models import MemoryItem
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
+from memex.store import SkippedOnOpen, find_unreadable
 
 __all__ = ["WHY_MAX_DEPTH", "cmd_why", "cmd_contradictions", "cmd_stale", "cmd_audit"]
 
@@ -331,13 +332,24 @@ def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
 
     Prints the head position and hash; on tampering (an edited, deleted or
     swapped record, or records removed after the expected head) prints the
-    first bad position and exits 1.
+    first bad position and exits 1. Then checks that everything stored can
+    be read back: each record that cannot be decoded, and each snapshot that
+    cannot be used (it cannot be decoded, or does not match the chain or its
+    hash), is printed as one ``UNREADABLE ...`` line and the exit code is 1
+    (opening the store leaves them out). With ``--json`` the result is one
+    object (``ok``, ``head``, ``head_hash``, ``first_bad``, ``reason``; plus
+    ``unreadable``, a list of ``{"kind", "position", "envelope_id",
+    "reason"}``, when something cannot be read, and then ``ok`` is false).
+
+    The database is opened read-only: it is never created or changed, and
+    the command works while a writer holds the write lock.
 
     Returns:
-        0 when the chain verifies, 1 otherwise.
+        0 when the chain verifies and everything can be read, 1 otherwise.
     Raises:
-        CliError: a malformed ``--expect-head``, a file SQLite cannot open (code 2).
+        CliError: a malformed ``--expect-head`` (code 2).
         FileAccessError: a missing or non-database file (exit code 2).
+        StorageError: SQLite cannot read the file (exit code 2).
     """
     expected: tuple[int, str] | None = None
     if args.expect_head is not None:
@@ -347,9 +359,18 @@ def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
         expected = (int(pos_text), hash_text.lower())
     with open_log(args.db) as lg:
         result = lg.verify(expected)
-    ctx.exit_code = 0 if result.ok else 1
+        unreadable = find_unreadable(lg)
+    ok = result.ok and not unreadable
+    ctx.exit_code = 0 if ok else 1
     if args.json:
-        ctx.write_json(result._asdict())
+        doc: dict[str, Any] = result._asdict()
+        if unreadable:
+            doc["ok"] = False
+            doc["unreadable"] = [
+                {"kind": u.kind, "position": u.position, "envelope_id": u.envelope_id, "reason": u.reason}
+                for u in unreadable
+            ]
+        ctx.write_json(doc)
         return ctx.exit_code
     out = ctx.console()
     out.print(f"head position {result.head}", soft_wrap=True)
@@ -358,4 +379,18 @@ def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
         out.print("ok: the hash chain verifies", soft_wrap=True)
     else:
         out.print(f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True)
+    for u in unreadable:
+        out.print(_unreadable_line(u), soft_wrap=True)
+    if unreadable:
+        out.print(
+            f"{len(unreadable)} unreadable part(s): opening the store leaves them out", soft_wrap=True
+        )
     return ctx.exit_code
+
+
+def _unreadable_line(u: SkippedOnOpen) -> str:
+    """One line for something :func:`memex.find_unreadable` found."""
+    if u.kind == "snapshot":
+        return one_line(f"UNREADABLE snapshot at position {u.position}: {u.reason}")
+    eid = "" if u.envelope_id is None else f" (envelope {u.envelope_id})"
+    return one_line(f"UNREADABLE record at position {u.position}{eid}: {u.reason}")

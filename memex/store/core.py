@@ -168,9 +168,11 @@ def find_unreadable(log: EventLog) -> list[SkippedOnOpen]:
         log: the event log.
     Returns:
         :class:`SkippedOnOpen` entries in position order (snapshots and
-        records), ``[]`` when everything can be read. Snapshots that do not
-        match the chain or their stored hash are reported with the reason the
-        log gives.
+        records), ``[]`` when everything can be read. Snapshots up to the
+        head that do not match the chain or their stored hash are reported
+        with the reason the log gives; a snapshot past the head (records
+        were removed from the end, which only ``verify(expected_head=...)``
+        can tell) is not looked at.
     Complexity: O(n) for n records plus the size of every snapshot.
     """
     found: list[SkippedOnOpen] = []
@@ -197,8 +199,8 @@ def find_unreadable(log: EventLog) -> list[SkippedOnOpen]:
 
 
 def _load_all_snapshots(log: EventLog, found: list[SkippedOnOpen]) -> None:
-    """Decode every snapshot of ``log`` that matches the chain (the others warn)."""
-    max_position: int | None = None
+    """Decode every snapshot of ``log`` up to its head that matches the chain (the others warn)."""
+    max_position: int | None = log.head()
     while True:
         got = _load_snapshot(log, max_position, found)
         if got is None or got[1] <= 0:
@@ -578,8 +580,11 @@ class MemexStore(StoreMutations, StoreQueries):
             :class:`EnvelopeImport`.
         Raises:
             ValidationError: the store has no log. ReadOnlyStoreError: a past state.
-            ConcurrencyError: another writer appended during the import (the
-                batches before it stay applied).
+            ConcurrencyError: other writers kept appending for a minute (a
+                batch that meets another writer's records is otherwise retried
+                on top of them; the batches before stay applied).
+            StoreBusyError: the database stayed locked for the busy timeout.
+            StorageError: the database file cannot be written.
         Complexity: O(k log n) for k envelopes.
         """
         self._check_open()

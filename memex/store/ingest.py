@@ -10,15 +10,19 @@ same reason.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
-from memex.errors import IdempotencyConflictError, PreviouslyRejectedError
+from memex.errors import ConcurrencyError, IdempotencyConflictError, PreviouslyRejectedError
 from memex.log import EventLog, canonical_envelope_bytes
-from memex.namespaces import FOLD_ERRORS, States, apply
+from memex.namespaces import FOLD_ERRORS, States, apply, fold
+
+RETRY_SECONDS = 60.0
+"""How long an import keeps retrying a batch that meets another writer's appends (seconds)."""
 
 __all__ = ["EnvelopeImport", "import_envelopes"]
 
@@ -84,9 +88,13 @@ def import_envelopes(
         rejected before) with identical canonical bytes is not applied again;
         with different bytes it is rejected with
         :class:`~memex.errors.IdempotencyConflictError`.
+        A batch that meets records another writer appended meanwhile is
+        retried: those records are folded first, then the batch is applied
+        again on top of them (an envelope the other writer stored is then a
+        duplicate, one that no longer applies is rejected).
     Raises:
-        ConcurrencyError: another writer appended during the import (the
-            batches before it stay applied).
+        ConcurrencyError: other writers kept appending for
+            :data:`RETRY_SECONDS` (the batches before stay applied).
     Complexity: O(k log n) for k envelopes; the cyclic GC is paused meanwhile.
     """
     rejected: list[tuple[int, Exception]] = []
@@ -95,20 +103,64 @@ def import_envelopes(
     pending_events: list[list[Any]] = []
     pending_bytes: dict[str, bytes] = {}
     pending_rejects: list[tuple[EventEnvelope[Any], str]] = []
+    pending_index: list[int] = []
+    base = states  # the states at the last committed batch
+
+    def replan() -> None:
+        """Another writer appended: fold its records onto ``base``, apply the batch again."""
+        nonlocal base, position, states, applied, duplicates
+        result = fold(base, log.read_commands(position + 1), on_error=lambda *_: None)
+        base, position = result.states, max(position, result.last or 0)
+        batch = list(zip(pending_index, pending, strict=True))
+        pending.clear()
+        pending_events.clear()
+        pending_bytes.clear()
+        pending_index.clear()
+        states = base
+        for index, env in batch:
+            applied -= 1  # counted again below if it still applies
+            try:
+                known, at = _known_bytes(log, env, pending_bytes)
+                if known is not None:
+                    if known != canonical_envelope_bytes(env):
+                        raise IdempotencyConflictError(env.id, at)
+                    duplicates += 1
+                    continue
+                states, cmd, evs = apply(states, env.namespace, env.payload)
+            except FOLD_ERRORS as e:
+                rejected.append((index, e))
+                if not isinstance(e, IdempotencyConflictError):
+                    pending_rejects.append((env, f"{type(e).__name__}: {e}"))
+                continue
+            applied += 1
+            pending.append(env)
+            pending_events.append(evs)
+            pending_bytes[env.id] = canonical_envelope_bytes(env)
+            pending_index.append(index)
 
     def flush() -> None:
-        nonlocal position
+        nonlocal position, base
         if pending or pending_rejects:
-            positions = log.append(
-                pending, events=pending_events, expected_position=position, rejected=pending_rejects
-            )
+            deadline = time.monotonic() + RETRY_SECONDS
+            while True:
+                try:
+                    positions = log.append(
+                        pending, events=pending_events, expected_position=position, rejected=pending_rejects
+                    )
+                    break
+                except ConcurrencyError:
+                    if time.monotonic() >= deadline:
+                        raise
+                    replan()
             if positions:
                 position = max(positions)
+            base = states
             committed(states, position)
             pending.clear()
             pending_events.clear()
             pending_bytes.clear()
             pending_rejects.clear()
+            pending_index.clear()
 
     with gc_paused():
         for index, raw in enumerate(envelopes):
@@ -145,6 +197,7 @@ def import_envelopes(
                 pending.append(logged)
                 pending_events.append(evs)
                 pending_bytes[env.id] = canonical_envelope_bytes(logged)
+                pending_index.append(index)
                 applied += 1
                 if len(pending) >= batch_size:
                     flush()
