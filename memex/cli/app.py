@@ -200,23 +200,34 @@ def order_subcommands(names: Sequence[str]) -> None:
 # ---------------------------------------------------------------------------
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    """``\\xNN`` for a control character, or for a byte of a non-UTF-8 file name
+    (a surrogate escape, U+DC80..U+DCFF); ``\\uNNNN`` for another lone surrogate."""
+    code = ord(m.group())
+    if code < 0xD800:
+        return f"\\x{code:02x}"
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def one_line(text: str) -> str:
     """``text`` on one line, with control characters (ESC, NUL, ...) shown as ``\\xNN`` escapes.
 
     Data read from a log is printed in tables and messages; a raw escape
-    sequence in a scope or an id must not reach the terminal. When the text
+    sequence in a scope or an id must not reach the terminal. A lone
+    surrogate (a byte of a non-UTF-8 file name given on the command line)
+    is escaped the same way, so it cannot fail the output stream. When the text
     has a line break, each run of white space becomes one space and the ends
     are trimmed.
     """
     if "\n" in text or "\r" in text:
         text = " ".join(text.split())
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_escape, text)
 
 
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def printable(obj: Any) -> Any:
@@ -227,7 +238,7 @@ def printable(obj: Any) -> Any:
     are escaped when they are built) is returned as is.
     """
     if isinstance(obj, str):
-        return _CONTROL_BUT_NEWLINE.sub(lambda m: f"\\x{ord(m.group()):02x}", obj)
+        return _CONTROL_BUT_NEWLINE.sub(_escape, obj)
     if isinstance(obj, Text):
         return Text(printable(obj.plain), style=obj.style)
     if isinstance(obj, Tree):

@@ -800,8 +800,8 @@ def _check_lockable(raw: bytes, shown: str) -> None:
     not a regular file, or an SQLite database of another application."""
     if not _check_file(raw, shown, must_exist=False) or os.path.getsize(raw) == 0:
         return
-    try:
-        with closing(sqlite3.connect(_read_only_uri(raw), uri=True)) as conn:
+    try:  # read-write, so that closing it removes any WAL files it had to create
+        with closing(sqlite3.connect(raw)) as conn:
             names = _table_names(conn)
     except sqlite3.Error as e:
         raise storage_error(e, raw) from None
