@@ -101,7 +101,15 @@ class EventLog(Protocol):
         ...
 
     def read(self, from_position: int = 0, to_position: int | None = None) -> Iterator[LogRecord]:
-        """Records with ``from_position <= position <= to_position`` in position order."""
+        """Records with ``from_position <= position <= to_position`` in position order.
+
+        A stored record that cannot be decoded raises
+        :class:`~memex.errors.UnreadableRecordError` (with its ``position``)
+        when the iterator reaches it; reading again from ``position + 1`` goes
+        on with the rest. :meth:`read_commands` and :meth:`lookup` do the same.
+        Failures of the storage itself raise :class:`~memex.errors.StorageError`
+        (:class:`~memex.errors.StoreBusyError` for a lock that did not clear).
+        """
         ...
 
     def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
