@@ -149,6 +149,9 @@ class EventLogConformance(abc.ABC):
       snapshot's position, refusal of a position past the head, a snapshot at
       0, and no warning when the snapshot matches the chain;
     * the log is an instance of the runtime-checkable :class:`memex.EventLog`;
+    * ``close`` is idempotent, and a closed log raises a
+      :class:`memex.MemexError` (such as :class:`memex.StorageError`), never
+      an error of the backend's driver;
     * a property: random batches (repeated ids as retries, stale expected
       positions) keep the log gap-free, duplicate-free, in first-append order,
       with a valid chain.
@@ -425,6 +428,21 @@ class EventLogConformance(abc.ABC):
 
     def test_is_an_event_log(self) -> None:
         assert isinstance(self.open_log(), memex.EventLog)
+
+    def test_a_closed_log_raises_memex_errors(self) -> None:
+        lg = self.open_log()
+        lg.append([env(1)])
+        lg.close()
+        lg.close()  # idempotent
+        calls: list[Callable[[], object]] = [
+            lg.head,
+            lambda: list(lg.read()),
+            lambda: lg.lookup("env-1"),
+            lambda: lg.append([env(2)]),
+        ]
+        for call in calls:
+            with pytest.raises(memex.MemexError):
+                call()
 
     @_random_batches_property
     def test_random_batches_keep_every_invariant(self, plan: list[tuple[list[int], bool]]) -> None:
