@@ -424,6 +424,16 @@ def test_a_directory_as_db_is_refused(tmp_path: Path) -> None:
         memex.SQLiteEventLog("")
 
 
+def test_a_nul_character_or_a_non_path_is_a_validation_error(tmp_path: Path) -> None:
+    with pytest.raises(memex.ValidationError, match="NUL") as caught:
+        memex.MemexStore.open(str(tmp_path / "a\x00b.db"))
+    assert caught.value.path == "path"
+    with pytest.raises(memex.ValidationError, match="expected a file path") as caught:
+        memex.MemexStore.open(123)  # type: ignore[arg-type]
+    assert caught.value.path == "path"
+    assert os.listdir(tmp_path) == []
+
+
 def test_an_empty_file_becomes_a_memex_database(tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
     path.write_bytes(b"")

@@ -140,19 +140,25 @@ def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
     """Refuse a path that cannot be a database file; return whether the file exists.
 
     Raises:
+        ValidationError: a NUL character in the path.
         FileAccessError: an empty path (reason ``"missing"``), a missing file
             when ``must_exist`` (``"missing"``), a directory (``"directory"``),
             or something other than a regular file, such as ``/dev/null``
-            (``"not_database"``).
+            (``"not_database"``); a path that cannot be looked at
+            (``"permission"``, ``"os"``).
     """
     if not raw:
         raise FileAccessError(shown, "missing", "an empty path names no database file")
+    if b"\x00" in raw:
+        raise ValidationError("path: a file name cannot hold a NUL character", "path")
     try:
         st = os.stat(raw)
     except FileNotFoundError:
         if must_exist:
             raise FileAccessError(shown, "missing", f"{shown}: no such file") from None
         return False
+    except PermissionError as e:
+        raise FileAccessError(shown, "permission", f"{shown}: {e.strerror or e}") from None
     except OSError as e:
         raise FileAccessError(shown, "os", f"{shown}: {e.strerror or e}") from None
     if stat.S_ISDIR(st.st_mode):
@@ -216,7 +222,8 @@ class SQLiteEventLog:
 
     Raises:
         ValidationError: an unknown ``synchronous`` value, a negative or
-            non-finite ``busy_timeout`` (also a ``ValueError``).
+            non-finite ``busy_timeout``, a path that is not a path or holds a
+            NUL character (also a ``ValueError``).
         FileAccessError: an empty path, a directory, something other than a
             regular file (``/dev/null``), a missing file when ``read_only``,
             or a file that is not a memex database.
