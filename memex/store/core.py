@@ -24,8 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from memex import serialization
-from memex._time import now_ms
-from memex.envelope import EventEnvelope, create_event_envelope
+from memex.envelope import EventEnvelope
 from memex.errors import ConcurrencyError, MemexError, ReadOnlyStoreError, ValidationError
 from memex.graph import GraphState, create_graph_state
 from memex.intent import IntentState, create_intent_state
@@ -33,7 +32,7 @@ from memex.log import EventLog, SQLiteEventLog
 from memex.namespaces import States, fold
 from memex.serialization import decode_states, encode_states
 from memex.store.ingest import EnvelopeImport, import_envelopes
-from memex.store.mutations import Records, StoreMutations
+from memex.store.mutations import Records, StoreMutations, stamp_envelopes
 from memex.store.queries import StoreQueries
 from memex.task import TaskState, create_task_state
 
@@ -324,8 +323,7 @@ class MemexStore(StoreMutations, StoreQueries):
     def _append(self, records: Records) -> None:
         """Append the folded commands as one batch, expecting the head at :attr:`position`."""
         assert self._log is not None
-        now = now_ms()
-        envs = [create_event_envelope(cmd.type, cmd, namespace=ns, now=now) for ns, cmd, _ in records]
+        envs = stamp_envelopes(self._log, self._position, records)
         positions = self._log.append(
             envs, events=[evs for _, _, evs in records], expected_position=self._position
         )
