@@ -503,7 +503,7 @@ def test_unexpected_errors_become_one_line(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk on fire\nsecond line")
 
-    monkeypatch.setattr(jsonl, "replay_from_envelopes", boom)
+    monkeypatch.setattr(jsonl, "replay_ordered_envelopes", boom)
     monkeypatch.delenv("MEMEX_DEBUG", raising=False)
     code, out, err = run(capsys, "replay", str(EXAMPLE))
     assert code == 2
@@ -512,7 +512,7 @@ def test_unexpected_errors_become_one_line(
     def bad_input(*args: Any, **kwargs: Any) -> Any:
         raise memex.ValidationError("bad thing")
 
-    monkeypatch.setattr(jsonl, "replay_from_envelopes", bad_input)
+    monkeypatch.setattr(jsonl, "replay_ordered_envelopes", bad_input)
     code, out, err = run(capsys, "replay", str(EXAMPLE))
     assert code == 1
     assert _one_error_line(err) == "memex: error: ValidationError: bad thing"

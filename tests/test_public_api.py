@@ -388,6 +388,7 @@ SUBMODULES: dict[str, list[str]] = {
         "parse_iso_ts",
         "replay_commands",
         "replay_from_envelopes",
+        "replay_ordered_envelopes",
     ],
     "memex.serialization": [
         "SerializedGraphState",

@@ -82,6 +82,8 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
     summary.add_row("envelopes read", str(log.records))
     summary.add_row("applied", str(log.applied))
     summary.add_row("skipped", str(len(log.skipped)))
+    if log.duplicates:
+        summary.add_row("duplicates", str(log.duplicates))
     summary.add_row("items", str(stats.items.total))
     summary.add_row("edges", f"{stats.edges.total} ({stats.edges.active} active)")
     summary.add_row("active contradictions", str(count_active_contradictions(log.state)))

@@ -378,6 +378,7 @@ class MemexStore(StoreMutations, StoreQueries):
         *,
         batch_size: int = 512,
         progress: Callable[[int], None] | None = None,
+        retry_rejected: bool = False,
     ) -> EnvelopeImport:
         """Apply and log envelopes that already have ids and times (e.g. from a JSONL log).
 
@@ -397,6 +398,11 @@ class MemexStore(StoreMutations, StoreQueries):
             envelopes: envelopes or wire mappings.
             batch_size: envelopes per append transaction.
             progress: called with the number of envelopes processed.
+            retry_rejected: apply again the envelopes an earlier import
+                rejected (identical bytes), e.g. an update whose target has
+                been imported since; without it they are reported with
+                :class:`~memex.errors.PreviouslyRejectedError`. An envelope
+                with an empty id or an unknown namespace is always rejected.
         Returns:
             :class:`EnvelopeImport`.
         Raises:
@@ -415,7 +421,8 @@ class MemexStore(StoreMutations, StoreQueries):
             self._position = max(self._position, position)
 
         result = import_envelopes(
-            self._log, self.states, self._position, envelopes, committed, batch_size, progress
+            self._log, self.states, self._position, envelopes, committed, batch_size, progress,
+            retry_rejected=retry_rejected,
         )
         self._maybe_snapshot()
         return result

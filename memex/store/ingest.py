@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
-from memex.errors import IdempotencyConflictError, PreviouslyRejectedError
+from memex.errors import IdempotencyConflictError, PreviouslyRejectedError, ValidationError
 from memex.log import EventLog, canonical_envelope_bytes
-from memex.namespaces import FOLD_ERRORS, States, apply
+from memex.namespaces import FOLD_ERRORS, NAMESPACES, States, apply
 
 __all__ = ["EnvelopeImport", "import_envelopes"]
 
@@ -37,6 +37,17 @@ class EnvelopeImport(NamedTuple):
     applied: int
     duplicates: int
     rejected: list[tuple[int, Exception]]
+
+
+def _check_envelope(env: EventEnvelope[Any]) -> None:
+    """Reject an envelope no log may hold: an empty id, or an unknown namespace."""
+    if not env.id:
+        raise ValidationError("envelope.id: must not be empty", "id")
+    if env.namespace not in NAMESPACES:
+        known = ", ".join(NAMESPACES)
+        raise ValidationError(
+            f'envelope.namespace: unknown namespace "{env.namespace}" (expected one of {known})', "namespace"
+        )
 
 
 def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
@@ -67,6 +78,7 @@ def import_envelopes(
     committed: Callable[[States, int], None],
     batch_size: int = 512,
     progress: Callable[[int], None] | None = None,
+    retry_rejected: bool = False,
 ) -> EnvelopeImport:
     """Validate, fold and append envelopes in order, ``batch_size`` per transaction.
 
@@ -79,11 +91,20 @@ def import_envelopes(
             is appended, so the caller rebinds its states.
         batch_size: envelopes per append transaction.
         progress: called with the number of envelopes processed.
+        retry_rejected: apply again an envelope whose identical bytes an
+            earlier import rejected (e.g. an update whose target exists
+            now); if it fails again its recorded reason is replaced. When
+            ``False`` (default) such an envelope is reported with
+            :class:`~memex.errors.PreviouslyRejectedError` (the recorded reason).
     Returns:
-        :class:`EnvelopeImport`. An envelope whose id is stored (or was
-        rejected before) with identical canonical bytes is not applied again;
+        :class:`EnvelopeImport`. One rule for repeated ids: an envelope whose
+        id is stored, or met earlier in this call, with identical canonical
+        bytes is not applied again (a duplicate; an identical repeat of an
+        envelope rejected earlier in this call counts as a duplicate too);
         with different bytes it is rejected with
-        :class:`~memex.errors.IdempotencyConflictError`.
+        :class:`~memex.errors.IdempotencyConflictError`. An envelope with an
+        empty ``id`` or a ``namespace`` other than ``memory``, ``intent`` and
+        ``task`` is rejected with a :class:`~memex.errors.ValidationError`.
     Raises:
         ConcurrencyError: another writer appended during the import (the
             batches before it stay applied).
@@ -95,6 +116,7 @@ def import_envelopes(
     pending_events: list[list[Any]] = []
     pending_bytes: dict[str, bytes] = {}
     pending_rejects: list[tuple[EventEnvelope[Any], str]] = []
+    rejected_here: dict[str, bytes] = {}  # ids rejected earlier in this call
 
     def flush() -> None:
         nonlocal position
@@ -114,7 +136,14 @@ def import_envelopes(
         for index, raw in enumerate(envelopes):
             try:
                 env = _envelope_of(raw)
+                _check_envelope(env)
                 parse_iso_ts(env.ts)
+                here = rejected_here.get(env.id)
+                if here is not None:
+                    if here != canonical_envelope_bytes(env):
+                        raise IdempotencyConflictError(env.id, 0)
+                    duplicates += 1
+                    continue
                 known, at = _known_bytes(log, env, pending_bytes)
                 if known is not None:
                     if known != canonical_envelope_bytes(env):
@@ -125,7 +154,8 @@ def import_envelopes(
                 if earlier is not None:
                     if earlier.envelope != canonical_envelope_bytes(env):
                         raise IdempotencyConflictError(env.id, 0)
-                    raise PreviouslyRejectedError(earlier.reason)
+                    if not retry_rejected:
+                        raise PreviouslyRejectedError(earlier.reason)
                 new_states, cmd, evs = apply(states, env.namespace, env.payload)
             except PreviouslyRejectedError as e:
                 rejected.append((index, e))
@@ -133,9 +163,12 @@ def import_envelopes(
                 rejected.append((index, e))
                 if isinstance(raw, EventEnvelope | Mapping) and not isinstance(e, IdempotencyConflictError):
                     try:
-                        pending_rejects.append((_envelope_of(raw), f"{type(e).__name__}: {e}"))
+                        failed = _envelope_of(raw)
                     except FOLD_ERRORS:
-                        pass  # not an envelope at all: nothing to remember it by
+                        continue  # not an envelope at all: nothing to remember it by
+                    if failed.id:
+                        rejected_here.setdefault(failed.id, canonical_envelope_bytes(failed))
+                        pending_rejects.append((failed, f"{type(e).__name__}: {e}"))
             else:
                 states = new_states
                 logged: EventEnvelope[Any] = EventEnvelope(
