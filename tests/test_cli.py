@@ -398,7 +398,7 @@ def test_long_scope_list_is_cut_at_twenty(
     assert value(out, "s24") == "25"
     assert value(out, "s05") == "6"
     assert "s04 " not in out
-    assert value(out, "... 6 more") == str(5 + 4 + 3 + 2 + 1 + 1)
+    assert value(out, "… and 6 more") == str(5 + 4 + 3 + 2 + 1 + 1)
     assert value(out, "items") == str(sum(range(1, 26)) + 1)
 
 

@@ -201,11 +201,21 @@ def order_subcommands(names: Sequence[str]) -> None:
 # ---------------------------------------------------------------------------
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0/C1 controls, plus the invisible format characters that reorder or break
+# what a terminal shows: bidi marks/embeddings/overrides/isolates (U+202E ...),
+# the line and paragraph separators, and the Arabic letter mark.
+_INVISIBLE = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line, with control characters (ESC, NUL, ...) shown as ``\\xNN`` escapes.
+    """``text`` on one line, with control characters (ESC, NUL, ...) shown as ``\\xNN`` escapes
+    and bidi or separator characters (U+202E, U+2028, ...) as ``\\uNNNN``.
 
     Data read from a log is printed in tables and messages; a raw escape
     sequence in a scope or an id must not reach the terminal. When the text
@@ -214,21 +224,36 @@ def one_line(text: str) -> str:
     """
     if "\n" in text or "\r" in text:
         text = " ".join(text.split())
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_escape, text)
 
 
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+def field_text(value: object) -> str:
+    """One value from the data (an id, a kind, an author, a scope) as printable text.
+
+    Every control character, line break included, and every bidi or line
+    separator character (U+202E, U+2028, ...) is shown as a ``\\xNN`` or
+    ``\\uNNNN`` escape, so the value stays on one line and shows what it
+    holds. O(1) extra work for the common case of printable ASCII.
+    """
+    text = value if isinstance(value, str) else str(value)
+    if text.isascii() and text.isprintable():
+        return text
+    return _CONTROL.sub(_escape, text)
+
+
+_CONTROL_BUT_NEWLINE = re.compile(f"[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 
 
 def printable(obj: Any) -> Any:
-    """``obj`` with the control characters of its text (but line breaks) shown as ``\\xNN``.
+    """``obj`` with the control characters of its text (but line breaks) shown as ``\\xNN``
+    (bidi and separator characters such as U+202E as ``\\uNNNN``).
 
     Strings and ``rich.text.Text`` are escaped, a ``rich.tree.Tree`` has its
     labels escaped throughout (in place); anything else (tables, whose cells
     are escaped when they are built) is returned as is.
     """
     if isinstance(obj, str):
-        return _CONTROL_BUT_NEWLINE.sub(lambda m: f"\\x{ord(m.group()):02x}", obj)
+        return _CONTROL_BUT_NEWLINE.sub(_escape, obj)
     if isinstance(obj, Text):
         return Text(printable(obj.plain), style=obj.style)
     if isinstance(obj, Tree):
