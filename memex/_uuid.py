@@ -22,7 +22,7 @@ import threading
 from memex import _time
 from memex.errors import InvalidTimestampError, ValidationError
 
-__all__ = ["uuid7", "extract_timestamp", "safe_extract_timestamp"]
+__all__ = ["uuid7", "mint", "extract_timestamp", "safe_extract_timestamp"]
 
 _MASK48 = (1 << 48) - 1
 _MASK62 = (1 << 62) - 1
@@ -33,6 +33,8 @@ _VARIANT_BITS = 0b10 << 62
 _lock = threading.Lock()
 _last_ms = -1  # time field of the last clock-driven id
 _counter = 0  # rand_a of the last clock-driven id
+_explicit_ms = -1  # time field of the last id minted with an explicit ms
+_explicit_counter = 0  # its rand_a
 
 
 def _random_bits() -> int:
@@ -45,6 +47,59 @@ def _format(value: int) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+def _advance(floor: int) -> tuple[int, int]:
+    """Step the monotonic state to a time field ``>= floor``; returns ``(time, rand_a)``.
+
+    The caller holds ``_lock``. If ``floor`` is past the last time field, the
+    time field becomes ``floor`` and the counter is seeded randomly in
+    ``[0, 2**11)``; otherwise the last time field is kept and the counter
+    incremented, and when the counter is exhausted the time field is bumped by
+    1 ms (RFC 9562, section 6.2, method 1).
+    """
+    global _last_ms, _counter
+    if floor > _last_ms:
+        _last_ms = floor
+        _counter = _random_bits() >> 69  # 11 bits
+    elif _counter < _COUNTER_MAX:
+        _counter += 1
+    else:
+        _last_ms += 1
+        _counter = _random_bits() >> 69
+    return _last_ms, _counter
+
+
+def mint(not_before: int | None = None) -> tuple[str, int]:
+    """Return a new clock-driven UUIDv7 and the unix-millisecond time embedded in it.
+
+    Args:
+        not_before: unix milliseconds the embedded time must not be earlier
+            than (e.g. the time of the last record of a log), or ``None``.
+    Returns:
+        ``(id, ms)``: the id as lowercase canonical text, and its time field
+        ``ms = max(clock, not_before, time field of the previous id)`` where
+        the clock is read through ``memex._time.now_ms()``; ``ms`` may be a
+        little later than all three when the per-millisecond counter
+        overflows. Successive results of one process strictly increase (as
+        text and as integers), across :func:`uuid7` calls too, even when the
+        clock stands still or steps back. Thread safe.
+    Raises:
+        ValidationError: ``not_before`` is neither ``None`` nor an ``int``.
+    """
+    now = _time.now_ms()
+    if not_before is not None:
+        if type(not_before) is not int:
+            raise ValidationError(
+                f"not_before: expected an int (unix milliseconds), got {type(not_before).__name__}",
+                "not_before",
+            )
+        if not_before > now:
+            now = not_before
+    with _lock:
+        t, rand_a = _advance(now)
+    rand_b = _random_bits() & _MASK62
+    return _format(((t & _MASK48) << 80) | _VERSION_BITS | (rand_a << 64) | _VARIANT_BITS | rand_b), t
+
+
 def uuid7(ms: int | None = None) -> str:
     """Return a new UUIDv7 as lowercase canonical text (``8-4-4-4-12`` hex digits).
 
@@ -52,9 +107,11 @@ def uuid7(ms: int | None = None) -> str:
         ms: unix milliseconds to embed, or ``None`` (default) for the current time
             read through ``memex._time.now_ms()``. An explicit value is embedded
             exactly as ``ms & (2**48 - 1)`` (so it must lie in ``[1, 2**48)`` for
-            :func:`extract_timestamp` to read it back unchanged); all 74 other
-            non-fixed bits are random, and the call does not touch the
-            monotonic state.
+            :func:`extract_timestamp` to read it back unchanged) and does not
+            touch the clock-driven state. Consecutive calls with the same
+            explicit ``ms`` increase too: ``rand_a`` is then a counter
+            (reseeded randomly when ``ms`` changes or the counter is
+            exhausted); the other 62 bits are random.
 
     Returns:
         A 36-character ``str``: top 48 bits the time field, version nibble ``7``,
@@ -66,37 +123,31 @@ def uuid7(ms: int | None = None) -> str:
     field is reused and the 12-bit counter in ``rand_a`` is incremented; when
     the counter overflows, the time field is bumped by 1 ms and the counter
     reseeded. A fresh millisecond seeds the counter randomly in ``[0, 2**11)``,
-    leaving at least 2048 increments of head room. Thread safe.
+    leaving at least 2048 increments of head room. Thread safe. See
+    :func:`mint` for the same id together with its time.
 
     Raises:
         ValidationError: ``ms`` is neither ``None`` nor an ``int`` (``bool`` is
             rejected too).
     """
-    global _last_ms, _counter
+    global _explicit_ms, _explicit_counter
     if ms is None:
-        now = _time.now_ms()
-        with _lock:
-            if now > _last_ms:
-                _last_ms = now
-                _counter = _random_bits() >> 69  # 11 bits
-            elif _counter < _COUNTER_MAX:
-                _counter += 1
-            else:
-                _last_ms += 1
-                _counter = _random_bits() >> 69
-            t = _last_ms & _MASK48
-            rand_a = _counter
-        rand_b = _random_bits() & _MASK62
-    else:
-        if type(ms) is not int:
-            raise ValidationError(
-                f"uuid7: ms must be an int (unix milliseconds), got {type(ms).__name__}",
-                "ms",
-            )
-        t = ms & _MASK48
-        bits = _random_bits()
-        rand_a = bits >> 68  # 12 bits
-        rand_b = bits & _MASK62
+        return mint()[0]
+    if type(ms) is not int:
+        raise ValidationError(
+            f"uuid7: ms must be an int (unix milliseconds), got {type(ms).__name__}",
+            "ms",
+        )
+    t = ms & _MASK48
+    bits = _random_bits()
+    with _lock:
+        if t == _explicit_ms and _explicit_counter < _COUNTER_MAX:
+            _explicit_counter += 1
+        else:
+            _explicit_ms = t
+            _explicit_counter = bits >> 69  # 11 bits
+        rand_a = _explicit_counter
+    rand_b = bits & _MASK62
     return _format((t << 80) | _VERSION_BITS | (rand_a << 64) | _VARIANT_BITS | rand_b)
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from memex import _time
 from memex import _validate as v
-from memex._uuid import uuid7
+from memex._uuid import mint, uuid7
 from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, Record, record, to_wire
 from memex.models.fields import Str
 
@@ -79,6 +79,7 @@ def create_event_envelope(
     trace_id: str | None = None,
     namespace: str = "memory",
     now: int | None = None,
+    not_before: int | None = None,
 ) -> EventEnvelope[T]:
     """Wrap ``payload`` in a new envelope stamped at ``now``.
 
@@ -87,12 +88,31 @@ def create_event_envelope(
         payload: the command or event payload (kept as given).
         trace_id: optional correlation id (``""`` = absent).
         namespace: ``"memory"`` by default.
-        now: unix ms; default the package clock. ``id = uuid7(now)`` and
-            ``ts`` = ``now`` as ``YYYY-MM-DDTHH:MM:SS.mmmZ``.
+        now: unix ms to stamp, or ``None`` (default) for the package clock.
+            With ``now``, ``id = uuid7(max(now, not_before))`` and ``ts`` is
+            that time. Without it, the id comes from :func:`memex._uuid.mint`:
+            its time is the later of the clock, ``not_before`` and the time
+            of the previous id this process minted, and ``ts`` is that same
+            time, so envelopes created one after another in a process have
+            increasing ids and non-decreasing ``ts`` even when the wall clock
+            steps back.
+        not_before: unix ms the stamp must not be earlier than (a log's
+            latest record time, so a new record never sorts before it), or
+            ``None``.
+    Returns:
+        The envelope; ``ts`` is ``YYYY-MM-DDTHH:MM:SS.mmmZ`` and equals the
+        time embedded in ``id``.
+    Raises:
+        ValidationError: ``now`` or ``not_before`` is not an ``int``, or a
+            field of the envelope is not a string.
     """
-    ms = _time.now_ms() if now is None else now
+    if now is None:
+        eid, ms = mint(not_before)
+    else:
+        ms = now if not_before is None or not_before <= now else not_before
+        eid = uuid7(ms)
     return EventEnvelope(
-        id=uuid7(ms), namespace=namespace, type=type, ts=_time.ms_to_iso(ms), trace_id=trace_id, payload=payload
+        id=eid, namespace=namespace, type=type, ts=_time.ms_to_iso(ms), trace_id=trace_id, payload=payload
     )
 
 

@@ -39,7 +39,8 @@ def create_memory_item(
     Args:
         scope, kind, content, author, source_kind, authority: required fields
             (scores in [0, 1]).
-        id: the item id; default ``uuid7(now)``.
+        id: the item id; default ``uuid7(now)`` (without ``now``, a clock-driven
+            id that is later than every id minted before in this process).
         created_at: unix ms; default the id's UUIDv7 time, else ``now``.
         now: unix ms used for minting; default the package clock.
         Other keywords: the optional item fields.
@@ -51,7 +52,7 @@ def create_memory_item(
     fields = dict(locals())
     del fields["now"]
     if id is None:
-        fields["id"] = id = uuid7(now if now is not None else _time.now_ms())
+        fields["id"] = id = uuid7(now)
     if created_at is None:
         ts = safe_extract_timestamp(id)
         fields["created_at"] = ts if ts is not None else (now if now is not None else _time.now_ms())

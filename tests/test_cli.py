@@ -398,7 +398,7 @@ def test_long_scope_list_is_cut_at_twenty(
     assert value(out, "s24") == "25"
     assert value(out, "s05") == "6"
     assert "s04 " not in out
-    assert value(out, "... 6 more") == str(5 + 4 + 3 + 2 + 1 + 1)
+    assert value(out, "… and 6 more") == str(5 + 4 + 3 + 2 + 1 + 1)
     assert value(out, "items") == str(sum(range(1, 26)) + 1)
 
 
@@ -503,7 +503,7 @@ def test_unexpected_errors_become_one_line(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk on fire\nsecond line")
 
-    monkeypatch.setattr(jsonl, "replay_from_envelopes", boom)
+    monkeypatch.setattr(jsonl, "replay_ordered_envelopes", boom)
     monkeypatch.delenv("MEMEX_DEBUG", raising=False)
     code, out, err = run(capsys, "replay", str(EXAMPLE))
     assert code == 2
@@ -512,7 +512,7 @@ def test_unexpected_errors_become_one_line(
     def bad_input(*args: Any, **kwargs: Any) -> Any:
         raise memex.ValidationError("bad thing")
 
-    monkeypatch.setattr(jsonl, "replay_from_envelopes", bad_input)
+    monkeypatch.setattr(jsonl, "replay_ordered_envelopes", bad_input)
     code, out, err = run(capsys, "replay", str(EXAMPLE))
     assert code == 1
     assert _one_error_line(err) == "memex: error: ValidationError: bad thing"

@@ -162,10 +162,11 @@ def test_why_on_a_deep_chain_is_cut_at_max_depth(
     ]
     path = tmp_path / "chain.jsonl"
     path.write_text("\n".join(lines), "utf-8")
-    code, out, err = run(capsys, "why", str(path), f"i{n - 1}")
+    code, out, err = run(capsys, "why", str(path), f"i{n - 1}", "--max-depth", "5")
     assert (code, err) == (0, "")
     assert f"support: {n} item(s) including itself, {n - 1} level(s) of parents" in out
-    assert f"... {n - 1 - 25} more node(s) of support deeper down (raise --max-depth)" in out
+    assert f"... {n - 1 - 5} more node(s) deeper down" in out
+    assert f"{n - 1 - 5} node(s) not shown: the tree stops at depth 5 (--max-depth); memex why --flat" in out
     code, out, _ = run(capsys, "why", str(path), f"i{n - 1}", "--max-depth", "2")
     assert code == 0
     assert f"i{n - 3}  observation" in out and f"i{n - 4}  observation" not in out

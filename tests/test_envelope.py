@@ -68,7 +68,7 @@ def test_create_event_envelope_ids_unique() -> None:
     assert extract_timestamp(a.id) == extract_timestamp(b.id) == NOW
 
 
-def test_create_event_envelope_default_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_create_event_envelope_default_clock(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
     monkeypatch.setattr(memex._time, "now_ms", lambda: NOW)
     env = create_event_envelope("memory.retract", {"k": 1})
     assert env.ts == NOW_ISO
@@ -198,7 +198,7 @@ def test_wrap_edge_state_event() -> None:
     assert extract_timestamp(env.id) == NOW
 
 
-def test_wrap_default_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wrap_default_clock(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
     monkeypatch.setattr(memex._time, "now_ms", lambda: NOW)
     envs: list[Any] = [
         wrap_state_event(item(), "c"),

@@ -711,7 +711,7 @@ def test_create_memory_item_created_at_rules() -> None:
     assert (plain.id, plain.created_at) == ("plain", FACTORY_NOW)
 
 
-def test_create_memory_item_default_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_create_memory_item_default_clock(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
     monkeypatch.setattr(memex._time, "now_ms", lambda: FACTORY_NOW)
     it = create_memory_item(**_factory_kw())
     assert extract_timestamp(it.id) == FACTORY_NOW
@@ -756,7 +756,7 @@ def test_create_memory_item_optional_fields_and_validation() -> None:
         create_memory_item(**_factory_kw(), colour="red")  # type: ignore[call-arg]
 
 
-def test_create_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_create_edge(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
     monkeypatch.setattr(memex._time, "now_ms", lambda: FACTORY_NOW)
     e = create_edge(from_="a", to="a", kind="SUPPORTS", author="u", source_kind="o", authority=0.5)
     assert extract_timestamp(e.edge_id) == FACTORY_NOW

@@ -396,6 +396,7 @@ SUBMODULES: dict[str, list[str]] = {
         "parse_iso_ts",
         "replay_commands",
         "replay_from_envelopes",
+        "replay_ordered_envelopes",
     ],
     "memex.serialization": [
         "SerializedGraphState",
@@ -483,7 +484,7 @@ def test_a_name_is_the_same_object_at_every_path(path: str) -> None:
             assert getattr(module, name) is getattr(memex, name), f"{path}.{name}"
 
 
-def test_the_clock_is_read_through_memex_time(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_clock_is_read_through_memex_time(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
     import memex._time
 
     monkeypatch.setattr(memex._time, "now_ms", lambda: 1_700_000_000_000)

@@ -200,20 +200,29 @@ def order_subcommands(names: Sequence[str]) -> None:
 # ---------------------------------------------------------------------------
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0/C1 controls, plus the invisible format characters that reorder or break
+# what a terminal shows: bidi marks/embeddings/overrides/isolates (U+202E ...),
+# the line and paragraph separators, and the Arabic letter mark; and lone
+# surrogates (bytes of a non-UTF-8 file name given on the command line).
+_INVISIBLE = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}\\ud800-\\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:
-    """``\\xNN`` for a control character, or for a byte of a non-UTF-8 file name
-    (a surrogate escape, U+DC80..U+DCFF); ``\\uNNNN`` for another lone surrogate."""
+    """``\\xNN`` for a control character or for a byte of a non-UTF-8 file name
+    (a surrogate escape, U+DC80..U+DCFF); ``\\uNNNN`` for a bidi/separator
+    character or another lone surrogate."""
     code = ord(m.group())
-    if code < 0xD800:
+    if code < 0x100:
         return f"\\x{code:02x}"
-    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line, with control characters (ESC, NUL, ...) shown as ``\\xNN`` escapes.
+    """``text`` on one line, with control characters (ESC, NUL, ...) shown as ``\\xNN`` escapes
+    and bidi or separator characters (U+202E, U+2028, ...) as ``\\uNNNN``.
 
     Data read from a log is printed in tables and messages; a raw escape
     sequence in a scope or an id must not reach the terminal. A lone
@@ -227,11 +236,26 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(_escape, text)
 
 
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+def field_text(value: object) -> str:
+    """One value from the data (an id, a kind, an author, a scope) as printable text.
+
+    Every control character, line break included, and every bidi or line
+    separator character (U+202E, U+2028, ...) is shown as a ``\\xNN`` or
+    ``\\uNNNN`` escape, so the value stays on one line and shows what it
+    holds. O(1) extra work for the common case of printable ASCII.
+    """
+    text = value if isinstance(value, str) else str(value)
+    if text.isascii() and text.isprintable():
+        return text
+    return _CONTROL.sub(_escape, text)
+
+
+_CONTROL_BUT_NEWLINE = re.compile(f"[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}\\ud800-\\udfff]")
 
 
 def printable(obj: Any) -> Any:
-    """``obj`` with the control characters of its text (but line breaks) shown as ``\\xNN``.
+    """``obj`` with the control characters of its text (but line breaks) shown as ``\\xNN``
+    (bidi and separator characters such as U+202E as ``\\uNNNN``).
 
     Strings and ``rich.text.Text`` are escaped, a ``rich.tree.Tree`` has its
     labels escaped throughout (in place); anything else (tables, whose cells

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from rich.console import Console
@@ -17,6 +17,7 @@ from memex.cli.app import (
     CliError,
     Context,
     db_arguments,
+    field_text,
     log_argument,
     one_line,
     open_log,
@@ -36,7 +37,7 @@ from memex.models import MemoryItem
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
 from memex.store import SkippedOnOpen, find_unreadable
 
-__all__ = ["WHY_MAX_DEPTH", "cmd_why", "cmd_contradictions", "cmd_stale", "cmd_audit"]
+__all__ = ["WHY_MAX_DEPTH", "why_fit_depth", "cmd_why", "cmd_contradictions", "cmd_stale", "cmd_audit"]
 
 T = TypeVar("T")
 
@@ -109,33 +110,55 @@ def _why_edges(state: GraphState, item_id: str) -> list[str]:
         outgoing = e.from_ == item_id
         other = e.to if outgoing else e.from_
         gone = "" if other in state.items else " (missing)"
-        lines.append(f"{words[0] if outgoing else words[1]} {other}{gone}")
+        lines.append(f"{words[0] if outgoing else words[1]} {field_text(other)}{gone}")
     return lines
 
 
 def _why_label(state: GraphState, item: MemoryItem, repeated: bool, room: int) -> Text:
     """The text of one tree node; ``room`` = columns left for it (bounds the content preview)."""
-    head = f"{item.id}  {item.kind}"
+    head = f"{field_text(item.id)}  {field_text(item.kind)}"
     if repeated:
         return Text(f"{head}  (repeated: see above)")
     lines = [
         head,
-        f"{_scores(item)}  by {item.author}",
+        f"{_scores(item)}  by {field_text(item.author)}",
         f"content {_preview(item.content, max(24, room - 8))}",
     ]
     missing = [p for p in parent_list(item) if not (isinstance(p, str) and p in state.items)]
     for p in missing:
-        lines.append(f"missing parent {p}")
+        lines.append(f"missing parent {field_text(p)}")
     lines.extend(_why_edges(state, item.id))
     return Text("\n".join(lines))
 
 
-def _why_tree(state: GraphState, root: SupportNode, max_depth: int, width: int) -> Tree:
-    """Build the rich tree of a support tree (iteratively), cut below ``max_depth``.
+_WHY_GUIDE = 4  # columns of tree guide per level
+_WHY_ROOM = 36  # columns the cut line needs ("... 99999 more node(s) deeper down")
 
-    ``width`` is the console width, used to fit content previews.
+
+def why_fit_depth(width: int) -> int:
+    """The deepest level of ``memex why``'s tree that still fits ``width`` columns
+    (each level is indented 4 columns, and a label, or the cut line one level
+    below the last, needs 36); at least 1."""
+    return max(1, (width - _WHY_ROOM) // _WHY_GUIDE - 1)
+
+
+def _why_tree(
+    state: GraphState, root: SupportNode, max_depth: int, width: int
+) -> tuple[Tree, int, int]:
+    """Build the rich tree of a support tree (iteratively), cut below ``max_depth``
+    or below the deepest level that fits ``width`` (:func:`why_fit_depth`), whichever
+    is shallower.
+
+    Every cut branch ends in one short line saying how many nodes it hides.
+    ``width`` is the console width, also used to fit content previews.
+
+    Returns:
+        ``(tree, hidden, limit)``: the tree, the number of nodes left out and
+        the depth it stops at.
     """
+    limit = min(max_depth, why_fit_depth(width))
     shown: set[str] = set()
+    total_hidden = 0
     tree = Tree(_why_label(state, root.item, False, width), guide_style="dim")
     shown.add(root.item.id)
     stack: list[tuple[SupportNode, Tree, int]] = [(root, tree, 0)]
@@ -143,11 +166,10 @@ def _why_tree(state: GraphState, root: SupportNode, max_depth: int, width: int) 
         node, branch, depth = stack.pop()
         if not node.parents:
             continue
-        if depth >= max_depth:
+        if depth >= limit:
             hidden = sum(1 for _ in node.walk()) - 1
-            branch.add(
-                Text(f"... {hidden} more node(s) of support deeper down (raise --max-depth)")
-            )
+            total_hidden += hidden
+            branch.add(Text(f"... {hidden} more node(s) deeper down"))
             continue
         children = []
         for p in node.parents:
@@ -157,7 +179,25 @@ def _why_tree(state: GraphState, root: SupportNode, max_depth: int, width: int) 
             children.append((p, branch.add(label)))
         for p, sub in reversed(children):
             stack.append((p, sub, depth + 1))
-    return tree
+    return tree, total_hidden, limit
+
+
+def _why_flat(state: GraphState, root: SupportNode, max_depth: int | None) -> Iterator[str]:
+    """The lines of ``memex why --flat``: every node of the support tree in
+    pre-order, one block per node, its depth instead of an indentation."""
+    shown: set[str] = set()
+    for depth, node in root.walk():
+        if max_depth is not None and depth > max_depth:
+            continue
+        repeated = depth > 0 and node.item.id in shown and not node.parents
+        shown.add(node.item.id)
+        label = _why_label(state, node.item, repeated, 80).plain.split("\n")
+        yield f"[{depth}] {label[0]}"
+        for line in label[1:]:
+            yield f"    {line}"
+        if max_depth is not None and depth == max_depth and node.parents:
+            hidden = sum(1 for _ in node.walk()) - 1
+            yield f"    ... {hidden} more node(s) deeper down (raise --max-depth)"
 
 
 def _why_arguments(parser: argparse.ArgumentParser) -> None:
@@ -166,15 +206,20 @@ def _why_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-depth",
         type=int,
-        default=WHY_MAX_DEPTH,
+        default=None,
         metavar="N",
-        help=f"show at most N levels of parents (default {WHY_MAX_DEPTH})",
+        help=f"show at most N levels of parents (default {WHY_MAX_DEPTH}; with --flat, all)",
+    )
+    parser.add_argument(
+        "--flat",
+        action="store_true",
+        help="one node per block with its depth instead of an indented tree (deep chains fit any width)",
     )
 
 
 @subcommand("why", "explain an item: its support tree with scores and edges", _why_arguments)
 def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex why LOG.jsonl ITEM_ID [--max-depth N]``: print an item's support tree.
+    """``memex why LOG.jsonl ITEM_ID [--max-depth N] [--flat]``: print an item's support tree.
 
     Replays the log and prints :func:`memex.get_support_tree` of the item as a
     tree: each node shows the item id, kind and author, its authority /
@@ -183,13 +228,22 @@ def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
     ``SUPERSEDES`` edges touching it. An item reached a second time (a
     diamond or a cycle of parents) is printed once more without its support.
 
+    Nothing is cut silently: the tree stops at ``--max-depth`` (default 25)
+    or at the deepest level the terminal width fits (each level is indented
+    4 columns); every cut branch ends in a line with the number of nodes it
+    hides, and a last line totals them, says why the tree stops and how to
+    see the rest. ``--flat`` prints
+    every node (down to ``--max-depth`` when given) as a block headed by its
+    depth, so a chain thousands of levels deep fits any width. Ids, kinds,
+    authors and parents are printed with control and bidi characters escaped.
+
     Returns:
         0, or 1 when the log had skipped records (the tree is still printed).
     Raises:
         CliError: unknown or retracted item id, a negative ``--max-depth`` (code 2).
         FileAccessError: the log cannot be read (exit code 2).
     """
-    if args.max_depth < 0:
+    if args.max_depth is not None and args.max_depth < 0:
         raise CliError("--max-depth must be >= 0")
     log = _read_audited_log(args, ctx)
     root = get_support_tree(log.state, args.item_id)
@@ -199,18 +253,32 @@ def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
             for ev in log.events
         )
         if retracted:
-            raise CliError(f"item {args.item_id} was retracted in {log.path}")
-        raise CliError(f"no item {args.item_id} in {log.path}")
+            raise CliError(f"item {field_text(args.item_id)} was retracted in {log.path}")
+        raise CliError(f"no item {field_text(args.item_id)} in {log.path}")
     support = get_support_set(log.state, args.item_id)
     depth = max(d for d, _ in root.walk())
     out = ctx.console()
-    out.print(f"memex why {args.item_id}", soft_wrap=True)
+    out.print(f"memex why {field_text(args.item_id)}", soft_wrap=True)
     out.print(
         f"support: {len(support)} item(s) including itself, {depth} level(s) of parents",
         soft_wrap=True,
     )
     out.print()
-    out.print(_why_tree(log.state, root, args.max_depth, out.width))
+    if args.flat:
+        for line in _why_flat(log.state, root, args.max_depth):
+            out.print(line, soft_wrap=True)
+        return ctx.exit_code
+    max_depth = WHY_MAX_DEPTH if args.max_depth is None else args.max_depth
+    tree, hidden, limit = _why_tree(log.state, root, max_depth, out.width)
+    out.print(tree)
+    if hidden:
+        why = "--max-depth" if limit == max_depth else f"the terminal is {out.width} columns wide"
+        out.print()
+        out.print(
+            f"{hidden} node(s) not shown: the tree stops at depth {limit} ({why}); "
+            "memex why --flat lists them all",
+            soft_wrap=True,
+        )
     return ctx.exit_code
 
 
@@ -248,9 +316,12 @@ def _show_contradictions(out: Console, state: GraphState, found: list[Contradict
     out.print(f"Active contradictions: {len(found)}", soft_wrap=True)
     for n, c in enumerate(found, 1):
         out.print()
-        out.print(f"{n}. edge {c.edge.edge_id if c.edge else '?'}", soft_wrap=True)
+        out.print(f"{n}. edge {field_text(c.edge.edge_id) if c.edge else '?'}", soft_wrap=True)
         for side, item in (("a", c.a), ("b", c.b)):
-            out.print(f"   {side}: {item.id}  {item.kind}  by {item.author}", soft_wrap=True)
+            out.print(
+                f"   {side}: {field_text(item.id)}  {field_text(item.kind)}  by {field_text(item.author)}",
+                soft_wrap=True,
+            )
             out.print(f"      {_scores(item)}", soft_wrap=True)
     dangling = count_dangling_contradictions(state)
     if dangling:
@@ -289,9 +360,9 @@ def _show_stale(out: Console, state: GraphState, found: list[StaleItem]) -> None
     out.print(f"Stale items (parents gone): {len(found)}", soft_wrap=True)
     for s in found:
         out.print()
-        out.print(f"{s.item.id}  {s.item.kind}  by {s.item.author}", soft_wrap=True)
+        out.print(f"{field_text(s.item.id)}  {field_text(s.item.kind)}  by {field_text(s.item.author)}", soft_wrap=True)
         out.print(f"   {_scores(s.item)}", soft_wrap=True)
-        out.print(f"   missing parents: {', '.join(map(str, s.missing_parents))}", soft_wrap=True)
+        out.print(f"   missing parents: {', '.join(map(field_text, s.missing_parents))}", soft_wrap=True)
 
 
 @subcommand("stale", "list the items whose parents are gone", _json_arguments)

@@ -17,6 +17,7 @@ from memex.cli.app import (
     progress_bars,
     subcommand,
 )
+from memex.errors import PreviouslyRejectedError
 from memex.log import LogRecord, canonical_envelope_bytes
 from memex.log.jsonl import SkippedRecord, read_ordered_envelopes
 from memex.log.sqlite import writer_lock
@@ -38,6 +39,11 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
     )
     imp.add_argument("log", metavar="LOG.jsonl", help="JSON-lines file of event envelopes ('-' = stdin)")
     db_arguments(imp, as_of=False)
+    imp.add_argument(
+        "--retry-rejected",
+        action="store_true",
+        help="apply again the envelopes an earlier import rejected (e.g. an update whose target exists now)",
+    )
     imp.add_argument(
         "--fast",
         action="store_true",
@@ -63,20 +69,25 @@ def _log_import(args: argparse.Namespace, ctx: Context) -> int:
         store = MemexStore.open(args.db, log=lg)
         with progress_bars(ctx.err_console()) as phases:
             step = phases("Importing", len(ordered))
-            result = store.import_envelopes([env for _, env in ordered], progress=step)
+            result = store.import_envelopes(
+                [env for _, env in ordered], progress=step, retry_rejected=args.retry_rejected
+            )
             if step is not None:
                 step(len(ordered))
         store.close()
         head, head_hash = lg.head(), lg.head_hash()
+    again = 0
     for index, err in result.rejected:
+        again += isinstance(err, PreviouslyRejectedError)
         skipped.append(SkippedRecord.from_error(ordered[index][0], err))
     skipped.sort(key=lambda r: r.line)
     ctx.exit_code = 1 if skipped else 0
     ctx.warn_skipped(skipped)
     out = ctx.console()
+    earlier = f" ({again} previously rejected; --retry-rejected tries them again)" if again else ""
     out.print(
         f"memex log import {args.log} --db {args.db}: {result.applied} appended, "
-        f"{result.duplicates} already stored, {len(skipped)} rejected",
+        f"{result.duplicates} already stored, {len(skipped)} rejected{earlier}",
         soft_wrap=True,
     )
     out.print(f"head position {head}  hash {head_hash}", soft_wrap=True)
@@ -137,7 +148,13 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
       :class:`~memex.MemexStore` (rejected lines reported with their 1-based
       line number and reason, and not logged). Idempotent: envelopes already
       stored are skipped. Imports into one database run one at a time. A
-      progress bar is drawn for long logs.
+      progress bar is drawn for long logs. An envelope an earlier import
+      rejected is reported again as "previously rejected" with its first
+      reason; ``--retry-rejected`` applies it again instead (e.g. an update
+      whose target was imported since). A repeated envelope id with other
+      content, an empty id or an unknown namespace is a rejected line, as in
+      ``memex replay``; the input is streamed and a line longer than
+      :data:`memex.log.jsonl.MAX_RECORD_BYTES` is a rejected line.
     * ``export --db DB [--as-of WHEN] [-o OUT]``: the stored envelopes as
       canonical JSON lines (positions ``1..as-of``).
     * ``tail --db DB [-n N] [--follow] [--json]``: the last records.

@@ -13,6 +13,7 @@ from memex.cli.app import (
     Context,
     as_of_position,
     db_arguments,
+    field_text,
     number_table,
     one_line,
     open_log,
@@ -27,10 +28,14 @@ from memex.serialization import stringify
 from memex.stats import get_stats
 from memex.store import MemexStore
 
-__all__ = ["SCOPE_LIMIT", "cmd_replay", "count_active_contradictions"]
+__all__ = ["SCOPE_LIMIT", "SUMMARY_LIMIT", "cmd_replay", "count_active_contradictions"]
 
 SCOPE_LIMIT = 20
 """How many scopes the ``replay`` summary lists (the largest first)."""
+
+SUMMARY_LIMIT = 50
+"""How many rows any other table or list of the ``replay`` summary shows (kinds,
+source kinds, edge kinds, skipped records); the rest is one "… and N more" line."""
 
 
 def count_active_contradictions(state: GraphState) -> int:
@@ -58,16 +63,17 @@ def _replay_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
-def _count_table(header: str, counts: dict[str, int], limit: int | None = None) -> Table:
-    """A two-column table of ``counts``, largest first (ties in first-seen order)."""
+def _count_table(header: str, counts: dict[str, int], limit: int = SUMMARY_LIMIT) -> Table:
+    """A two-column table of ``counts``, largest first (ties in first-seen order),
+    at most ``limit`` rows then one "… and N more" row holding the rest's total."""
     table = number_table(header, "count")
     ordered = sorted(counts.items(), key=lambda kv: -kv[1])
-    shown = ordered if limit is None else ordered[:limit]
+    shown = ordered[:limit]
     for key, n in shown:
-        table.add_row(one_line(str(key)), str(n))
+        table.add_row(field_text(key), str(n))
     rest = ordered[len(shown) :]
     if rest:
-        table.add_row(f"... {len(rest)} more", str(sum(n for _, n in rest)))
+        table.add_row(f"… and {len(rest)} more", str(sum(n for _, n in rest)))
     if not shown:
         table.add_row("(none)", "0")
     return table
@@ -82,6 +88,8 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
     summary.add_row("envelopes read", str(log.records))
     summary.add_row("applied", str(log.applied))
     summary.add_row("skipped", str(len(log.skipped)))
+    if log.duplicates:
+        summary.add_row("duplicates", str(log.duplicates))
     summary.add_row("items", str(stats.items.total))
     summary.add_row("edges", f"{stats.edges.total} ({stats.edges.active} active)")
     summary.add_row("active contradictions", str(count_active_contradictions(log.state)))
@@ -111,8 +119,13 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
         out.print("Skipped records: none")
         return
     out.print(f"Skipped records ({len(log.skipped)}):")
-    for s in log.skipped:
+    for s in log.skipped[:SUMMARY_LIMIT]:
         out.print(f"  line {s.line}: {s.error}: {one_line(s.message)}", soft_wrap=True)
+    if len(log.skipped) > SUMMARY_LIMIT:
+        out.print(
+            f"  … and {len(log.skipped) - SUMMARY_LIMIT} more (--json lists every one on stderr)",
+            soft_wrap=True,
+        )
 
 
 def _replay_db(path: str, when: str | None, console: Console | None) -> LogReplay:

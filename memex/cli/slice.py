@@ -11,6 +11,7 @@ from rich.table import Table
 from memex.cli.app import (
     CliError,
     Context,
+    field_text,
     log_argument,
     number_table,
     subcommand,
@@ -241,10 +242,10 @@ def _print_import(
             out.print(f"{outcome} {kind}:", soft_wrap=True)
             for id_ in ids[:SLICE_ID_LIMIT]:
                 old = new_from[kind].get(id_) if outcome == "created" else None
-                note = f"  (copy of {old})" if old is not None else ""
-                out.print(f"  {id_}{note}", soft_wrap=True)
+                note = f"  (copy of {field_text(old)})" if old is not None else ""
+                out.print(f"  {field_text(id_)}{note}", soft_wrap=True)
             if len(ids) > SLICE_ID_LIMIT:
-                out.print(f"  ... {len(ids) - SLICE_ID_LIMIT} more", soft_wrap=True)
+                out.print(f"  … and {len(ids) - SLICE_ID_LIMIT} more (--json lists them all)", soft_wrap=True)
     out.print()
     if merged is not None:
         out.print(

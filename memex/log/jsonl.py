@@ -6,6 +6,15 @@ A JSON-lines log holds one event envelope per line: ``{"id", "namespace",
 lines are ignored and line numbers are 1-based. A line that cannot be used is
 reported as a :class:`SkippedRecord` and the rest is still processed.
 
+Input is streamed: lines are read one at a time, never the whole file at
+once, and a line longer than :data:`MAX_RECORD_BYTES` is one bad record (see
+:func:`iter_lines`). An envelope id may appear once: a repeat with identical
+content is a duplicate (counted, not applied again), a repeat with other
+content is a bad record (``IdempotencyConflictError``); an empty id or a
+namespace other than ``memory``, ``intent`` and ``task`` is a bad record
+(``ValidationError``). :func:`read_log` (``memex replay``) and
+:func:`read_ordered_envelopes` (``memex log import``) apply these rules alike.
+
 Files are named by path; ``"-"`` is standard input. A file that cannot be read
 raises :class:`~memex.errors.FileAccessError`, whose message is one line
 ready for a user. Nothing here prints.
@@ -13,12 +22,16 @@ ready for a user. Nothing here prints.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from memex import _jsonfmt, _time
+from memex import _jsonfmt
 from memex._isots import parse_iso_ts
 from memex._validate import type_name
 from memex.codec import decode_json
@@ -26,20 +39,23 @@ from memex.envelope import create_event_envelope
 from memex.errors import (
     FileAccessError,
     InvalidTimestampError,
+    MemexError,
     PreviouslyRejectedError,
     ValidationError,
 )
 from memex.graph import GraphState
 from memex.intent import IntentState, create_intent_state
+from memex.log.chain import canonical_envelope_bytes
 from memex.models import MemoryLifecycleEvent
 from memex.namespaces import EMPTY_STATES, NAMESPACES, States, fold, namespace_of
-from memex.replay import envelope_instant, replay_from_envelopes
+from memex.replay import envelope_instant, replay_ordered_envelopes
 from memex.task import TaskState, create_task_state
 
 if TYPE_CHECKING:
     from memex.transplant import ImportPlan
 
 __all__ = [
+    "MAX_RECORD_BYTES",
     "SkippedRecord",
     "LogReplay",
     "Phases",
@@ -47,10 +63,16 @@ __all__ = [
     "read_text",
     "read_log",
     "read_ordered_envelopes",
+    "iter_lines",
     "fold_command_file",
     "latest_instant",
     "merged_log_lines",
 ]
+
+MAX_RECORD_BYTES = 64 * 2**20
+"""The largest record (one line, without its line break) a JSON-lines reader
+accepts, in bytes (64 MiB). Read when a file is opened, so it can be changed
+at run time."""
 
 Phases = Callable[[str, int], Callable[[int], None] | None]
 """Progress reports of a long read: ``phases(name, total)`` is called when a
@@ -79,11 +101,13 @@ class SkippedRecord:
 
         A :class:`~memex.errors.PreviouslyRejectedError` stands for the first
         rejection of the envelope, so its recorded ``"<ErrorClass>: <message>"``
-        is split back into the class name and the message.
+        is split back into the class name and the message, and the message
+        ends with ``" (previously rejected)"``.
         """
         name, message = type(error).__name__, str(error)
         if isinstance(error, PreviouslyRejectedError):
             name, _, message = message.partition(": ")
+            message += " (previously rejected)"
         return cls(line, name, message)
 
 
@@ -100,6 +124,8 @@ class LogReplay:
         skipped: the records that were not applied, by line number.
         intents: the intent graph folded from the ``intent`` namespace envelopes.
         tasks: the task graph folded from the ``task`` namespace envelopes.
+        duplicates: records whose envelope id appeared earlier (in time
+            order) with identical content; they are neither applied nor skipped.
     """
 
     path: str
@@ -110,11 +136,12 @@ class LogReplay:
     skipped: list[SkippedRecord] = field(default_factory=list)
     intents: IntentState = field(default_factory=create_intent_state)
     tasks: TaskState = field(default_factory=create_task_state)
+    duplicates: int = 0
 
     @property
     def applied(self) -> int:
-        """Number of records that were applied (``records - len(skipped)``)."""
-        return self.records - len(self.skipped)
+        """Number of records that were applied (``records - len(skipped) - duplicates``)."""
+        return self.records - len(self.skipped) - self.duplicates
 
 
 def read_bytes(path: str) -> bytes:
@@ -164,12 +191,105 @@ def read_text(path: str) -> str:
         ) from None
 
 
-def _split_lines(data: bytes) -> list[bytes]:
-    """The physical lines of ``data`` (a final line without newline counts)."""
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    return lines
+@contextmanager
+def _open_binary(path: str) -> Iterator[BinaryIO]:
+    """``path`` opened for binary reading (``"-"``: stdin, left open), errors as
+    :class:`FileAccessError` (as :func:`read_bytes`)."""
+    try:
+        if path == "-":
+            yield sys.stdin.buffer
+            return
+        with open(path, "rb") as fh:
+            yield fh
+    except FileNotFoundError:
+        raise FileAccessError(path, "missing", f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise FileAccessError(
+            path, "directory", f"{path}: is a directory, expected a JSON-lines file"
+        ) from None
+    except PermissionError:
+        raise FileAccessError(path, "permission", f"{path}: permission denied") from None
+    except OSError as e:
+        raise FileAccessError(path, "os", f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _is_regular(fh: BinaryIO) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _count_lines(fh: BinaryIO) -> int:
+    """Physical lines of a regular file from its current offset (constant memory), rewound after."""
+    start = fh.tell()
+    count, last = 0, b"\n"
+    while chunk := fh.read(1 << 20):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    fh.seek(start)
+    return count + (last != b"\n")
+
+
+def iter_lines(
+    path: str, progress: Phases | None = None
+) -> Iterator[tuple[int, bytes | SkippedRecord]]:
+    """Stream the physical lines of a JSON-lines file as ``(line number, bytes)``.
+
+    Lines are split on ``\\n`` (the line break is not included; an optional
+    UTF-8 BOM at the start is removed; a final line without a line break
+    counts). Memory use is bounded by the longest line read, itself bounded
+    by :data:`MAX_RECORD_BYTES`: a longer line is yielded as a
+    :class:`SkippedRecord` (``ValidationError``, ``record longer than N
+    bytes``) instead of its bytes. After such a line, a regular file is read
+    on from the next line break; any other input (stdin, a pipe, a device
+    such as ``/dev/zero``) stops there and the message says so, so an
+    endless stream costs one error and at most :data:`MAX_RECORD_BYTES` of
+    memory.
+
+    Args:
+        path: the file, or ``"-"`` for stdin.
+        progress: reports the phase ``"Reading"`` with the number of
+            physical lines as total (counted first for a regular file; 0
+            for other input); see :data:`Phases`.
+    Yields:
+        ``(number, line)`` with 1-based line numbers.
+    Raises:
+        FileAccessError: the file is missing, a directory, not permitted or unreadable.
+    """
+    limit = MAX_RECORD_BYTES
+    with _open_binary(path) as fh:
+        regular = _is_regular(fh)
+        try:
+            total = _count_lines(fh) if progress is not None and regular else 0
+        except OSError:
+            total = 0
+        step = progress("Reading", total) if progress is not None else None
+        number = 0
+        try:
+            while line := fh.readline(limit + 1):
+                number += 1
+                if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                    line = line[3:]
+                if line.endswith(b"\n"):
+                    line = line[:-1]
+                elif len(line) > limit:
+                    tail = "" if regular else "; the rest of the input was not read"
+                    yield number, SkippedRecord(
+                        number, "ValidationError", f"record longer than {limit} bytes (the limit of one record){tail}"
+                    )
+                    if not regular:
+                        return
+                    while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
+                        pass
+                    continue
+                if step is not None:
+                    step(number)
+                yield number, line
+        except OSError as e:
+            raise FileAccessError(path, "os", f"cannot read {path}: {e.strerror or e}") from None
+        if step is not None:
+            step(max(number, total))
 
 
 _ARTICLES = {
@@ -189,7 +309,8 @@ def _describe(value: Any) -> str:
 def _envelope_problem(env: dict[str, Any]) -> str | None:
     """What is wrong with an envelope's own fields, or ``None``.
 
-    ``id``, ``namespace`` and ``type`` must be strings, ``trace_id`` a string
+    ``id``, ``namespace`` and ``type`` must be strings, ``id`` not empty,
+    ``namespace`` one of ``memory``, ``intent`` and ``task``, ``trace_id`` a string
     or absent, ``payload`` a JSON object, and ``type`` must equal the
     payload's ``type`` when that is a string. A ``ts`` problem is left to
     replay, which reports it as an ``InvalidTimestampError``.
@@ -199,6 +320,11 @@ def _envelope_problem(env: dict[str, Any]) -> str | None:
             return f"envelope: missing {key}"
         if not isinstance(env[key], str):
             return f"envelope.{key}: expected a string, got {_describe(env[key])}"
+    if not env["id"]:
+        return "envelope.id: must not be empty"
+    if env["namespace"] not in NAMESPACES:
+        known = ", ".join(NAMESPACES)
+        return f'envelope.namespace: unknown namespace "{env["namespace"]}" (expected one of {known})'
     trace = env.get("trace_id")
     if trace is not None and not isinstance(trace, str):
         return f"envelope.trace_id: expected a string, got {_describe(trace)}"
@@ -256,6 +382,91 @@ def _timed(
         return None
 
 
+def _digest(env: dict[str, Any]) -> bytes:
+    """A 16-byte digest of an envelope's canonical bytes (what "identical content" compares)."""
+    return hashlib.blake2b(canonical_envelope_bytes(env), digest_size=16).digest()
+
+
+def _drop_repeated_ids(
+    timed: list[tuple[int, int, dict[str, Any]]], skipped: list[SkippedRecord], keep_identical: bool = False
+) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """Apply the one rule for repeated envelope ids to envelopes in replay order.
+
+    The first envelope with an id is kept. A later one with identical
+    canonical bytes is a duplicate (counted and dropped); with other bytes it
+    is a bad record (an ``IdempotencyConflictError`` in ``skipped``). The
+    canonical bytes are computed only for ids that repeat.
+
+    Args:
+        timed: ``(instant, line, envelope)`` in replay order.
+        skipped: where conflicts are recorded.
+        keep_identical: keep identical repeats in the result (still counted),
+            for a consumer that counts them itself (an import).
+    Returns:
+        ``(kept, duplicates)``: the kept ``(line, envelope)`` pairs in order and
+        the number of duplicates dropped.
+    """
+    first: dict[str, tuple[int, dict[str, Any]]] = {}
+    digests: dict[str, bytes] = {}
+    kept: list[tuple[int, dict[str, Any]]] = []
+    duplicates = 0
+    for _, number, env in timed:
+        eid = env["id"]
+        seen = first.get(eid)
+        if seen is None:
+            first[eid] = (number, env)
+            kept.append((number, env))
+            continue
+        try:
+            if eid not in digests:
+                digests[eid] = _digest(seen[1])
+            same = _digest(env) == digests[eid]
+        except MemexError:
+            same = False
+        if same:
+            duplicates += 1
+            if keep_identical:
+                kept.append((number, env))
+        else:
+            skipped.append(
+                SkippedRecord(
+                    number,
+                    "IdempotencyConflictError",
+                    f"envelope id {eid} is already used on line {seen[0]} with different content",
+                )
+            )
+    return kept, duplicates
+
+
+def _read_envelopes(
+    path: str, progress: Phases | None, skipped: list[SkippedRecord], keep_identical: bool = False
+) -> tuple[list[tuple[int, dict[str, Any]]], int, int, int]:
+    """Stream ``path`` and return its envelopes in replay order with the rules applied.
+
+    Returns:
+        ``(envelopes, lines, records, duplicates)``: ``(line, envelope)``
+        pairs of the well-formed envelopes with a valid ``ts`` and a first
+        (or conflicting-free) id, stable-sorted by ``ts`` (ties keep line
+        order); the physical lines; the non-blank lines; and the repeated
+        identical envelopes dropped. Bad lines go to ``skipped``.
+    """
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    lines = records = 0
+    for number, raw in iter_lines(path, progress):
+        lines = number
+        value = raw if isinstance(raw, SkippedRecord) else _parse_line(number, raw)
+        if value is None:
+            continue
+        records += 1
+        if isinstance(value, SkippedRecord):
+            skipped.append(value)
+        elif (t := _timed(number, value, skipped)) is not None:
+            timed.append(t)
+    timed.sort(key=lambda t: t[0])  # stable: equal times keep line order
+    kept, duplicates = _drop_repeated_ids(timed, skipped, keep_identical)
+    return kept, lines, records, duplicates
+
+
 def read_log(
     path: str,
     *,
@@ -265,13 +476,19 @@ def read_log(
 ) -> LogReplay:
     """Read a JSON-lines envelope log and replay it, skipping bad records.
 
-    Every non-blank line is decoded on its own. A line that is not JSON, not
-    a JSON object or not a well-formed envelope is skipped with a
-    ``ValidationError``; the envelopes are passed to
-    :func:`memex.replay_from_envelopes`, whose failures (bad timestamp,
-    malformed payload, unknown command type, wrong field types, failed
-    application such as ``MemoryNotFoundError``) are mapped back to their
-    line numbers.
+    The file is streamed (:func:`iter_lines`; a line longer than
+    :data:`MAX_RECORD_BYTES` is a bad record). Every non-blank line is
+    decoded on its own. A line that is not JSON, not a JSON object or not a
+    well-formed envelope (an empty ``id`` and an unknown ``namespace``
+    included) is skipped with a ``ValidationError``, one with a bad ``ts``
+    with an ``InvalidTimestampError``. The others are put in time order
+    (stable: equal times keep line order), repeated envelope ids are handled
+    as the module describes (a conflicting repeat is skipped with an
+    ``IdempotencyConflictError``, an identical one counted in
+    :attr:`LogReplay.duplicates`), and the ``memory`` envelopes are folded
+    as :func:`memex.replay_from_envelopes` does, whose failures (malformed payload,
+    unknown command type, wrong field types, failed application such as
+    ``MemoryNotFoundError``) are mapped back to their line numbers.
 
     Envelopes whose ``namespace`` is ``"intent"`` or ``"task"`` carry intent
     or task commands: they are folded, in time order like the memory
@@ -282,8 +499,8 @@ def read_log(
     Args:
         path: the file to read, or ``"-"`` for stdin.
         progress: reports the phases ``"Reading"`` (total: the physical
-            lines) and ``"Replaying"`` (total: the memory envelopes); see
-            :data:`Phases`.
+            lines of a regular file, 0 for a stream) and ``"Replaying"``
+            (total: the memory envelopes); see :data:`Phases`.
         base_intents, base_tasks: the intent and task graphs to fold the
             log's intent and task envelopes onto (default empty).
     Returns:
@@ -291,31 +508,19 @@ def read_log(
     Raises:
         FileAccessError: the file is missing, unreadable or a directory.
     """
-    raw_lines = _split_lines(read_bytes(path))
     skipped: list[SkippedRecord] = []
+    ordered, lines, records, duplicates = _read_envelopes(path, progress, skipped)
     envelopes: list[dict[str, Any]] = []
-    graph_envelopes: list[tuple[int, dict[str, Any]]] = []
     line_of: list[int] = []
-    records = 0
-    step = progress("Reading", len(raw_lines)) if progress is not None else None
-    for number, raw in enumerate(raw_lines, 1):
-        if step is not None:
-            step(number)
-        value = _parse_line(number, raw)
-        if value is None:
-            continue
-        records += 1
-        if isinstance(value, SkippedRecord):
-            skipped.append(value)
-        elif value.get("namespace") in ("intent", "task"):
-            graph_envelopes.append((number, value))
-        else:
-            envelopes.append(value)
+    graph_envelopes: list[tuple[int, dict[str, Any]]] = []
+    for number, env in ordered:
+        if env["namespace"] == "memory":
+            envelopes.append(env)
             line_of.append(number)
-    if step is not None:
-        step(len(raw_lines))
+        else:
+            graph_envelopes.append((number, env))
     step = progress("Replaying", len(envelopes)) if progress is not None else None
-    result = replay_from_envelopes(envelopes, progress=step)
+    result = replay_ordered_envelopes(envelopes, progress=step)
     if step is not None:
         step(len(envelopes))
     for failure in result.skipped:
@@ -328,7 +533,7 @@ def read_log(
     )
     skipped.sort(key=lambda s: s.line)
     return LogReplay(
-        path, len(raw_lines), records, result.state, result.events, skipped, intents, tasks
+        path, lines, records, result.state, result.events, skipped, intents, tasks, duplicates
     )
 
 
@@ -354,37 +559,41 @@ def _fold_graph_envelopes(
 
 
 def read_ordered_envelopes(
-    path: str,
+    path: str, progress: Phases | None = None
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[SkippedRecord]]:
     """Read a JSON-lines envelope log and order its envelopes as replay does.
 
+    The file is streamed and checked exactly as :func:`read_log` does
+    (record size, envelope fields, empty ids and unknown namespaces, ``ts``,
+    repeated ids), so an import and a replay of one file accept and reject
+    the same lines.
+
     Args:
         path: the file to read, or ``"-"`` for stdin.
+        progress: reports the phase ``"Reading"``; see :data:`Phases`.
     Returns:
         ``(envelopes, skipped)``: the well-formed envelopes with a valid
         ``ts`` as ``(line, envelope)`` pairs ordered by ``ts`` (ties by
         line), and the other non-blank lines as :class:`SkippedRecord` in
-        line order.
+        line order. A repeated id with other content than its first
+        occurrence is an ``IdempotencyConflictError`` there; an identical
+        repeat is kept in the list (an import counts it as a duplicate).
     Raises:
         FileAccessError: the file is missing, unreadable or a directory.
     """
     skipped: list[SkippedRecord] = []
-    timed: list[tuple[int, int, dict[str, Any]]] = []
-    for number, raw in enumerate(_split_lines(read_bytes(path)), 1):
-        value = _parse_line(number, raw)
-        if isinstance(value, SkippedRecord):
-            skipped.append(value)
-        elif value is not None and (t := _timed(number, value, skipped)) is not None:
-            timed.append(t)
-    timed.sort(key=lambda t: (t[0], t[1]))
-    return [(number, env) for _, number, env in timed], skipped
+    ordered, _, _, _ = _read_envelopes(path, progress, skipped, keep_identical=True)
+    skipped.sort(key=lambda r: r.line)
+    return ordered, skipped
 
 
 def fold_command_file(path: str, namespace: str, state: Any) -> tuple[Any, list[SkippedRecord]]:
     """Fold a JSON-lines file of intent or task commands (or envelopes holding them).
 
     Each non-blank line is a command, or an envelope (an object with
-    ``namespace`` and ``payload``) whose payload is the command.
+    ``namespace`` and ``payload``) whose payload is the command. The file is
+    streamed (:func:`iter_lines`); a line over :data:`MAX_RECORD_BYTES` is a
+    skipped line.
 
     Args:
         path: the file to read, or ``"-"`` for stdin.
@@ -401,10 +610,21 @@ def fold_command_file(path: str, namespace: str, state: Any) -> tuple[Any, list[
     space = NAMESPACES[namespace]
 
     def commands() -> Iterator[tuple[int, str, Any]]:
-        for number, raw in enumerate(read_text(path).split("\n"), 1):
-            line = raw.strip(" \t\r")
+        for number, raw in iter_lines(path):
+            if isinstance(raw, SkippedRecord):
+                skipped.append(raw)
+                continue
+            line = raw.strip(b" \t\r")
             if not line:
                 continue
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise FileAccessError(
+                    path,
+                    "encoding",
+                    f"{path}: not UTF-8 text (invalid byte 0x{line[e.start]:02x} on line {number})",
+                ) from None
             try:
                 value = decode_json(line)
             except ValidationError as e:
@@ -449,8 +669,9 @@ def merged_log_lines(path: str, plan: ImportPlan) -> list[str]:
     The log's non-blank lines come first, unchanged (a ``\\r`` before the
     newline dropped), then one envelope per command of ``plan`` in order,
     namespaced ``memory``, ``intent`` or ``task`` after the command type and
-    stamped at the later of the clock and the log's latest valid ``ts``, so
-    that a replay (which orders by time) applies them after the log.
+    stamped at the later of the clock and the log's latest valid ``ts`` (and
+    with increasing ids and non-decreasing times), so that a replay (which
+    orders by time, ties in file order) applies them after the log, in order.
 
     Args:
         path: the log file (``"-"`` reads stdin).
@@ -462,9 +683,7 @@ def merged_log_lines(path: str, plan: ImportPlan) -> list[str]:
     """
     lines = [raw.rstrip("\r") for raw in read_text(path).split("\n") if raw.strip(" \t\r")]
     latest = latest_instant(lines)
-    now = _time.now_ms()
-    stamp = now if latest is None else max(now, latest)
     for cmd in plan.commands:
-        env = create_event_envelope(cmd.type, cmd, namespace=namespace_of(cmd), now=stamp)
+        env = create_event_envelope(cmd.type, cmd, namespace=namespace_of(cmd), not_before=latest)
         lines.append(_jsonfmt.dumps(env.to_dict()))
     return lines

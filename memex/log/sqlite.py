@@ -476,6 +476,17 @@ class SQLiteEventLog:
             row = self._conn.execute("SELECT max(position) FROM records").fetchone()
         return int(row[0] or 0)
 
+    def latest_ts_ms(self) -> int | None:
+        """The latest envelope time in the log (unix ms; the running maximum of
+        every record's ``ts`` up to the head), or ``None`` when empty. O(1).
+
+        A writer stamps new records no earlier than this, so the log's time
+        order and its position order agree.
+        """
+        with self._lock:
+            row = self._conn.execute("SELECT max_ts FROM records ORDER BY position DESC LIMIT 1").fetchone()
+        return None if row is None else int(row[0])
+
     def head_hash(self) -> str:
         """The chain hash at :meth:`head` as hex (64 zeros when empty). O(1)."""
         with self._lock, self._guard:

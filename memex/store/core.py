@@ -24,8 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from memex import serialization
-from memex._time import now_ms
-from memex.envelope import EventEnvelope, create_event_envelope
+from memex.envelope import EventEnvelope
 from memex.errors import (
     ConcurrencyError,
     MemexError,
@@ -39,7 +38,7 @@ from memex.log import EventLog, SQLiteEventLog
 from memex.namespaces import States, fold
 from memex.serialization import decode_states, encode_states
 from memex.store.ingest import EnvelopeImport, import_envelopes
-from memex.store.mutations import Records, StoreMutations
+from memex.store.mutations import Records, StoreMutations, stamp_envelopes
 from memex.store.queries import StoreQueries
 from memex.task import TaskState, create_task_state
 
@@ -501,8 +500,7 @@ class MemexStore(StoreMutations, StoreQueries):
     def _append(self, records: Records) -> None:
         """Append the folded commands as one batch, expecting the head at :attr:`position`."""
         assert self._log is not None
-        now = now_ms()
-        envs = [create_event_envelope(cmd.type, cmd, namespace=ns, now=now) for ns, cmd, _ in records]
+        envs = stamp_envelopes(self._log, self._position, records)
         positions = self._log.append(
             envs, events=[evs for _, _, evs in records], expected_position=self._position
         )
@@ -557,6 +555,7 @@ class MemexStore(StoreMutations, StoreQueries):
         *,
         batch_size: int = 512,
         progress: Callable[[int], None] | None = None,
+        retry_rejected: bool = False,
     ) -> EnvelopeImport:
         """Apply and log envelopes that already have ids and times (e.g. from a JSONL log).
 
@@ -576,6 +575,11 @@ class MemexStore(StoreMutations, StoreQueries):
             envelopes: envelopes or wire mappings.
             batch_size: envelopes per append transaction.
             progress: called with the number of envelopes processed.
+            retry_rejected: apply again the envelopes an earlier import
+                rejected (identical bytes), e.g. an update whose target has
+                been imported since; without it they are reported with
+                :class:`~memex.errors.PreviouslyRejectedError`. An envelope
+                with an empty id or an unknown namespace is always rejected.
         Returns:
             :class:`EnvelopeImport`.
         Raises:
@@ -597,7 +601,8 @@ class MemexStore(StoreMutations, StoreQueries):
             self._position = max(self._position, position)
 
         result = import_envelopes(
-            self._log, self.states, self._position, envelopes, committed, batch_size, progress
+            self._log, self.states, self._position, envelopes, committed, batch_size, progress,
+            retry_rejected=retry_rejected,
         )
         self._maybe_snapshot()
         return result

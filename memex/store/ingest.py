@@ -17,9 +17,14 @@ from typing import Any, NamedTuple
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
-from memex.errors import ConcurrencyError, IdempotencyConflictError, PreviouslyRejectedError
+from memex.errors import (
+    ConcurrencyError,
+    IdempotencyConflictError,
+    PreviouslyRejectedError,
+    ValidationError,
+)
 from memex.log import EventLog, canonical_envelope_bytes
-from memex.namespaces import FOLD_ERRORS, States, apply, fold
+from memex.namespaces import FOLD_ERRORS, NAMESPACES, States, apply, fold
 
 RETRY_SECONDS = 60.0
 """How long an import keeps retrying a batch that meets another writer's appends (seconds)."""
@@ -41,6 +46,17 @@ class EnvelopeImport(NamedTuple):
     applied: int
     duplicates: int
     rejected: list[tuple[int, Exception]]
+
+
+def _check_envelope(env: EventEnvelope[Any]) -> None:
+    """Reject an envelope no log may hold: an empty id, or an unknown namespace."""
+    if not env.id:
+        raise ValidationError("envelope.id: must not be empty", "id")
+    if env.namespace not in NAMESPACES:
+        known = ", ".join(NAMESPACES)
+        raise ValidationError(
+            f'envelope.namespace: unknown namespace "{env.namespace}" (expected one of {known})', "namespace"
+        )
 
 
 def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
@@ -71,6 +87,7 @@ def import_envelopes(
     committed: Callable[[States, int], None],
     batch_size: int = 512,
     progress: Callable[[int], None] | None = None,
+    retry_rejected: bool = False,
 ) -> EnvelopeImport:
     """Validate, fold and append envelopes in order, ``batch_size`` per transaction.
 
@@ -83,11 +100,20 @@ def import_envelopes(
             is appended, so the caller rebinds its states.
         batch_size: envelopes per append transaction.
         progress: called with the number of envelopes processed.
+        retry_rejected: apply again an envelope whose identical bytes an
+            earlier import rejected (e.g. an update whose target exists
+            now); if it fails again its recorded reason is replaced. When
+            ``False`` (default) such an envelope is reported with
+            :class:`~memex.errors.PreviouslyRejectedError` (the recorded reason).
     Returns:
-        :class:`EnvelopeImport`. An envelope whose id is stored (or was
-        rejected before) with identical canonical bytes is not applied again;
+        :class:`EnvelopeImport`. One rule for repeated ids: an envelope whose
+        id is stored, or met earlier in this call, with identical canonical
+        bytes is not applied again (a duplicate; an identical repeat of an
+        envelope rejected earlier in this call counts as a duplicate too);
         with different bytes it is rejected with
-        :class:`~memex.errors.IdempotencyConflictError`.
+        :class:`~memex.errors.IdempotencyConflictError`. An envelope with an
+        empty ``id`` or a ``namespace`` other than ``memory``, ``intent`` and
+        ``task`` is rejected with a :class:`~memex.errors.ValidationError`.
         A batch that meets records another writer appended meanwhile is
         retried: those records are folded first, then the batch is applied
         again on top of them (an envelope the other writer stored is then a
@@ -103,43 +129,78 @@ def import_envelopes(
     pending_events: list[list[Any]] = []
     pending_bytes: dict[str, bytes] = {}
     pending_rejects: list[tuple[EventEnvelope[Any], str]] = []
-    pending_index: list[int] = []
-    base = states  # the states at the last committed batch
+    rejected_here: dict[str, bytes] = {}  # ids rejected earlier in this call
+    batch: list[tuple[int, Any]] = []  # the inputs since the last append
+    base = states  # the states at the last append
+    mark = (0, 0, 0, dict(rejected_here))  # counters at the last append
+
+    def process(index: int, raw: Any) -> None:
+        """Check one input envelope and fold it onto ``states`` (or record why not)."""
+        nonlocal states, applied, duplicates
+        try:
+            env = _envelope_of(raw)
+            _check_envelope(env)
+            parse_iso_ts(env.ts)
+            here = rejected_here.get(env.id)
+            if here is not None:
+                if here != canonical_envelope_bytes(env):
+                    raise IdempotencyConflictError(env.id, 0)
+                duplicates += 1
+                return
+            known, at = _known_bytes(log, env, pending_bytes)
+            if known is not None:
+                if known != canonical_envelope_bytes(env):
+                    raise IdempotencyConflictError(env.id, at)
+                duplicates += 1
+                return
+            earlier = log.rejection(env.id)
+            if earlier is not None:
+                if earlier.envelope != canonical_envelope_bytes(env):
+                    raise IdempotencyConflictError(env.id, 0)
+                if not retry_rejected:
+                    raise PreviouslyRejectedError(earlier.reason)
+            new_states, cmd, evs = apply(states, env.namespace, env.payload)
+        except PreviouslyRejectedError as e:
+            rejected.append((index, e))
+        except FOLD_ERRORS as e:
+            rejected.append((index, e))
+            if isinstance(raw, EventEnvelope | Mapping) and not isinstance(e, IdempotencyConflictError):
+                try:
+                    failed = _envelope_of(raw)
+                except FOLD_ERRORS:
+                    return  # not an envelope at all: nothing to remember it by
+                if failed.id:
+                    rejected_here.setdefault(failed.id, canonical_envelope_bytes(failed))
+                    pending_rejects.append((failed, f"{type(e).__name__}: {e}"))
+        else:
+            states = new_states
+            logged: EventEnvelope[Any] = EventEnvelope(
+                id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
+                trace_id=env.trace_id, payload=cmd,
+            )
+            pending.append(logged)
+            pending_events.append(evs)
+            pending_bytes[env.id] = canonical_envelope_bytes(logged)
+            applied += 1
 
     def replan() -> None:
-        """Another writer appended: fold its records onto ``base``, apply the batch again."""
-        nonlocal base, position, states, applied, duplicates
+        """Another writer appended: fold its records onto ``base``, process the batch again."""
+        nonlocal base, position, states, applied, duplicates, rejected_here
         result = fold(base, log.read_commands(position + 1), on_error=lambda *_: None)
         base, position = result.states, max(position, result.last or 0)
-        batch = list(zip(pending_index, pending, strict=True))
+        states = base
+        n_rejected, applied, duplicates, saved = mark
+        del rejected[n_rejected:]
+        rejected_here = dict(saved)
         pending.clear()
         pending_events.clear()
         pending_bytes.clear()
-        pending_index.clear()
-        states = base
-        for index, env in batch:
-            applied -= 1  # counted again below if it still applies
-            try:
-                known, at = _known_bytes(log, env, pending_bytes)
-                if known is not None:
-                    if known != canonical_envelope_bytes(env):
-                        raise IdempotencyConflictError(env.id, at)
-                    duplicates += 1
-                    continue
-                states, cmd, evs = apply(states, env.namespace, env.payload)
-            except FOLD_ERRORS as e:
-                rejected.append((index, e))
-                if not isinstance(e, IdempotencyConflictError):
-                    pending_rejects.append((env, f"{type(e).__name__}: {e}"))
-                continue
-            applied += 1
-            pending.append(env)
-            pending_events.append(evs)
-            pending_bytes[env.id] = canonical_envelope_bytes(env)
-            pending_index.append(index)
+        pending_rejects.clear()
+        for index, raw in batch:
+            process(index, raw)
 
     def flush() -> None:
-        nonlocal position, base
+        nonlocal position, base, mark
         if pending or pending_rejects:
             deadline = time.monotonic() + RETRY_SECONDS
             while True:
@@ -154,53 +215,21 @@ def import_envelopes(
                     replan()
             if positions:
                 position = max(positions)
-            base = states
             committed(states, position)
             pending.clear()
             pending_events.clear()
             pending_bytes.clear()
             pending_rejects.clear()
-            pending_index.clear()
+        base = states
+        batch.clear()
+        mark = (len(rejected), applied, duplicates, dict(rejected_here))
 
     with gc_paused():
         for index, raw in enumerate(envelopes):
-            try:
-                env = _envelope_of(raw)
-                parse_iso_ts(env.ts)
-                known, at = _known_bytes(log, env, pending_bytes)
-                if known is not None:
-                    if known != canonical_envelope_bytes(env):
-                        raise IdempotencyConflictError(env.id, at)
-                    duplicates += 1
-                    continue
-                earlier = log.rejection(env.id)
-                if earlier is not None:
-                    if earlier.envelope != canonical_envelope_bytes(env):
-                        raise IdempotencyConflictError(env.id, 0)
-                    raise PreviouslyRejectedError(earlier.reason)
-                new_states, cmd, evs = apply(states, env.namespace, env.payload)
-            except PreviouslyRejectedError as e:
-                rejected.append((index, e))
-            except FOLD_ERRORS as e:
-                rejected.append((index, e))
-                if isinstance(raw, EventEnvelope | Mapping) and not isinstance(e, IdempotencyConflictError):
-                    try:
-                        pending_rejects.append((_envelope_of(raw), f"{type(e).__name__}: {e}"))
-                    except FOLD_ERRORS:
-                        pass  # not an envelope at all: nothing to remember it by
-            else:
-                states = new_states
-                logged: EventEnvelope[Any] = EventEnvelope(
-                    id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
-                    trace_id=env.trace_id, payload=cmd,
-                )
-                pending.append(logged)
-                pending_events.append(evs)
-                pending_bytes[env.id] = canonical_envelope_bytes(logged)
-                pending_index.append(index)
-                applied += 1
-                if len(pending) >= batch_size:
-                    flush()
+            batch.append((index, raw))
+            process(index, raw)
+            if len(pending) >= batch_size:
+                flush()
             if progress is not None:
                 progress(index + 1)
         flush()

@@ -12,8 +12,12 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from memex import bulk, integrity
+from memex.envelope import EventEnvelope, create_event_envelope
+from memex.errors import MemexError
 from memex.factories import create_edge, create_intent, create_memory_item, create_task
 from memex.graph import GraphState
+from memex.log import EventLog
+from memex.log.chain import envelope_ts_ms
 from memex.models import (
     Command,
     Edge,
@@ -31,11 +35,53 @@ from memex.models import (
 from memex.namespaces import States
 from memex.transplant import ImportReport, MemexExport, fold_import
 
-__all__ = ["StoreMutations", "Records"]
+__all__ = ["StoreMutations", "Records", "latest_log_ts", "stamp_envelopes"]
 
 R = TypeVar("R")
 Records = list[tuple[str, Command, list[Any]]]
 """One ``(namespace, command, events)`` entry per command a mutation folded."""
+
+
+def latest_log_ts(log: EventLog, position: int) -> int | None:
+    """The latest envelope time of ``log`` up to ``position`` (unix ms), or ``None``.
+
+    Uses the log's ``latest_ts_ms()`` when it has one (O(1) in
+    :class:`~memex.log.SQLiteEventLog`: the running maximum of the head);
+    otherwise reads the record at ``position``. ``None`` for an empty log or
+    a record whose ``ts`` cannot be read.
+    """
+    latest = getattr(log, "latest_ts_ms", None)
+    if callable(latest):
+        value = latest()
+        return value if isinstance(value, int) else None
+    if position <= 0:
+        return None
+    for rec in log.read(position, position):
+        try:
+            return envelope_ts_ms(rec.envelope)
+        except MemexError:  # a foreign record: no floor rather than no write
+            return None
+    return None
+
+
+def stamp_envelopes(log: EventLog, position: int, records: Records) -> list[EventEnvelope[Any]]:
+    """Wrap folded commands in envelopes stamped for appending after ``position``.
+
+    Each envelope is stamped at the later of the package clock, the log's
+    latest record time (:func:`latest_log_ts`) and the previous id this
+    process minted, so a writer whose wall clock stepped back stamps the
+    log's last time instead: ``ts`` never decreases along the log and ids
+    increase, and an export replays in the order it was written.
+
+    Args:
+        log: the log the batch will be appended to.
+        position: the head the batch expects.
+        records: ``(namespace, command, events)`` per command.
+    Returns:
+        One envelope per record, in order.
+    """
+    floor = latest_log_ts(log, position)
+    return [create_event_envelope(cmd.type, cmd, namespace=ns, not_before=floor) for ns, cmd, _ in records]
 
 
 class StoreMutations:
