@@ -17,8 +17,8 @@ After every step:
 * every index of the states equals a recomputation from the entity maps
   (children, scope and edge-endpoint indexes of the memory graph, the field
   indexes of the intent and task graphs), with no empty bucket left behind;
-* no edge touches an item that was retracted (edges towards ids that never
-  were items are allowed, as in TypeScript MemEX);
+* no edge dangles: retracting an item removed every edge touching it (an
+  edge made afterwards may name an absent id, as in TypeScript MemEX);
 * a rejected command raised a memex error and changed nothing: the state
   and the store's states are equal to the ones before and nothing was
   appended to the log;
@@ -178,11 +178,20 @@ class Model:
         self.edges: dict[str, dict[str, Any]] = {}
         self.intents: dict[str, dict[str, Any]] = {}
         self.tasks: dict[str, dict[str, Any]] = {}
-        self.retracted: set[str] = set()
+        # a logical clock: when each item id was last retracted, when each edge was made
+        self.clock = 0
+        self.retracted: dict[str, int] = {}
+        self.edge_born: dict[str, int] = {}
+
+    def add_edge(self, eid: str, wire: dict[str, Any]) -> None:
+        self.clock += 1
+        self.edges[eid] = wire
+        self.edge_born[eid] = self.clock
 
     def retract_item(self, iid: str) -> None:
         del self.items[iid]
-        self.retracted.add(iid)
+        self.clock += 1
+        self.retracted[iid] = self.clock
         for eid in [e for e, d in self.edges.items() if iid in (d["from"], d["to"])]:
             del self.edges[eid]
 
@@ -316,7 +325,7 @@ class GraphMachine(RuleBasedStateMachine):
         for p, s in zip(new_pure, new_store, strict=True):
             self.to_store[p] = s
             self.from_store[s] = p
-            self.model.edges[p] = self.mem.edges[p].to_dict()
+            self.model.add_edge(p, self.mem.edges[p].to_dict())
         return new_pure
 
     # -- memory commands ---------------------------------------------------------
@@ -347,7 +356,6 @@ class GraphMachine(RuleBasedStateMachine):
         assert [e.type for e in events] == ["memory.created"]
         self.store.apply(cmd)
         self.model.items[iid] = item.to_dict()
-        self.model.retracted.discard(iid)
 
     @rule(
         iid=st.sampled_from([*ITEM_IDS, GHOST]),
@@ -405,11 +413,7 @@ class GraphMachine(RuleBasedStateMachine):
         weight=st.none() | SCORES,
     )
     def create_edge(self, eid: str, ends: tuple[str, str], kind: str, weight: float | None) -> None:
-        a, b = ends
-        if a in self.model.retracted and a not in self.model.items:
-            a = GHOST  # an edge to a retracted id would dangle by construction
-        if b not in self.model.items:
-            return
+        a, b = ends  # ``a`` may be absent, even retracted: edges to absent ids are allowed
         edge = memex.create_edge(edge_id=eid, from_=a, to=b, kind=kind, author="u",
                                  source_kind="observed", authority=0.5, weight=weight)
         cmd = {"type": "edge.create", "edge": edge.to_dict()}
@@ -422,7 +426,7 @@ class GraphMachine(RuleBasedStateMachine):
             return
         self.mem, _ = memex.apply_command(self.mem, cmd)
         self.store.apply(cmd)
-        self.model.edges[eid] = edge.to_dict()
+        self.model.add_edge(eid, edge.to_dict())
 
     def _edge_targets(self) -> list[str]:
         return [*EDGE_IDS, *sorted(k for k in self.model.edges if k not in EDGE_IDS), GHOST]
@@ -710,8 +714,6 @@ class GraphMachine(RuleBasedStateMachine):
         ends = [*self.model.items, *mem_ids] or [GHOST]
         edges = [memex.create_edge(edge_id=e, from_=ends[0], to=ends[-1], kind="SUPPORTS", author="other",
                                    source_kind="observed", authority=0.7).to_dict() for e in edge_ids]
-        edges = [e for e in edges if e["from"] not in self.model.retracted or e["from"] in self.model.items
-                 or e["from"] in mem_ids]
         intents = [memex.create_intent(id=i, label="imported", priority=0.3, owner="other").to_dict()
                    for i in intent_ids]
         tasks = [memex.create_task(id=t, intent_id="i0", action="imp", priority=0.3).to_dict() for t in task_ids]
@@ -729,9 +731,10 @@ class GraphMachine(RuleBasedStateMachine):
             assert getattr(result.report.skipped, kind) == skipped
             for d in entities:
                 if d[key] not in target:
-                    target[d[key]] = d
-                    if kind == "memories":
-                        self.model.retracted.discard(d[key])
+                    if kind == "edges":
+                        self.model.add_edge(d[key], d)
+                    else:
+                        target[d[key]] = d
 
     @rule(bad=st.sampled_from([
         {"memories": [{"id": "x"}]},
@@ -785,11 +788,16 @@ class GraphMachine(RuleBasedStateMachine):
 
     @invariant()
     def no_edge_dangles(self) -> None:
-        for state in (self.mem, self.store.mem):
-            for edge in state.edges.values():
+        # the engine's rule: retracting an item removes every edge touching it; an edge
+        # made later may name an absent (even a retracted) id, as in TypeScript MemEX
+        for state, names in ((self.mem, {}), (self.store.mem, self.from_store)):
+            for eid, edge in state.edges.items():
+                born = self.model.edge_born[names.get(eid, eid)]
                 for end in (edge.from_, edge.to):
-                    assert end in state.items or end not in self.model.retracted, (
-                        f"edge {edge.edge_id} dangles: {end} was retracted"
+                    if end in state.items or end not in self.model.retracted:
+                        continue
+                    assert born > self.model.retracted[end], (
+                        f"edge {eid} dangles: {end} was retracted after the edge was made"
                     )
 
     @invariant()
