@@ -24,6 +24,7 @@ Targets:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import shutil
@@ -59,9 +60,24 @@ def _decode_with_existing_path(data: bytes) -> Any:
     return adapter.validate_python(envelope.payload)
 
 
+def _envelope_decoder() -> Callable[[bytes], Any]:
+    """``memex.decode_envelope`` (or ``memex.decoding.decode_envelope``) when the library has
+    it, else the existing decoding path."""
+    found = getattr(memex, "decode_envelope", None)
+    if found is None:
+        try:
+            found = getattr(importlib.import_module("memex.decoding"), "decode_envelope", None)
+        except ImportError:
+            found = None
+    return found if callable(found) else _decode_with_existing_path
+
+
+DECODE_ENVELOPE = _envelope_decoder()
+
+
 def decode_envelope_target(data: bytes) -> None:
     """Decode ``data`` as one envelope: a value or a memex error, nothing else."""
-    decode: Callable[[bytes], Any] = getattr(memex, "decode_envelope", _decode_with_existing_path)
+    decode = DECODE_ENVELOPE
     try:
         decode(data)
     except memex.MemexError:
