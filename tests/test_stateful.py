@@ -80,12 +80,26 @@ def _out_of_range_reads_back() -> bool:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             store = MemexStore.open(path)
-            store.create(id="m", scope="s", kind="k", content={}, author="u",
-                         source_kind="observed", authority=0.5, now=NOW)
+            store.create(
+                id="m",
+                scope="s",
+                kind="k",
+                content={},
+                author="u",
+                source_kind="observed",
+                authority=0.5,
+                now=NOW,
+            )
             store.update("m", {"authority": 1.5, "importance": -0.5}, author="u")
             store.create_intent(id="i", label="g", priority=0.5, owner="u")
-            store.apply_intent({"type": "intent.update", "intent_id": "i",
-                                "partial": {"priority": 2}, "author": "u"})
+            store.apply_intent(
+                {
+                    "type": "intent.update",
+                    "intent_id": "i",
+                    "partial": {"priority": 2},
+                    "author": "u",
+                }
+            )
             before = store.states
             store.close()
             again = MemexStore.open(path)
@@ -229,11 +243,19 @@ BAD_MEMORY_COMMANDS: list[dict[str, Any]] = [
     {"type": "memory.create", "item": {**_BAD_ITEM, "id": "bad", "authority": float("inf")}},
     {"type": "memory.create", "item": {**_BAD_ITEM, "id": 7, "authority": 0.5}},
     {"type": "memory.create", "item": {**_BAD_ITEM, "id": "bad", "authority": 0.5, "scope": ["x"]}},
-    {"type": "memory.create", "item": {**_BAD_ITEM, "id": "bad", "authority": 0.5, "meta": {"agent_id": 1}}},
+    {
+        "type": "memory.create",
+        "item": {**_BAD_ITEM, "id": "bad", "authority": 0.5, "meta": {"agent_id": 1}},
+    },
     {"type": "memory.create", "item": "m0"},
     {"type": "memory.update", "item_id": "m0", "partial": {"authority": "x"}, "author": "u"},
     {"type": "memory.update", "item_id": "m0", "partial": {"authority": None}, "author": "u"},
-    {"type": "memory.update", "item_id": "m0", "partial": {"authority": float("nan")}, "author": "u"},
+    {
+        "type": "memory.update",
+        "item_id": "m0",
+        "partial": {"authority": float("nan")},
+        "author": "u",
+    },
     {"type": "memory.update", "item_id": "m0", "partial": {"authority": True}, "author": "u"},
     {"type": "memory.update", "item_id": "m0", "partial": {"scope": ["x"]}, "author": "u"},
     {"type": "memory.update", "item_id": "m0", "partial": {"content": 5}, "author": "u"},
@@ -252,10 +274,14 @@ BAD_MEMORY_COMMANDS: list[dict[str, Any]] = [
 ]
 BAD_INTENT_COMMANDS: list[Any] = [
     {"type": "intent.create", "intent": {"id": "bad"}},
-    {"type": "intent.create", "intent": {"id": "bad", "label": "g", "priority": 3, "owner": "u",
-                                         "status": "active"}},
-    {"type": "intent.create", "intent": {"id": "bad", "label": "g", "priority": 0.5, "owner": "u",
-                                         "status": "sleeping"}},
+    {
+        "type": "intent.create",
+        "intent": {"id": "bad", "label": "g", "priority": 3, "owner": "u", "status": "active"},
+    },
+    {
+        "type": "intent.create",
+        "intent": {"id": "bad", "label": "g", "priority": 0.5, "owner": "u", "status": "sleeping"},
+    },
     {"type": "intent.update", "intent_id": "i0", "partial": {"priority": "x"}, "author": "u"},
     {"type": "intent.update", "intent_id": "i0", "partial": {"label": 5}, "author": "u"},
     {"type": "intent.pause"},
@@ -263,8 +289,17 @@ BAD_INTENT_COMMANDS: list[Any] = [
 ]
 BAD_TASK_COMMANDS: list[Any] = [
     {"type": "task.create", "task": {"id": "bad"}},
-    {"type": "task.create", "task": {"id": "bad", "intent_id": "i0", "action": "a", "priority": 0.5,
-                                     "status": "pending", "attempt": -1}},
+    {
+        "type": "task.create",
+        "task": {
+            "id": "bad",
+            "intent_id": "i0",
+            "action": "a",
+            "priority": 0.5,
+            "status": "pending",
+            "attempt": -1,
+        },
+    },
     {"type": "task.update", "task_id": "t0", "partial": {"priority": [1]}, "author": "u"},
     {"type": "task.fail", "task_id": "t0"},
     {"type": "task.complete", "task_id": "t0", "result": [1]},
@@ -298,7 +333,10 @@ class GraphMachine(RuleBasedStateMachine):
         return self.to_store.get(eid, eid)
 
     def expect_rejected(
-        self, pure: Callable[[], Any], on_store: Callable[[], Any], error: type[Exception] = MemexError
+        self,
+        pure: Callable[[], Any],
+        on_store: Callable[[], Any],
+        error: type[Exception] = MemexError,
     ) -> None:
         """Both calls raise ``error`` (a memex error) and change nothing."""
         before = (self.mem, self.intents, self.tasks)
@@ -307,7 +345,11 @@ class GraphMachine(RuleBasedStateMachine):
             pure()
         assert isinstance(caught.value, MemexError)
         assert (self.mem, self.intents, self.tasks) == before
-        assert (graph_view(self.mem), lifecycle_view(self.intents), lifecycle_view(self.tasks)) == views
+        assert (
+            graph_view(self.mem),
+            lifecycle_view(self.intents),
+            lifecycle_view(self.tasks),
+        ) == views
         store_before = self.store.states
         head = self.store.log.head() if self.store.log is not None else None
         with pytest.raises(error) as caught:
@@ -341,10 +383,21 @@ class GraphMachine(RuleBasedStateMachine):
         self, iid: str, scope: str, authority: float, parents: list[str], text: str, as_record: bool
     ) -> None:
         item = memex.create_memory_item(
-            id=iid, scope=scope, kind="observation", content={"text": text}, author="u",
-            source_kind="observed", authority=authority, parents=parents or None, now=NOW,
+            id=iid,
+            scope=scope,
+            kind="observation",
+            content={"text": text},
+            author="u",
+            source_kind="observed",
+            authority=authority,
+            parents=parents or None,
+            now=NOW,
         )
-        cmd: Any = memex.MemoryCreate(item=item) if as_record else {"type": "memory.create", "item": item.to_dict()}
+        cmd: Any = (
+            memex.MemoryCreate(item=item)
+            if as_record
+            else {"type": "memory.create", "item": item.to_dict()}
+        )
         if iid in self.model.items:
             self.expect_rejected(
                 lambda: memex.apply_command(self.mem, cmd),
@@ -365,7 +418,9 @@ class GraphMachine(RuleBasedStateMachine):
                 "authority": st.sampled_from(IN_RANGE + OUT_OF_RANGE),
                 "importance": st.sampled_from(IN_RANGE + OUT_OF_RANGE),
                 "scope": st.sampled_from(SCOPES),
-                "content": st.fixed_dictionaries({}, optional={"text": st.text(max_size=3), "n": st.integers(0, 9)}),
+                "content": st.fixed_dictionaries(
+                    {}, optional={"text": st.text(max_size=3), "n": st.integers(0, 9)}
+                ),
                 "meta": st.fixed_dictionaries({}, optional={"tag": st.sampled_from(["x", "y"])}),
                 "parents": st.lists(st.sampled_from(ITEM_IDS), max_size=2, unique=True),
             },
@@ -414,8 +469,16 @@ class GraphMachine(RuleBasedStateMachine):
     )
     def create_edge(self, eid: str, ends: tuple[str, str], kind: str, weight: float | None) -> None:
         a, b = ends  # ``a`` may be absent, even retracted: edges to absent ids are allowed
-        edge = memex.create_edge(edge_id=eid, from_=a, to=b, kind=kind, author="u",
-                                 source_kind="observed", authority=0.5, weight=weight)
+        edge = memex.create_edge(
+            edge_id=eid,
+            from_=a,
+            to=b,
+            kind=kind,
+            author="u",
+            source_kind="observed",
+            authority=0.5,
+            weight=weight,
+        )
         cmd = {"type": "edge.create", "edge": edge.to_dict()}
         if eid in self.model.edges:
             self.expect_rejected(
@@ -481,9 +544,15 @@ class GraphMachine(RuleBasedStateMachine):
         )
 
     # -- intents and tasks ---------------------------------------------------------
-    @rule(iid=st.sampled_from(INTENT_IDS), priority=SCORES, parent=st.none() | st.sampled_from(INTENT_IDS))
+    @rule(
+        iid=st.sampled_from(INTENT_IDS),
+        priority=SCORES,
+        parent=st.none() | st.sampled_from(INTENT_IDS),
+    )
     def create_intent(self, iid: str, priority: float, parent: str | None) -> None:
-        intent = memex.create_intent(id=iid, label="goal", priority=priority, owner="u", parent_id=parent)
+        intent = memex.create_intent(
+            id=iid, label="goal", priority=priority, owner="u", parent_id=parent
+        )
         cmd = {"type": "intent.create", "intent": intent.to_dict()}
         if iid in self.model.intents:
             self.expect_rejected(
@@ -496,12 +565,20 @@ class GraphMachine(RuleBasedStateMachine):
         self.store.apply_intent(cmd)
         self.model.intents[iid] = intent.to_dict()
 
-    @rule(iid=st.sampled_from(INTENT_IDS), task_intent=st.sampled_from(INTENT_IDS),
-          tid=st.sampled_from(TASK_IDS), priority=SCORES, parent=st.none() | st.sampled_from(TASK_IDS))
-    def create_task(self, iid: str, task_intent: str, tid: str, priority: float, parent: str | None) -> None:
+    @rule(
+        iid=st.sampled_from(INTENT_IDS),
+        task_intent=st.sampled_from(INTENT_IDS),
+        tid=st.sampled_from(TASK_IDS),
+        priority=SCORES,
+        parent=st.none() | st.sampled_from(TASK_IDS),
+    )
+    def create_task(
+        self, iid: str, task_intent: str, tid: str, priority: float, parent: str | None
+    ) -> None:
         del iid
-        task = memex.create_task(id=tid, intent_id=task_intent, action="fetch", priority=priority,
-                                 parent_id=parent)
+        task = memex.create_task(
+            id=tid, intent_id=task_intent, action="fetch", priority=priority, parent_id=parent
+        )
         cmd = {"type": "task.create", "task": task.to_dict()}
         if tid in self.model.tasks:
             self.expect_rejected(
@@ -542,10 +619,14 @@ class GraphMachine(RuleBasedStateMachine):
 
     def _lifecycle_calls(self, ns: str, cmd: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
         if ns == "intent":
-            return (lambda: memex.apply_intent_command(self.intents, cmd),
-                    lambda: self.store.apply_intent(cmd))
-        return (lambda: memex.apply_task_command(self.tasks, cmd),
-                lambda: self.store.apply_task(cmd))
+            return (
+                lambda: memex.apply_intent_command(self.intents, cmd),
+                lambda: self.store.apply_intent(cmd),
+            )
+        return (
+            lambda: memex.apply_task_command(self.tasks, cmd),
+            lambda: self.store.apply_task(cmd),
+        )
 
     def _set_lifecycle(self, ns: str, result: Any) -> None:
         if ns == "intent":
@@ -553,8 +634,11 @@ class GraphMachine(RuleBasedStateMachine):
         else:
             self.tasks = result.state
 
-    @rule(move=st.sampled_from(sorted(TRANSITIONS)), data=st.data(),
-          agent=st.none() | st.sampled_from(["agent:a", "agent:b"]))
+    @rule(
+        move=st.sampled_from(sorted(TRANSITIONS)),
+        data=st.data(),
+        agent=st.none() | st.sampled_from(["agent:a", "agent:b"]),
+    )
     def transition(self, move: str, data: st.DataObject, agent: str | None) -> None:
         ns = move.split(".")[0]
         entities = self.model.intents if ns == "intent" else self.model.tasks
@@ -574,8 +658,11 @@ class GraphMachine(RuleBasedStateMachine):
             return
         status, sources = TRANSITIONS[move]
         if entities[target]["status"] not in sources:
-            invalid = (memex.InvalidIntentTransitionError if ns == "intent"
-                       else memex.InvalidTaskTransitionError)
+            invalid = (
+                memex.InvalidIntentTransitionError
+                if ns == "intent"
+                else memex.InvalidTaskTransitionError
+            )
             self.expect_rejected(pure, on_store, invalid)
             return
         result = pure()
@@ -625,14 +712,23 @@ class GraphMachine(RuleBasedStateMachine):
         if a == b:
             assert new == [] and result.state is before_pure
         else:
-            assert [(self.model.edges[e]["from"], self.model.edges[e]["to"], self.model.edges[e]["kind"])
-                    for e in new] == [(a, b, "ALIAS"), (b, a, "ALIAS")]
+            assert [
+                (
+                    self.model.edges[e]["from"],
+                    self.model.edges[e]["to"],
+                    self.model.edges[e]["kind"],
+                )
+                for e in new
+            ] == [(a, b, "ALIAS"), (b, a, "ALIAS")]
 
     @rule(w=st.sampled_from(ITEM_IDS), lo=st.sampled_from([*ITEM_IDS, GHOST]))
     def resolve_contradiction(self, w: str, lo: str) -> None:
         between = [
-            e for e, d in self.model.edges.items()
-            if d["kind"] == "CONTRADICTS" and d["active"] and {d["from"], d["to"]} == {w, lo}
+            e
+            for e, d in self.model.edges.items()
+            if d["kind"] == "CONTRADICTS"
+            and d["active"]
+            and {d["from"], d["to"]} == {w, lo}
             and (d["from"], d["to"]) in ((w, lo), (lo, w))
         ]
         before_pure, before_store = self.mem, self.store.mem
@@ -648,11 +744,19 @@ class GraphMachine(RuleBasedStateMachine):
         new = self.adopt_new_edges(before_pure, before_store)
         assert len(new) == 1
         d = self.model.edges[new[0]]
-        assert (d["from"], d["to"], d["kind"], d.get("meta")) == (w, lo, "SUPERSEDES", {"reason": "checked"})
+        assert (d["from"], d["to"], d["kind"], d.get("meta")) == (
+            w,
+            lo,
+            "SUPERSEDES",
+            {"reason": "checked"},
+        )
         if lo in self.model.items:
             self.model.items[lo]["authority"] = self.model.items[lo]["authority"] * 0.1
 
-    @rule(scope=st.sampled_from(SCOPES), mode=st.sampled_from(["retract", "importance", "mixed", "none"]))
+    @rule(
+        scope=st.sampled_from(SCOPES),
+        mode=st.sampled_from(["retract", "importance", "mixed", "none"]),
+    )
     def apply_many(self, scope: str, mode: str) -> None:
         def transform(item: memex.MemoryItem) -> dict[str, Any] | None:
             if mode == "retract" or (mode == "mixed" and item.authority < 0.5):
@@ -678,12 +782,14 @@ class GraphMachine(RuleBasedStateMachine):
                 d["importance"] = 0.25
 
     @rule(
-        bad=st.sampled_from([
-            ("cascade_retract", ("m0", 5)),
-            ("mark_alias", ("m0", "m1", None)),
-            ("apply_many", (None, lambda item: 5, "u")),
-            ("apply_many", ({"scope": 5}, lambda item: {}, "u")),
-        ])
+        bad=st.sampled_from(
+            [
+                ("cascade_retract", ("m0", 5)),
+                ("mark_alias", ("m0", "m1", None)),
+                ("apply_many", (None, lambda item: 5, "u")),
+                ("apply_many", ({"scope": 5}, lambda item: {}, "u")),
+            ]
+        )
     )
     def bad_helper_call(self, bad: tuple[str, tuple[Any, ...]]) -> None:
         name, args = bad
@@ -706,24 +812,62 @@ class GraphMachine(RuleBasedStateMachine):
         text=st.text(max_size=3),
     )
     def import_slice(
-        self, mem_ids: list[str], edge_ids: list[str], intent_ids: list[str], task_ids: list[str], text: str
+        self,
+        mem_ids: list[str],
+        edge_ids: list[str],
+        intent_ids: list[str],
+        task_ids: list[str],
+        text: str,
     ) -> None:
-        memories = [memex.create_memory_item(id=i, scope="s:imp", kind="observation", content={"text": text},
-                                             author="other", source_kind="observed", authority=0.7,
-                                             now=NOW).to_dict() for i in mem_ids]
+        memories = [
+            memex.create_memory_item(
+                id=i,
+                scope="s:imp",
+                kind="observation",
+                content={"text": text},
+                author="other",
+                source_kind="observed",
+                authority=0.7,
+                now=NOW,
+            ).to_dict()
+            for i in mem_ids
+        ]
         ends = [*self.model.items, *mem_ids] or [GHOST]
-        edges = [memex.create_edge(edge_id=e, from_=ends[0], to=ends[-1], kind="SUPPORTS", author="other",
-                                   source_kind="observed", authority=0.7).to_dict() for e in edge_ids]
-        intents = [memex.create_intent(id=i, label="imported", priority=0.3, owner="other").to_dict()
-                   for i in intent_ids]
-        tasks = [memex.create_task(id=t, intent_id="i0", action="imp", priority=0.3).to_dict() for t in task_ids]
+        edges = [
+            memex.create_edge(
+                edge_id=e,
+                from_=ends[0],
+                to=ends[-1],
+                kind="SUPPORTS",
+                author="other",
+                source_kind="observed",
+                authority=0.7,
+            ).to_dict()
+            for e in edge_ids
+        ]
+        intents = [
+            memex.create_intent(id=i, label="imported", priority=0.3, owner="other").to_dict()
+            for i in intent_ids
+        ]
+        tasks = [
+            memex.create_task(id=t, intent_id="i0", action="imp", priority=0.3).to_dict()
+            for t in task_ids
+        ]
         slice_ = {"memories": memories, "edges": edges, "intents": intents, "tasks": tasks}
         result = memex.import_slice(self.mem, self.intents, self.tasks, slice_)
-        self.mem, self.intents, self.tasks = result.mem_state, result.intent_state, result.task_state
+        self.mem, self.intents, self.tasks = (
+            result.mem_state,
+            result.intent_state,
+            result.task_state,
+        )
         report = self.store.import_slice(slice_)
         assert report.to_dict() == result.report.to_dict()
-        for kind, entities, key in (("memories", memories, "id"), ("edges", edges, "edge_id"),
-                                    ("intents", intents, "id"), ("tasks", tasks, "id")):
+        for kind, entities, key in (
+            ("memories", memories, "id"),
+            ("edges", edges, "edge_id"),
+            ("intents", intents, "id"),
+            ("tasks", tasks, "id"),
+        ):
             target = getattr(self.model, "items" if kind == "memories" else kind)
             created = [d[key] for d in entities if d[key] not in target]
             skipped = [d[key] for d in entities if d[key] in target]
@@ -736,14 +880,28 @@ class GraphMachine(RuleBasedStateMachine):
                     else:
                         target[d[key]] = d
 
-    @rule(bad=st.sampled_from([
-        {"memories": [{"id": "x"}]},
-        {"memories": "nope"},
-        {"edges": [{"edge_id": "e", "from": "a"}]},
-        {"intents": [5]},
-        {"tasks": [{"id": "t", "intent_id": "i", "action": "a", "priority": 2, "status": "pending"}]},
-        "not a slice",
-    ]))
+    @rule(
+        bad=st.sampled_from(
+            [
+                {"memories": [{"id": "x"}]},
+                {"memories": "nope"},
+                {"edges": [{"edge_id": "e", "from": "a"}]},
+                {"intents": [5]},
+                {
+                    "tasks": [
+                        {
+                            "id": "t",
+                            "intent_id": "i",
+                            "action": "a",
+                            "priority": 2,
+                            "status": "pending",
+                        }
+                    ]
+                },
+                "not a slice",
+            ]
+        )
+    )
     def bad_slice(self, bad: Any) -> None:
         self.expect_rejected(
             lambda: memex.import_slice(self.mem, self.intents, self.tasks, bad),
@@ -809,8 +967,14 @@ class GraphMachine(RuleBasedStateMachine):
 
 def _event_of(move: str) -> str:
     ns, verb = move.split(".")
-    past = {"pause": "paused", "resume": "resumed", "complete": "completed", "cancel": "cancelled",
-            "start": "started", "fail": "failed"}[verb]
+    past = {
+        "pause": "paused",
+        "resume": "resumed",
+        "complete": "completed",
+        "cancel": "cancelled",
+        "start": "started",
+        "fail": "failed",
+    }[verb]
     return f"{ns}.{past}"
 
 
@@ -822,7 +986,9 @@ PROFILES = {
         deadline=None,
         suppress_health_check=_HEALTH,
     ),
-    "ci": settings(max_examples=200, stateful_step_count=50, deadline=None, suppress_health_check=_HEALTH),
+    "ci": settings(
+        max_examples=200, stateful_step_count=50, deadline=None, suppress_health_check=_HEALTH
+    ),
 }
 
 
@@ -852,7 +1018,6 @@ def test_out_of_range_updates_read_back() -> None:
     assert _out_of_range_reads_back()
 
 
-
 def _nested(depth: int) -> Any:
     value: Any = []
     for _ in range(depth):
@@ -860,14 +1025,23 @@ def _nested(depth: int) -> Any:
     return value
 
 
-_ITEM = {"id": "z", "scope": "s", "kind": "k", "content": {}, "author": "u",
-         "source_kind": "observed", "authority": 0.5}
+_ITEM = {
+    "id": "z",
+    "scope": "s",
+    "kind": "k",
+    "content": {},
+    "author": "u",
+    "source_kind": "observed",
+    "authority": 0.5,
+}
 
 
 def _state() -> GraphState:
     state = memex.create_graph_state()
     for iid in ("m0", "m1"):
-        state = memex.apply_command(state, {"type": "memory.create", "item": {**_ITEM, "id": iid}}).state
+        state = memex.apply_command(
+            state, {"type": "memory.create", "item": {**_ITEM, "id": iid}}
+        ).state
     return memex.mark_contradiction(state, "m0", "m1", "u").state
 
 
@@ -877,50 +1051,102 @@ _T = memex.create_task_state()
 # (name, call on a state): each must raise a memex error and leave the state as it was
 BAD_CALLS: list[tuple[str, Callable[[GraphState], Any], str | None]] = [
     ("cascade_retract_author_not_a_string", lambda s: memex.cascade_retract(s, "m0", 5), None),
-    ("cascade_retract_unhashable_id", lambda s: memex.cascade_retract(s, ["m0"], "u"),
-     "argument validation: a list id raises TypeError (unhashable) from the children index"),
-    ("mark_alias_meta_not_a_mapping", lambda s: memex.mark_alias(s, "m0", "m1", "u", "not a mapping"),
-     "argument validation: meta='not a mapping' raises ValueError from dict()"),
-    ("mark_alias_meta_a_list", lambda s: memex.mark_alias(s, "m0", "m1", "u", [1]),
-     "argument validation: meta=[1] raises TypeError from dict()"),
+    (
+        "cascade_retract_unhashable_id",
+        lambda s: memex.cascade_retract(s, ["m0"], "u"),
+        "argument validation: a list id raises TypeError (unhashable) from the children index",
+    ),
+    (
+        "mark_alias_meta_not_a_mapping",
+        lambda s: memex.mark_alias(s, "m0", "m1", "u", "not a mapping"),
+        "argument validation: meta='not a mapping' raises ValueError from dict()",
+    ),
+    (
+        "mark_alias_meta_a_list",
+        lambda s: memex.mark_alias(s, "m0", "m1", "u", [1]),
+        "argument validation: meta=[1] raises TypeError from dict()",
+    ),
     ("mark_alias_author_none", lambda s: memex.mark_alias(s, "m0", "m1", None), None),
-    ("resolve_contradiction_unhashable_id", lambda s: memex.resolve_contradiction(s, ["m0"], "m1", "u"),
-     "argument validation: a list id raises TypeError (unhashable)"),
-    ("resolve_contradiction_reason_not_a_string",
-     lambda s: memex.resolve_contradiction(s, "m0", "m1", "u", 5), None),
-    ("apply_many_transform_returns_a_number", lambda s: memex.apply_many(s, None, lambda i: 5, "u"), None),
-    ("apply_many_transform_not_callable", lambda s: memex.apply_many(s, None, 5, "u"),
-     "argument validation: a non-callable transform raises TypeError"),
-    ("apply_many_limit_not_a_number",
-     lambda s: memex.apply_many(s, None, lambda i: {}, "u", options={"limit": "x"}), None),
-    ("import_slice_states_in_the_wrong_order", lambda s: memex.import_slice(_E, s, _T, {}),
-     "argument validation: states in the wrong order raise AttributeError"),
-    ("apply_command_state_none",
-     lambda s: memex.apply_command(None, {"type": "memory.retract", "item_id": "m0", "author": "u"}),
-     "argument validation: state=None raises AttributeError"),
-    ("lone_surrogate_in_content_is_rejected_at_create",
-     lambda s: memex.apply_command(s, {"type": "memory.create",
-                                       "item": {**_ITEM, "content": {"t": "\ud800"}}}),
-     "values at the door: a lone surrogate in content is accepted"),
-    ("lone_surrogate_in_scope_is_rejected_at_create",
-     lambda s: memex.apply_command(s, {"type": "memory.create", "item": {**_ITEM, "scope": "\udfff"}}),
-     "values at the door: a lone surrogate in scope is accepted"),
-    ("unrepresentable_integer_score_is_rejected_at_update",
-     lambda s: memex.apply_command(s, {"type": "memory.update", "item_id": "m0",
-                                       "partial": {"authority": 10**400}, "author": "u"}),
-     "values at the door: a 400-digit authority is accepted by an update"),
-    ("deep_nesting_in_content_is_rejected_at_create",
-     lambda s: memex.apply_command(s, {"type": "memory.create",
-                                       "item": {**_ITEM, "content": {"a": _nested(5000)}}}),
-     "values at the door: no maximum depth (256) for content"),
+    (
+        "resolve_contradiction_unhashable_id",
+        lambda s: memex.resolve_contradiction(s, ["m0"], "m1", "u"),
+        "argument validation: a list id raises TypeError (unhashable)",
+    ),
+    (
+        "resolve_contradiction_reason_not_a_string",
+        lambda s: memex.resolve_contradiction(s, "m0", "m1", "u", 5),
+        None,
+    ),
+    (
+        "apply_many_transform_returns_a_number",
+        lambda s: memex.apply_many(s, None, lambda i: 5, "u"),
+        None,
+    ),
+    (
+        "apply_many_transform_not_callable",
+        lambda s: memex.apply_many(s, None, 5, "u"),
+        "argument validation: a non-callable transform raises TypeError",
+    ),
+    (
+        "apply_many_limit_not_a_number",
+        lambda s: memex.apply_many(s, None, lambda i: {}, "u", options={"limit": "x"}),
+        None,
+    ),
+    (
+        "import_slice_states_in_the_wrong_order",
+        lambda s: memex.import_slice(_E, s, _T, {}),
+        "argument validation: states in the wrong order raise AttributeError",
+    ),
+    (
+        "apply_command_state_none",
+        lambda s: memex.apply_command(
+            None, {"type": "memory.retract", "item_id": "m0", "author": "u"}
+        ),
+        "argument validation: state=None raises AttributeError",
+    ),
+    (
+        "lone_surrogate_in_content_is_rejected_at_create",
+        lambda s: memex.apply_command(
+            s, {"type": "memory.create", "item": {**_ITEM, "content": {"t": "\ud800"}}}
+        ),
+        "values at the door: a lone surrogate in content is accepted",
+    ),
+    (
+        "lone_surrogate_in_scope_is_rejected_at_create",
+        lambda s: memex.apply_command(
+            s, {"type": "memory.create", "item": {**_ITEM, "scope": "\udfff"}}
+        ),
+        "values at the door: a lone surrogate in scope is accepted",
+    ),
+    (
+        "unrepresentable_integer_score_is_rejected_at_update",
+        lambda s: memex.apply_command(
+            s,
+            {
+                "type": "memory.update",
+                "item_id": "m0",
+                "partial": {"authority": 10**400},
+                "author": "u",
+            },
+        ),
+        "values at the door: a 400-digit authority is accepted by an update",
+    ),
+    (
+        "deep_nesting_in_content_is_rejected_at_create",
+        lambda s: memex.apply_command(
+            s, {"type": "memory.create", "item": {**_ITEM, "content": {"a": _nested(5000)}}}
+        ),
+        "values at the door: no maximum depth (256) for content",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     "name, call",
     [
-        pytest.param(name, call, id=name,
-                     marks=[pytest.mark.xfail(strict=False, reason=why)] if why else [])
+        pytest.param(
+            name, call, id=name, marks=[pytest.mark.xfail(strict=False, reason=why)] if why else []
+        )
         for name, call, why in BAD_CALLS
     ],
 )

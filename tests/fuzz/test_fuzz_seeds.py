@@ -39,13 +39,15 @@ def test_fuzz_target_handles_its_seeds(target: str) -> None:
     seeds = SEEDS if target == "decode_envelope" else SEEDS[:: max(1, len(SEEDS) // 6)]
     for seed in seeds:
         fn(seed)
-        for mutated in _mutations(seed)[:3 if target != "decode_envelope" else None]:
+        for mutated in _mutations(seed)[: 3 if target != "decode_envelope" else None]:
             fn(mutated)
 
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 _envelope_like = st.fixed_dictionaries(
@@ -54,11 +56,22 @@ _envelope_like = st.fixed_dictionaries(
         "id": st.text(max_size=8) | st.integers(),
         "ts": st.text(max_size=30) | st.integers(),
         "namespace": st.sampled_from(["memory", "intent", "task", "", "foo"]) | _json,
-        "type": st.sampled_from(["memory.create", "memory.update", "intent.create", "task.start"]) | _json,
+        "type": st.sampled_from(["memory.create", "memory.update", "intent.create", "task.start"])
+        | _json,
         "payload": _json
         | st.fixed_dictionaries(
-            {"type": st.sampled_from(["memory.create", "memory.update", "edge.create", "task.create"])},
-            optional={"item": _json, "item_id": _json, "partial": _json, "author": _json, "edge": _json},
+            {
+                "type": st.sampled_from(
+                    ["memory.create", "memory.update", "edge.create", "task.create"]
+                )
+            },
+            optional={
+                "item": _json,
+                "item_id": _json,
+                "partial": _json,
+                "author": _json,
+                "edge": _json,
+            },
         ),
         "trace_id": _json,
     },
