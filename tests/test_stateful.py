@@ -566,16 +566,12 @@ class GraphMachine(RuleBasedStateMachine):
         self.model.intents[iid] = intent.to_dict()
 
     @rule(
-        iid=st.sampled_from(INTENT_IDS),
-        task_intent=st.sampled_from(INTENT_IDS),
+        task_intent=st.sampled_from([*INTENT_IDS, GHOST]),  # intent_id is not checked
         tid=st.sampled_from(TASK_IDS),
         priority=SCORES,
         parent=st.none() | st.sampled_from(TASK_IDS),
     )
-    def create_task(
-        self, iid: str, task_intent: str, tid: str, priority: float, parent: str | None
-    ) -> None:
-        del iid
+    def create_task(self, task_intent: str, tid: str, priority: float, parent: str | None) -> None:
         task = memex.create_task(
             id=tid, intent_id=task_intent, action="fetch", priority=priority, parent_id=parent
         )
