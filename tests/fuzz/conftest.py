@@ -1,0 +1,3 @@
+"""Collection rules: the atheris driver is a script, not a test module (it needs the fuzz extra)."""
+
+collect_ignore = ["run.py"]
