@@ -172,7 +172,9 @@ def _path_at(buf: bytes, offset: int, max_depth: int | None = None) -> str:
     the tokens before ``offset``; used only to word an error.
     """
     stack: list[list[Any]] = []  # [is_object, key token or index, a key comes next]
-    for m in _TOKEN.finditer(buf, 0, offset):
+    for m in _TOKEN.finditer(buf):
+        if m.start() >= offset:
+            break  # a string around ``offset`` is read whole, so a bad key is named
         c = buf[m.start()]
         if c == 0x22:  # a string: a key when the object expects one
             if stack and stack[-1][0] and stack[-1][2]:
@@ -234,7 +236,7 @@ def _lone_surrogate(buf: bytes) -> int | None:
             j -= 1
         if slashes % 2:
             continue  # an escaped backslash followed by the text "ud800"
-        if buf[start + 2] in b"89abAB" and _LOW_ESCAPE.match(buf, start + 6):
+        if buf[start + 3] in b"89abAB" and _LOW_ESCAPE.match(buf, start + 6):  # \\uD8xx-\\uDBxx
             paired_until = start + 12
             continue
         return start
