@@ -209,17 +209,18 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * 309
 
 
-def _too_deep(buf: bytes, limit: int) -> bool:
-    """Whether the JSON text nests containers deeper than ``limit`` (strings skipped).
+def _deeper_than(buf: bytes, limit: int) -> int:
+    """How deeply the JSON text nests containers (strings skipped), or 0 when it
+    cannot exceed ``limit``.
 
     O(1) Python work when the text has at most ``limit`` brackets; else C-level passes.
     """
     if buf.count(b"[") + buf.count(b"{") <= limit:
-        return False
+        return 0
     steps = _STRINGS.sub(b"", buf).translate(None, _NOT_BRACKET).translate(_STEP)
     # depth after the k-th bracket = (sum of steps) - k, with 2 for an opening bracket
-    deepest = max(map(operator.sub, itertools.accumulate(steps), itertools.count(1)), default=0)
-    return deepest > limit
+    deepest: int = max(map(operator.sub, itertools.accumulate(steps), itertools.count(1)), default=0)
+    return deepest
 
 
 def _lone_surrogate(buf: bytes) -> int | None:
@@ -265,8 +266,13 @@ def _text_bytes(data: Any) -> bytes:
     return buf
 
 
-def _screen_bytes(buf: bytes) -> None:
-    """The checks msgspec does not make: UTF-8 everywhere, depth, lone surrogate escapes."""
+def _screen_bytes(buf: bytes) -> bool:
+    """The checks msgspec does not make: UTF-8 everywhere, depth, lone surrogate escapes.
+
+    Returns:
+        Whether the document nests deeper than ``MAX_DEPTH`` (then the JSON
+        values inside it are measured one by one).
+    """
     if not buf.isascii():
         try:
             buf.decode("utf-8")
@@ -274,7 +280,8 @@ def _screen_bytes(buf: bytes) -> None:
             path = _path_at(buf, e.start)
             raise _fail(path, f"not valid UTF-8 text (invalid byte 0x{buf[e.start]:02x} at byte {e.start})") from None
     limit = _max_depth()
-    if _too_deep(buf, limit):
+    deepest = _deeper_than(buf, MAX_DEPTH)
+    if deepest > limit:
         path = _path_at(buf, len(buf), max_depth=limit)
         raise _fail(path, f"nested deeper than {limit} levels")
     if b"\\u" in buf:
@@ -282,6 +289,7 @@ def _screen_bytes(buf: bytes) -> None:
         if at is not None:
             escape = buf[at : at + 6].decode("ascii")
             raise _fail(_path_at(buf, at), f"a lone surrogate {escape} is not valid Unicode text")
+    return deepest > MAX_DEPTH
 
 
 _NUMBER_OR_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9.eE+-]*', re.S)
@@ -327,18 +335,22 @@ def _path_of(link: tuple[Any, ...] | None) -> str:
     return "".join(reversed(parts))
 
 
-def _screen_value(value: Any, root: str) -> None:
+def _screen_value(value: Any, root: str, limit: int | None = None) -> int:
     """Check a decoded Python value against the value rules, iteratively.
 
     Only ``dict`` (string keys), ``list``, ``str`` (valid Unicode), ``int`` and
     ``float`` (finite, within the double range), ``bool`` and ``None``;
-    depth at most ``MAX_DEPTH + WRAPPER_DEPTH``; strings and keys of at most
-    ``MAX_RECORD_BYTES`` characters in all.
+    at most ``limit`` (default ``MAX_DEPTH + WRAPPER_DEPTH``) containers
+    nested; strings and keys of at most ``MAX_RECORD_BYTES`` characters in all.
 
+    Returns:
+        The number of containers nested at the deepest point.
     Raises:
         ValidationError: naming the path of the first bad value found.
     """
-    limit = _max_depth()
+    if limit is None:
+        limit = _max_depth()
+    deepest = 0
     budget = _max_bytes()
     # (value, depth of its container, link to the path: (parent link, segment))
     stack: list[tuple[Any, int, tuple[Any, ...] | None]] = [(value, 0, (None, root))]
@@ -352,6 +364,8 @@ def _screen_value(value: Any, root: str) -> None:
         elif t is dict or t is list:
             if depth >= limit:
                 raise _fail(_path_of(link), f"nested deeper than {limit} levels")
+            if depth >= deepest:
+                deepest = depth + 1
             if t is dict:
                 items: list[tuple[Any, tuple[Any, ...]]] = []
                 for k, y in x.items():
@@ -380,6 +394,7 @@ def _screen_value(value: Any, root: str) -> None:
             raise _fail(_path_of(link), f"expected a JSON value, got {t.__name__}")
         if budget < 0:
             raise _fail(root, f"the strings are longer than the limit of {_max_bytes()} bytes")
+    return deepest
 
 
 # =============================================================================== wire types
@@ -387,12 +402,15 @@ class _Shape(NamedTuple):
     """A record class and the msgspec type generated from it.
 
     ``nested``: ``(attribute, wire key, {struct type: shape})`` of the fields
-    that hold records, converted in turn.
+    that hold records, converted in turn; ``values``: ``(attribute, wire
+    key)`` of the fields that hold free JSON values (``content``, ``meta``,
+    ``partial``...), whose depth is limited to ``MAX_DEPTH`` each.
     """
 
     cls: type
     struct: type[msgspec.Struct]
     nested: tuple[tuple[str, str, dict[type, _Shape]], ...]
+    values: tuple[tuple[str, str], ...]
 
 
 _SHAPES: dict[type, _Shape] = {}
@@ -438,6 +456,7 @@ def _shape(cls: type, overrides: dict[str, tuple[Any, dict[type, _Shape] | None]
         defaults = {a.name: a.default for a in attrs.fields(cls)}
         fields: list[tuple[Any, ...]] = []
         nested: list[tuple[str, str, dict[type, _Shape]]] = []
+        values: list[tuple[str, str]] = []
         rename: dict[str, str] = {}
         is_command = issubclass(cls, Command)
         for name, wire, _check in cls._FIELDS:  # type: ignore[attr-defined]
@@ -446,6 +465,8 @@ def _shape(cls: type, overrides: dict[str, tuple[Any, dict[type, _Shape] | None]
             wire_type, sub = (overrides or {}).get(name) or _wire_type(hints[name])
             if sub:
                 nested.append((name, wire, sub))
+            elif _holds_json(wire_type):
+                values.append((name, wire))
             if wire != name:
                 rename[name] = wire
             default = defaults[name]
@@ -459,15 +480,24 @@ def _shape(cls: type, overrides: dict[str, tuple[Any, dict[type, _Shape] | None]
             tag=_tag_of(cls) if is_command else None,
             module=__name__,
         )
-        shape = _Shape(cls, struct, tuple(nested))
+        shape = _Shape(cls, struct, tuple(nested), tuple(values))
         if overrides is None:
             _SHAPES[cls] = shape
         return shape
 
 
-def _to_record(shape: _Shape, s: Any) -> Any:
+def _holds_json(wire_type: Any) -> bool:
+    """Whether a wire type is a free JSON value (``Any``, ``dict[str, Any]``, or optional)."""
+    if wire_type is Any or typing.get_origin(wire_type) is dict:
+        return True
+    return typing.get_origin(wire_type) is Union and any(map(_holds_json, typing.get_args(wire_type)))
+
+
+def _to_record(shape: _Shape, s: Any, deep: bool = False) -> Any:
     """Build the record of a decoded struct; bounds and enums are checked by the record class.
 
+    Args:
+        deep: the document nests deeper than ``MAX_DEPTH``: measure each JSON value.
     Raises:
         ValidationError: with the path relative to ``s`` (``item.authority``).
     """
@@ -476,9 +506,12 @@ def _to_record(shape: _Shape, s: Any) -> Any:
         x = kw[name]
         if x is not None:
             try:
-                kw[name] = _to_record(shapes[type(x)], x)
+                kw[name] = _to_record(shapes[type(x)], x, deep)
             except ValidationError as e:
                 raise _prefixed(e, wire) from None
+    if deep:
+        for name, wire in shape.values:
+            _screen_value(kw[name], wire, MAX_DEPTH)
     return shape.cls(**kw)
 
 
@@ -556,7 +589,7 @@ class _Target(NamedTuple):
     """What one decoder produces: its msgspec type and how to finish the record."""
 
     wire: Any
-    finish: Callable[[Any], Any]
+    finish: Callable[[Any, bool], Any]
     decoder: msgspec.json.Decoder[Any]
     known: Callable[[str], str]
 
@@ -564,10 +597,10 @@ class _Target(NamedTuple):
 _TARGETS: dict[Any, _Target] = {}
 
 
-def _command_finish(shapes: dict[type, _Shape]) -> Callable[[Any], Any]:
-    def finish(s: Any) -> Any:
+def _command_finish(shapes: dict[type, _Shape]) -> Callable[[Any, bool], Any]:
+    def finish(s: Any, deep: bool) -> Any:
         try:
-            return _to_record(shapes[type(s)], s)
+            return _to_record(shapes[type(s)], s, deep)
         except ValidationError as e:
             raise _prefixed(e, "$") from None
 
@@ -585,10 +618,10 @@ def _unknown_tag(tags: tuple[str, ...]) -> Callable[[str], str]:
     return known
 
 
-def _envelope_finish(shapes: dict[type, _Shape], tag_of: dict[type, str]) -> Callable[[Any], Any]:
+def _envelope_finish(shapes: dict[type, _Shape], tag_of: dict[type, str]) -> Callable[[Any, bool], Any]:
     namespace_of = {tag: ns for ns, classes in NAMESPACE_COMMANDS.items() for tag in map(_tag_of, classes)}
 
-    def finish(s: Any) -> Any:
+    def finish(s: Any, deep: bool) -> Any:
         if not s.id:
             raise _fail("$.id", "expected a non-empty string")
         tag = tag_of[type(s.payload)]
@@ -603,7 +636,7 @@ def _envelope_finish(shapes: dict[type, _Shape], tag_of: dict[type, str]) -> Cal
         except InvalidTimestampError:
             raise _fail("$.ts", f"expected an ISO-8601 time (2024-03-04T08:31:01.000Z), got {s.ts!r}") from None
         try:
-            payload = _to_record(shapes[type(s.payload)], s.payload)
+            payload = _to_record(shapes[type(s.payload)], s.payload, deep)
         except ValidationError as e:
             raise _prefixed(e, "$.payload") from None
         try:
@@ -622,6 +655,9 @@ def _target(cls: Any) -> _Target:
     if found is not None:
         return found
     with _LOCK:
+        found = _TARGETS.get(cls)
+        if found is not None:
+            return found
         if cls is Command or cls is EventEnvelope:
             shapes = {s.struct: s for s in map(_shape, _COMMANDS)}
             union: Any = Union[tuple(shapes)]  # noqa: UP007
@@ -650,7 +686,7 @@ def _target(cls: Any) -> _Target:
 
 def _decode(target: _Target, data: Any) -> Any:
     buf = _text_bytes(data)
-    _screen_bytes(buf)
+    deep = _screen_bytes(buf)
     try:
         s = target.decoder.decode(buf)
     except msgspec.ValidationError as e:
@@ -664,7 +700,7 @@ def _decode(target: _Target, data: Any) -> Any:
     except RecursionError:  # a depth limit configured above what msgspec can nest
         raise _fail("$", "nested too deeply") from None
     _screen_numbers(buf)
-    return target.finish(s)
+    return target.finish(s, deep)
 
 
 def decode_command(data: bytes | bytearray | memoryview | str) -> MemoryCommand | IntentCommand | TaskCommand:
@@ -779,10 +815,10 @@ def validate_record(cls: type[R], value: Any) -> R:
     """
     target = _target(cls)
     wire = value.to_dict() if isinstance(value, Record) and isinstance(value, cls) else value  # type: ignore[attr-defined]
-    _screen_value(wire, "$")
+    deep = _screen_value(wire, "$") > MAX_DEPTH
     try:
         s = msgspec.convert(wire, target.wire, strict=True)
     except msgspec.ValidationError as e:
         raise _from_msgspec(e, target.known) from None
-    result: R = target.finish(s)
+    result: R = target.finish(s, deep)
     return value if result is not None and isinstance(value, cls) else result

@@ -244,6 +244,24 @@ def test_content_nested_to_the_depth_limit_is_accepted() -> None:
     assert env.payload.item.content == nested(MAX_DEPTH)
 
 
+@pytest.mark.parametrize(
+    ("field", "path"),
+    [("content", "$.item.content"), ("meta", "$.item.meta")],
+)
+def test_value_nested_one_level_deeper_than_the_limit_is_rejected(field: str, path: str) -> None:
+    data = create(**{field: nested(MAX_DEPTH + 1)})
+    err = rejected(decode_command, text(data))
+    assert err.path == path + ".a" * MAX_DEPTH
+    assert f"nested deeper than {MAX_DEPTH} levels" in str(err)
+    assert rejected(decode_envelope, text(envelope(data))).path == "$.payload" + err.path[1:]
+    assert rejected(lambda v: validate_record(Command, v), data).path == err.path
+
+
+def test_update_partial_nested_deeper_than_the_limit_is_rejected() -> None:
+    data = {"type": "intent.update", "intent_id": "i", "partial": {"context": nested(MAX_DEPTH)}, "author": "a"}
+    assert rejected(decode_command, text(data)).path == "$.partial.context" + ".a" * (MAX_DEPTH - 1)
+
+
 @pytest.mark.parametrize("depth", [MAX_DEPTH + WRAPPER_DEPTH, 1000, 100_000])
 def test_nesting_deeper_than_the_limit_is_rejected_without_recursion_error(depth: int) -> None:
     data = b'{"type":"memory.update","item_id":"m","author":"a","partial":{"x":' + b"[" * depth + b"]" * depth + b"}}"
