@@ -663,3 +663,26 @@ def test_finite_floats_are_accepted_everywhere_a_number_is() -> None:
     for x in (0.0, -0.0, 5e-324, 1.7976931348623157e308, -1.7976931348623157e308):
         cmd = decode_command(text(create(content={"x": x})))
         assert cmd.item.content["x"] == x and math.isfinite(cmd.item.content["x"])  # type: ignore[union-attr]
+
+
+# ============================================================================ the reliability cases
+def test_out_of_range_score_in_an_update_decodes_as_the_reducers_keep_it() -> None:
+    # oob_update.jsonl / intent_oob.py: an update may carry a score outside [0, 1]
+    # (as in TypeScript); what the reducers keep must decode
+    update = {"type": "memory.update", "item_id": "m1", "partial": {"authority": 1.5}, "author": "a"}
+    assert decode_envelope(text(envelope(update))).payload.partial == {"authority": 1.5}
+    intent = {"type": "intent.update", "intent_id": "i1", "partial": {"priority": 2}, "author": "a"}
+    assert decode_command(text(intent)).partial == {"priority": 2}  # type: ignore[union-attr]
+
+
+def test_a_log_record_holding_a_lone_surrogate_is_reported_with_its_path() -> None:
+    # surrogate.py: the bytes the store wrote for content {"t": "\ud800"} (an escape
+    # no JSON decoder reads back) are one bad record, named precisely
+    item = MemoryItem.from_dict(item_d("bad"))
+    object.__setattr__(item, "content", {"t": "\ud800"})  # as accepted before the fix
+    env = memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item), now=1_709_541_061_000)
+    record = dumpb(env.to_dict())
+    assert b"\\ud800" in record
+    err = rejected(decode_envelope, record)
+    assert err.path == "$.payload.item.content.t"
+    assert str(err) == "$.payload.item.content.t: a lone surrogate \\ud800 is not valid Unicode text"
