@@ -152,6 +152,8 @@ def _fail(path: str, message: str) -> ValidationError:
 
 
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.S)
+#: How many tokens :func:`_path_at` reads at most to name a place.
+_PATH_TOKENS = 1_000_000
 
 
 def _key_text(token: bytes) -> str:
@@ -179,12 +181,16 @@ def _path_at(buf: bytes, offset: int, max_depth: int | None = None) -> str:
 
     With ``max_depth``, the path of the first container nested deeper than
     ``max_depth`` instead (``offset`` is then an upper bound). One pass over
-    the tokens before ``offset``; used only to word an error.
+    the tokens before ``offset``, used only to word an error; past
+    :data:`_PATH_TOKENS` tokens it gives up and answers ``$``, so wording an
+    error in a huge text stays cheap.
     """
     stack: list[list[Any]] = []  # [is_object, key token or index, a key comes next]
-    for m in _TOKEN.finditer(buf):
+    for count, m in enumerate(_TOKEN.finditer(buf)):
         if m.start() >= offset:
             break  # a string around ``offset`` is read whole, so a bad key is named
+        if count >= _PATH_TOKENS:
+            return "$"
         c = buf[m.start()]
         if c == 0x22:  # a string: a key when the object expects one
             if stack and stack[-1][0] and stack[-1][2]:
