@@ -139,6 +139,22 @@ def _max_bytes() -> int:
     return MAX_RECORD_BYTES
 
 
+class _Lazy:
+    """A regular expression compiled on first use: importing memex compiles none,
+    and the common input never needs one."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args: Any) -> None:
+        self._args = args
+        self._compiled: re.Pattern[Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 # =============================================================================== paths
 def _segment(key: str) -> str:
     """One object key as a path segment (``.key``), printable even when the key is not."""
@@ -151,7 +167,7 @@ def _fail(path: str, message: str) -> ValidationError:
     return ValidationError(f"{path}: {message}", path)
 
 
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.S)
+_TOKEN = _Lazy(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.S)
 #: How many tokens :func:`_path_at` reads at most to name a place.
 _PATH_TOKENS = 1_000_000
 
@@ -214,11 +230,11 @@ def _path_at(buf: bytes, offset: int, max_depth: int | None = None) -> str:
 
 
 # =============================================================================== byte screens
-_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_STRINGS = _Lazy(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_LOW_ESCAPE = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE = _Lazy(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LOW_ESCAPE = _Lazy(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 #: Digits as ``0``, everything else unchanged; then 309 zeros in a row are a run
 #: of 309 digits, the shortest integer that can exceed the double range.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
@@ -243,7 +259,7 @@ def _lone_surrogate(buf: bytes) -> int | None:
     """The offset of the first ``\\uD800``-``\\uDFFF`` escape that is not half of a pair."""
     paired_until = -1
     for m in _SURROGATE_ESCAPE.finditer(buf):
-        start = m.start()
+        start: int = m.start()
         if start < paired_until:
             continue  # the low half of a pair already read
         slashes = 0
@@ -308,7 +324,7 @@ def _screen_bytes(buf: bytes) -> bool:
     return deepest > MAX_DEPTH
 
 
-_NUMBER_OR_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9.eE+-]*', re.S)
+_NUMBER_OR_STRING = _Lazy(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9.eE+-]*', re.S)
 
 
 def _bad_number(buf: bytes) -> ValidationError | None:
@@ -340,7 +356,7 @@ def _screen_numbers(buf: bytes) -> None:
 
 
 # =============================================================================== value screen
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = _Lazy("[\ud800-\udfff]")
 
 
 def _path_of(link: tuple[Any, ...] | None) -> str:
@@ -553,9 +569,9 @@ _NAMES = {
     "array": "an array",
     "null": "null",
 }
-_EXPECTED = re.compile(r"Expected `(.+?)`(?:, got `(.+?)`)?")
-_MISSING = re.compile(r"Object missing required field `(.+)`")
-_INVALID = re.compile(r"Invalid (?:enum )?value (.+)")
+_EXPECTED = _Lazy(r"Expected `(.+?)`(?:, got `(.+?)`)?")
+_MISSING = _Lazy(r"Object missing required field `(.+)`")
+_INVALID = _Lazy(r"Invalid (?:enum )?value (.+)")
 
 
 def _named(types_text: str) -> str:
