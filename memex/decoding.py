@@ -129,9 +129,14 @@ _COMMANDS: tuple[type[Command], ...] = tuple(c for cs in NAMESPACE_COMMANDS.valu
 _FMAX = sys.float_info.max
 
 
+def _value_depth() -> int:
+    """How deeply one free JSON value may nest (the limit in force)."""
+    return MAX_DEPTH
+
+
 def _max_depth() -> int:
     """How deeply a whole document may nest (values plus their wrapping)."""
-    return MAX_DEPTH + WRAPPER_DEPTH
+    return _value_depth() + WRAPPER_DEPTH
 
 
 def _max_bytes() -> int:
@@ -312,7 +317,8 @@ def _screen_bytes(buf: bytes) -> bool:
             path = _path_at(buf, e.start)
             raise _fail(path, f"not valid UTF-8 text (invalid byte 0x{buf[e.start]:02x} at byte {e.start})") from None
     limit = _max_depth()
-    deepest = _deeper_than(buf, MAX_DEPTH)
+    value_limit = _value_depth()
+    deepest = _deeper_than(buf, value_limit)
     if deepest > limit:
         path = _path_at(buf, len(buf), max_depth=limit)
         raise _fail(path, f"nested deeper than {limit} levels")
@@ -321,7 +327,7 @@ def _screen_bytes(buf: bytes) -> bool:
         if at is not None:
             escape = buf[at : at + 6].decode("ascii")
             raise _fail(_path_at(buf, at), f"a lone surrogate {escape} is not valid Unicode text")
-    return deepest > MAX_DEPTH
+    return deepest > value_limit
 
 
 _NUMBER_OR_STRING = _Lazy(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9.eE+-]*', re.S)
@@ -543,7 +549,7 @@ def _to_record(shape: _Shape, s: Any, deep: bool = False) -> Any:
                 raise _prefixed(e, wire) from None
     if deep:
         for name, wire in shape.values:
-            _screen_value(kw[name], wire, MAX_DEPTH)
+            _screen_value(kw[name], wire, _value_depth())
     return shape.cls(**kw)
 
 
@@ -847,7 +853,7 @@ def validate_record(cls: type[R], value: Any) -> R:
     """
     target = _target(cls)
     wire = value.to_dict() if isinstance(value, Record) and isinstance(value, cls) else value  # type: ignore[attr-defined]
-    deep = _screen_value(wire, "$") > MAX_DEPTH
+    deep = _screen_value(wire, "$") > _value_depth()
     try:
         s = msgspec.convert(wire, target.wire, strict=True)
     except msgspec.ValidationError as e:
