@@ -70,8 +70,9 @@ from memex.models import (
 )
 
 # isort: split
-# -- 2 codec: command adapters, envelopes
+# -- 2 codec: command adapters, envelopes, strict decoding of untrusted input
 from memex.commands import MemoryCommandAdapter
+from memex.decoding import decode_command, decode_envelope, decode_record, validate_record
 from memex.envelope import (
     EventEnvelope,
     create_event_envelope,
@@ -237,8 +238,12 @@ __all__ = [  # sorted within each group; the errors are appended below
     "uuid7",
     # -- 2 codec
     "create_event_envelope",
+    "decode_command",
+    "decode_envelope",
+    "decode_record",
     "EventEnvelope",
     "MemoryCommandAdapter",
+    "validate_record",
     "wrap_edge_state_event",
     "wrap_lifecycle_event",
     "wrap_state_event",

@@ -185,6 +185,11 @@ TOP_LEVEL = [
     "SortField",
     "DecayInterval",
     "DecayType",
+    # strict decoding of untrusted input (added with memex.decoding)
+    "decode_command",
+    "decode_envelope",
+    "decode_record",
+    "validate_record",
 ]
 
 SUBMODULES: dict[str, list[str]] = {
@@ -405,6 +410,16 @@ SUBMODULES: dict[str, list[str]] = {
         "parse",
         "stringify",
         "to_json",
+    ],
+    "memex.decoding": [
+        "MAX_DEPTH",
+        "MAX_RECORD_BYTES",
+        "NAMESPACE_COMMANDS",
+        "WRAPPER_DEPTH",
+        "decode_command",
+        "decode_envelope",
+        "decode_record",
+        "validate_record",
     ],
     "memex.envelope": [
         "EventEnvelope",
