@@ -14,12 +14,12 @@ from memex import _validate as v
 from memex.models._schema import Command, record
 from memex.models.entities import Edge, Intent, MemoryItem, Task
 from memex.models.fields import (
+    JsonMapping,
     OptBool,
+    OptJsonMapping,
     OptJsonObject,
-    OptPlainDict,
     OptStr,
     OptStrs,
-    PlainDict,
     Str,
 )
 
@@ -74,10 +74,10 @@ class MemoryUpdate(Command):
     """
 
     item_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
     reason: OptStr = None
-    basis: OptPlainDict = None
+    basis: OptJsonMapping = None
 
 
 @record(tag="memory.retract")
@@ -101,7 +101,7 @@ class EdgeUpdate(Command):
     """``edge.update``: replace the fields of ``partial`` on edge ``edge_id`` (ids and endpoints ignored)."""
 
     edge_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
     reason: OptStr = None
 
@@ -143,7 +143,7 @@ class IntentUpdate(Command):
     """
 
     intent_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
     reason: OptStr = None
 
@@ -205,7 +205,7 @@ class TaskUpdate(Command):
     """
 
     task_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
 
 
