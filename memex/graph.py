@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from memex._pmap import IndexBuilder, PMap, as_pmap
+from memex._validate import fail
 from memex.models.entities import Edge, MemoryItem
 
 __all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
@@ -230,7 +231,12 @@ def clone_graph_state(state: GraphState) -> GraphState:
 
     The persistent maps and indexes are shared (they are immutable), so this
     is O(1).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    if not isinstance(state, GraphState):
+        raise fail("state", "a GraphState", state)
     return GraphState._derive(
         state.items, state.edges, state._children, state._edges_by_node, state._by_scope, state._seq
     )

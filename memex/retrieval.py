@@ -196,6 +196,7 @@ def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) ->
     """
     remaining = _budget(budget)
     _cost_fn(cost_fn)
+    scored = _scored(scored)
     kept: list[ScoredItem] = []
     for entry in scored:
         c = cost_fn(entry.item)
@@ -250,7 +251,20 @@ def get_items_by_budget(
 
 
 # ----------------------------------------------------------------------------- contradictions
+def _scored(scored: Any) -> list[ScoredItem]:
+    """``scored`` (any iterable) as a list, each entry checked to be a :class:`ScoredItem`."""
+    if isinstance(scored, str | bytes | Mapping) or not isinstance(scored, Iterable):
+        raise v.fail("scored", "a list of ScoredItem", scored)
+    out = list(scored)
+    for i, e in enumerate(out):
+        if not isinstance(e, ScoredItem):
+            raise v.fail(f"scored[{i}]", "a ScoredItem", e)
+    return out
+
+
 def _drop_superseded(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:
+    _state(state)
+    scored = _scored(scored)
     ids = {s.item.id for s in scored}
     superseded = {e.to for e in state.incident_edges(ids, "SUPERSEDES")}
     if not superseded:
@@ -272,6 +286,10 @@ def filter_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> li
 
     Only edges touching the entries are read (edges-by-endpoint index):
     O(d log d) for their d incident edges.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``scored``
+            not a list of :class:`ScoredItem`.
     """
     kept = _drop_superseded(state, scored)
     s: dict[str, float] = {}
@@ -311,6 +329,10 @@ def surface_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> l
     active ``CONTRADICTS`` edge, in edge order, whose two ends are different
     entries of the result, each item is added to the other's
     ``contradicted_by`` unless its id is already listed. Order is preserved.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``scored``
+            not a list of :class:`ScoredItem`.
     """
     kept = [
         ScoredItem(
@@ -350,7 +372,13 @@ def apply_diversity(
     negative ones are allowed. New entries get ``max(0, score - penalty)``
     (``contradicted_by`` kept) and are stable-sorted by score, descending.
     O(m log m + total parents).
+
+    Raises:
+        ValidationError: ``options`` is not a :class:`DiversityOptions` or a
+            mapping of finite numbers (named ``diversity.<field>``), or
+            ``scored`` not a list of :class:`ScoredItem`.
     """
+    scored = _scored(scored)
     if isinstance(options, DiversityOptions):
         opts = options
     elif isinstance(options, Mapping):
