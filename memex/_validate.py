@@ -488,18 +488,29 @@ def checked_changes(partial: Mapping[str, Any], checks: Mapping[str, Checker]) -
     return {k: check(partial[k], f"partial.{k}") for k, check in checks.items() if k in partial}
 
 
-def record(cls: Any) -> Checker:
-    """A nested record: an instance of ``cls`` or a mapping validated by ``cls.from_dict``."""
+def record(cls: Any, fresh: bool = False) -> Checker:
+    """A nested record: an instance of ``cls`` or a mapping validated by ``cls.from_dict``.
+
+    With ``fresh`` (the entity of a create command) an instance must also
+    satisfy the constructor's bounds (``cls.in_bounds(obj)``: an entity an
+    update left with a score outside [0, 1] is re-validated and fails), so
+    every create command can be decoded again from its wire form.
+    """
 
     def check(value: Any, path: str) -> Any:
         if isinstance(value, cls):
+            if fresh and not cls.in_bounds(value):
+                return cls.from_dict(value.to_dict(), _path=path)  # raises, naming the field
             return value
         if isinstance(value, Mapping):
             return cls.from_dict(value, _path=path)
         raise fail(path, f"an object ({cls.__name__})", value)
 
     check.nested = True  # type: ignore[attr-defined]
-    return fast(f"type({{x}}) is {bind_fast_name(cls)}")(check)
+    name = bind_fast_name(cls)
+    if fresh:
+        return fast(f"(type({{x}}) is {name} and {name}.in_bounds({{x}}))")(check)
+    return fast(f"type({{x}}) is {name}")(check)
 
 
 def record_list(cls: Any) -> Checker:

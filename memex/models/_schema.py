@@ -146,6 +146,13 @@ class Record:
             ) from None
 
     @classmethod
+    def in_bounds(cls, obj: Any) -> bool:
+        """Whether ``obj`` (an instance) satisfies the bounds construction
+        enforces but updates do not (scores in [0, 1]). ``True`` for records
+        without such fields. O(1)."""
+        return True
+
+    @classmethod
     def from_stored(cls, data: Mapping[str, Any], *, _path: str = "") -> Any:
         """Decode a stored wire mapping (state JSON, a snapshot, a slice) into an instance.
 

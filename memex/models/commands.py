@@ -59,7 +59,7 @@ class MemoryCreate(Command):
     Fails with ``DuplicateMemoryError`` when the id exists; parents are not checked.
     """
 
-    item: Annotated[MemoryItem, v.record(MemoryItem)]
+    item: Annotated[MemoryItem, v.record(MemoryItem, fresh=True)]
 
 
 @record(tag="memory.update")
@@ -93,7 +93,7 @@ class MemoryRetract(Command):
 class EdgeCreate(Command):
     """``edge.create``: insert ``edge`` (an :class:`Edge` or its wire mapping); endpoints unchecked."""
 
-    edge: Annotated[Edge, v.record(Edge)]
+    edge: Annotated[Edge, v.record(Edge, fresh=True)]
 
 
 @record(tag="edge.update")
@@ -128,7 +128,7 @@ class IntentCreate(Command):
     Fails with ``DuplicateIntentError`` when the id exists; ``parent_id`` is not checked.
     """
 
-    intent: Annotated[Intent, v.record(Intent)]
+    intent: Annotated[Intent, v.record(Intent, fresh=True)]
 
 
 @record(tag="intent.update")
@@ -191,7 +191,7 @@ class TaskCreate(Command):
     ``parent_id`` are not checked.
     """
 
-    task: Annotated[Task, v.record(Task)]
+    task: Annotated[Task, v.record(Task, fresh=True)]
 
 
 @record(tag="task.update")
