@@ -64,6 +64,8 @@ __all__ = [
     "MAX_MS",
     "instance",
     "id_arg",
+    "log_options",
+    "store_options",
 ]
 
 Checker = Callable[[Any, str], Any]
@@ -142,7 +144,17 @@ def type_name(value: Any) -> str:
 
 def fail(path: str, expected: str, value: Any) -> ValidationError:
     """Build the standard error ``"<path>: expected <what>, got <value>"``."""
-    shown = repr(value) if not isinstance(value, Mapping | list | tuple) else type_name(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        shown = f"an integer of {value.bit_length()} bits"  # repr of a huge int is huge, or raises
+    elif isinstance(value, Mapping | list | tuple):
+        shown = type_name(value)
+    else:
+        try:
+            shown = repr(value)
+        except Exception:  # a broken __repr__ must not hide the validation error
+            shown = f"a {type(value).__name__}"
+        if len(shown) > 200:
+            shown = shown[:197] + "..."
     return ValidationError(f"{path}: expected {expected}, got {shown}", path)
 
 
@@ -174,6 +186,39 @@ def id_arg(value: Any, path: str) -> str:
     if type(value) is str and value.isascii():
         return value
     return req_str(value, path)
+
+
+def log_options(*, synchronous: Any, busy_timeout: Any) -> None:
+    """Check the types of ``SQLiteEventLog(...)`` options: ``synchronous`` a
+    ``str`` among ``FULL``, ``NORMAL``, ``OFF``, ``EXTRA`` (any case), ``busy_timeout`` a finite number
+    of seconds in [0, 2_000_000].
+
+    Raises:
+        ValidationError: naming the option.
+    """
+    if not isinstance(synchronous, str) or synchronous.upper() not in ("FULL", "NORMAL", "OFF", "EXTRA"):
+        raise fail("synchronous", "one of FULL, NORMAL, OFF, EXTRA", synchronous)
+    if (
+        isinstance(busy_timeout, bool)
+        or not isinstance(busy_timeout, int | float)
+        or not 0 <= busy_timeout <= 2_000_000  # PRAGMA busy_timeout takes an int of ms; NaN fails too
+    ):
+        raise fail("busy_timeout", "a number of seconds in [0, 2000000]", busy_timeout)
+
+
+def store_options(*, snapshot_every: Any, progress: Any) -> None:
+    """Check the types of ``MemexStore.open(...)`` options: ``snapshot_every``
+    ``None`` or an int >= 0; ``progress`` ``None`` or a callable.
+
+    Raises:
+        ValidationError: naming the option.
+    """
+    if snapshot_every is not None and (
+        isinstance(snapshot_every, bool) or not isinstance(snapshot_every, int) or snapshot_every < 0
+    ):
+        raise fail("snapshot_every", "None or an integer >= 0", snapshot_every)
+    if progress is not None and not callable(progress):
+        raise fail("progress", "None or a callable", progress)
 
 
 def path_key(key: str) -> str:

@@ -17,6 +17,7 @@ from contextlib import closing, contextmanager
 from typing import Any
 
 from memex import _jsonfmt
+from memex._validate import log_options
 from memex.codec import decode_json
 from memex.envelope import EventEnvelope
 from memex.errors import (
@@ -97,6 +98,7 @@ class SQLiteEventLog:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL", busy_timeout: float = 60.0) -> None:
+        log_options(synchronous=synchronous, busy_timeout=busy_timeout)
         mode = synchronous.upper()
         if mode not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous: expected one of {', '.join(SYNCHRONOUS_MODES)}, got {synchronous!r}")

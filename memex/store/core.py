@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from memex import serialization
 from memex._time import now_ms
+from memex._validate import store_options
 from memex.envelope import EventEnvelope, create_event_envelope
 from memex.errors import ConcurrencyError, MemexError, ReadOnlyStoreError, ValidationError
 from memex.graph import GraphState, create_graph_state
@@ -169,6 +170,7 @@ class MemexStore(StoreMutations, StoreQueries):
             The store; use it as a context manager or call :meth:`close`.
         Complexity: O(snapshot size + t log n) for a tail of t records.
         """
+        store_options(snapshot_every=snapshot_every, progress=progress)
         lg = log if log is not None else SQLiteEventLog(path, synchronous=synchronous)
         store = cls()
         store._log = lg
