@@ -21,6 +21,9 @@ from memex import ValidationError
 from memex.log import SQLiteEventLog
 from memex.retrieval import pack_budget
 
+# ids minted here must not advance the process-wide UUIDv7 state other tests pin the clock against
+pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")
+
 NOW = 1_700_000_000_000
 ITEM = dict(id="a", scope="s", kind="k", content={}, author="x", source_kind="o", authority=0.5, created_at=NOW)
 DECAY = {"rate": 0.1, "interval": "day", "type": "exponential"}
@@ -301,6 +304,8 @@ _SKIP = {
     # outside the values-at-the-door part: envelopes, replay, stats and interop
     "create_event_envelope", "wrap_edge_state_event", "wrap_lifecycle_event", "wrap_state_event",
     "replay_commands", "replay_from_envelopes", "get_stats", "to_networkx",
+    # changes process-wide state; its arguments are tested in test_values_at_the_door
+    "set_limits",
 }
 
 

@@ -26,6 +26,9 @@ from memex.limits import DEFAULT_MAX_DEPTH, WRAPPER_DEPTH, Limits, get_limits, s
 from memex.serialization import decode_states, encode_states
 from memex.testing.builders import build, edge, item
 
+# ids minted here must not advance the process-wide UUIDv7 state other tests pin the clock against
+pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")
+
 NOW = 1_700_000_000_000
 LONE = "\ud800"
 ITEM = dict(id="a", scope="s", kind="k", content={}, author="x", source_kind="o", authority=0.5)
