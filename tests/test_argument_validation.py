@@ -346,3 +346,19 @@ def test_no_public_function_lets_a_raw_error_escape_on_malformed_arguments(s: me
                 except Exception as e:  # noqa: BLE001 - the point of the sweep
                     escaped.append(f"{name}({param}={bad!r:.30}): {type(e).__name__}: {e!s:.80}")
     assert escaped == []
+
+
+@pytest.mark.parametrize("now", ["x", 1.5, 10**400, -5, True])
+def test_bad_now_in_factories_is_named_now(now: Any) -> None:
+    raises_at("now", lambda: memex.create_memory_item(**{**ITEM, "id": None, "created_at": None}, now=now))
+    raises_at("now", lambda: memex.create_edge(from_="a", to="b", kind="K", author="u", source_kind="o",
+                                               authority=1, now=now))
+
+
+@pytest.mark.parametrize(("kwargs", "path"), [({"ts_ms": "x"}, "ts_ms"), ({"ts_ms": 1.5}, "ts_ms"),
+                                              ({"ts_ms": 10**400}, "ts_ms"), ({"position": "1"}, "position"),
+                                              ({"position": 10**400}, "position")])
+def test_bad_as_of_arguments_are_validation_errors(tmp_path: Path, kwargs: dict[str, Any], path: str) -> None:
+    with memex.MemexStore.open(tmp_path / "m.db") as st_:
+        st_.create(**{**ITEM, "created_at": None})
+        raises_at(path, lambda: st_.as_of(**kwargs))

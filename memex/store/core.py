@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from memex import serialization
 from memex._time import now_ms
-from memex._validate import store_options
+from memex._validate import int_ms, store_options
 from memex.envelope import EventEnvelope, create_event_envelope
 from memex.errors import ConcurrencyError, MemexError, ReadOnlyStoreError, ValidationError
 from memex.graph import GraphState, create_graph_state
@@ -234,7 +234,8 @@ class MemexStore(StoreMutations, StoreQueries):
             A :class:`MemexStore` whose mutators raise :class:`ReadOnlyStoreError`;
             its :attr:`position` is the last position folded.
         Raises:
-            ValidationError: neither or both given, a position outside
+            ValidationError: neither or both given, a ``ts_ms`` that is not an
+                int of unix ms (years 1 to 9999), a position outside
                 ``0..head``, or a store without a log.
         Complexity: O(snapshot size + k log n) for the k records after the
         nearest snapshot at or before the position.
@@ -243,6 +244,8 @@ class MemexStore(StoreMutations, StoreQueries):
             raise ValidationError("as_of: this store has no event log (use MemexStore.open)", "as_of")
         if (ts_ms is None) == (position is None):
             raise ValidationError("as_of: give exactly one of ts_ms= and position=", "as_of")
+        if ts_ms is not None:
+            int_ms(ts_ms, "ts_ms")  # an int of unix ms (a str or float is a ValidationError)
         lg = self._log
         if position is None:
             assert ts_ms is not None
