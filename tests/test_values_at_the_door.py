@@ -25,6 +25,7 @@ from memex.codec import MemoryCommandAdapter, decode_json
 from memex.limits import DEFAULT_MAX_DEPTH, WRAPPER_DEPTH, Limits, get_limits, set_limits
 from memex.serialization import decode_states, encode_states
 from memex.testing.builders import build, edge, item
+from memex.transplant.codec import slice_from_json
 
 # ids minted here must not advance the process-wide UUIDv7 state other tests pin the clock against
 pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")
@@ -524,8 +525,10 @@ def test_any_value_into_the_decoders_and_validators_gives_a_value_or_a_memex_err
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_into_the_text_decoders_give_a_value_or_a_memex_error(data: bytes) -> None:
-    for fn in (decode_json, memex.parse, decode_states, MemoryCommandAdapter.validate_json):
-        try:
-            fn(data)
-        except memex.MemexError:
-            pass
+    text = data.decode("utf-8", "surrogateescape")  # lone surrogates for the invalid bytes
+    for fn in (decode_json, memex.parse, decode_states, MemoryCommandAdapter.validate_json, slice_from_json):
+        for arg in (data, text):
+            try:
+                fn(arg)  # type: ignore[operator]
+            except memex.MemexError:
+                pass
