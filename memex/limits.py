@@ -14,7 +14,7 @@ is accepted can always be written, decoded and replayed again, and no input
   (a command or an envelope) may have, and the largest total length of the
   strings in one JSON value. Whole-state documents (``memex.parse``, store
   snapshots) are not one record and are not bounded by it.
-* ``max_filter_depth`` (default 64): how deeply memory filters may nest
+* ``max_filter_depth`` (default 32): how deeply memory filters may nest
   through ``not`` and ``or``.
 
 Going beyond a limit raises :class:`memex.ValidationError` naming the field.
@@ -54,17 +54,18 @@ DEFAULT_MAX_DEPTH = 256
 #: Default maximum size of one record's JSON text, in bytes (64 MiB).
 DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
 #: Default maximum nesting of memory filters through ``not`` / ``or``.
-DEFAULT_MAX_FILTER_DEPTH = 64
+DEFAULT_MAX_FILTER_DEPTH = 32
 #: Extra nesting levels a decoder of a whole document allows for the wrapping
 #: around a record's JSON values (envelope → payload → item → content, or
 #: snapshot → mem → items → pair → item → content).
 WRAPPER_DEPTH = 8
-#: The largest ``max_depth`` :func:`set_limits` accepts (the JSON decoder
-#: works within Python's recursion limit).
-MAX_DEPTH_CEILING = 900
-#: The largest ``max_filter_depth`` :func:`set_limits` accepts (filters are
-#: validated and compiled recursively, several frames per level).
-MAX_FILTER_DEPTH_CEILING = 128
+#: The largest ``max_depth`` :func:`set_limits` accepts (msgspec's JSON encoder
+#: and decoder recurse within Python's recursion limit; this keeps a margin
+#: for the caller's own stack).
+MAX_DEPTH_CEILING = 512
+#: The largest ``max_filter_depth`` :func:`set_limits` accepts (filter
+#: mappings are validated recursively, about nine frames per level).
+MAX_FILTER_DEPTH_CEILING = 64
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class Limits:
         max_record_bytes: maximum JSON text of one record, in bytes (int >= 1;
             default 64 MiB).
         max_filter_depth: maximum nesting of memory filters through ``not`` /
-            ``or`` (int, 1 to :data:`MAX_FILTER_DEPTH_CEILING`; default 64).
+            ``or`` (int, 1 to :data:`MAX_FILTER_DEPTH_CEILING`; default 32).
     """
 
     max_depth: int = DEFAULT_MAX_DEPTH
@@ -119,8 +120,8 @@ def set_limits(
         The previous :class:`Limits` (pass it back to restore them).
     Raises:
         ValidationError: ``limits`` is not a :class:`Limits`, or a value is
-            not an int >= 1 or exceeds its ceiling (``max_depth`` <= 900,
-            ``max_filter_depth`` <= 128); nothing is changed then.
+            not an int >= 1 or exceeds its ceiling (``max_depth`` <= 512,
+            ``max_filter_depth`` <= 64); nothing is changed then.
     """
     global _current
     if limits is not None and not isinstance(limits, Limits):

@@ -22,7 +22,15 @@ import memex
 import memex.models
 from memex import ValidationError
 from memex.codec import MemoryCommandAdapter, decode_json
-from memex.limits import DEFAULT_MAX_DEPTH, WRAPPER_DEPTH, Limits, get_limits, set_limits
+from memex.limits import (
+    DEFAULT_MAX_DEPTH,
+    MAX_DEPTH_CEILING,
+    MAX_FILTER_DEPTH_CEILING,
+    WRAPPER_DEPTH,
+    Limits,
+    get_limits,
+    set_limits,
+)
 from memex.serialization import decode_states, encode_states
 from memex.testing.builders import build, edge, item
 from memex.transplant.codec import slice_from_json
@@ -275,6 +283,14 @@ def test_deep_filter_or_and_filter_instances_are_validation_errors() -> None:
         memex.get_scored_items(s, {"authority": 1}, {"pre": deep(1000, "not")})
 
 
+def test_filter_and_content_at_the_largest_configurable_limits_work_without_recursion_error(limits: None) -> None:
+    set_limits(max_depth=MAX_DEPTH_CEILING, max_filter_depth=MAX_FILTER_DEPTH_CEILING)
+    s = create(memex.create_graph_state(), content=deep(MAX_DEPTH_CEILING - 1))
+    assert memex.parse(memex.stringify(s)) == s
+    flt = deep(MAX_FILTER_DEPTH_CEILING - 1, "not")
+    assert len(memex.get_items(s, flt)) == (1 if (MAX_FILTER_DEPTH_CEILING - 1) % 2 == 0 else 0)
+
+
 def test_filter_at_the_maximum_filter_depth_still_works() -> None:
     s = create(memex.create_graph_state())
     depth = get_limits().max_filter_depth
@@ -332,7 +348,7 @@ def test_depth_limit_is_configurable(limits: None) -> None:
 @pytest.mark.parametrize(
     "kwargs",
     [{"max_depth": 0}, {"max_depth": 10_000}, {"max_depth": "1"}, {"max_record_bytes": -1},
-     {"max_filter_depth": True}, {"max_filter_depth": 129}],
+     {"max_filter_depth": True}, {"max_filter_depth": 65}, {"max_depth": 513}],
 )
 def test_bad_limits_are_rejected_and_change_nothing(kwargs: dict[str, Any], limits: None) -> None:
     before = get_limits()
@@ -348,7 +364,7 @@ def test_set_limits_returns_the_previous_limits(limits: None) -> None:
     previous = set_limits(max_depth=10)
     assert previous == Limits() and get_limits().max_depth == 10
     set_limits(previous)
-    assert get_limits() == Limits(max_depth=256, max_record_bytes=64 * 1024 * 1024, max_filter_depth=64)
+    assert get_limits() == Limits(max_depth=256, max_record_bytes=64 * 1024 * 1024, max_filter_depth=32)
 
 
 # ------------------------------------------------------------------ kept scores decode everywhere
