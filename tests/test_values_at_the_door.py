@@ -548,3 +548,14 @@ def test_arbitrary_bytes_into_the_text_decoders_give_a_value_or_a_memex_error(da
                 fn(arg)  # type: ignore[operator]
             except memex.MemexError:
                 pass
+
+
+def test_graph_state_built_from_maps_rejects_a_key_differing_from_the_entity_id() -> None:
+    with pytest.raises(ValidationError) as e:
+        memex.GraphState(items={"x": item("a")})
+    assert e.value.path == "items"
+    with pytest.raises(ValidationError):
+        memex.GraphState(edges={"e": edge("f", "a", "b")})
+    with pytest.raises(ValidationError):
+        memex.GraphState(items={"a": {"id": "a"}})  # a dict is not an item
+    assert list(memex.GraphState(items={"a": item("a")}).items) == ["a"]
