@@ -106,10 +106,13 @@ class IntentState(LifecycleState):
 
     Raises:
         TypeError: ``intents`` is neither a mapping nor a list of pairs.
+        ValidationError: a value is not an :class:`Intent` or is stored under
+            a key other than its ``id``.
     """
 
     _MAP: ClassVar[str] = "intents"
     _INDEXED: ClassVar[tuple[str, ...]] = ("parent_id",)
+    _ENTITY: ClassVar[type] = Intent
 
     intents: PMap[str, Intent] = attrs.field(default=None, converter=_to_intents)
     _indexes: tuple[Any, ...] = attrs.field(init=False, default=())

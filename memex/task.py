@@ -130,7 +130,9 @@ class TaskState(LifecycleState):
     """An immutable snapshot of the task graph: ``tasks``, a
     :class:`memex._pmap.PMap` ``task id -> Task`` in insertion order (built
     from any mapping or list of pairs, values not re-validated; a ``TypeError``
-    for anything else), compared by contents.
+    for anything else; a ``ValidationError`` for a value that is not a
+    :class:`Task` or is stored under a key other than its ``id``), compared by
+    contents.
 
     Two indexes are updated by :func:`apply_task_command` in the same step
     (O(log n) per command): tasks by ``intent_id`` (answers
@@ -140,6 +142,7 @@ class TaskState(LifecycleState):
 
     _MAP: ClassVar[str] = "tasks"
     _INDEXED: ClassVar[tuple[str, ...]] = ("intent_id", "parent_id")
+    _ENTITY: ClassVar[type] = Task
 
     tasks: PMap[str, Task] = attrs.field(default=None, converter=_to_tasks)
     _indexes: tuple[Any, ...] = attrs.field(init=False, default=())

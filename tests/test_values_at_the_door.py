@@ -559,3 +559,17 @@ def test_graph_state_built_from_maps_rejects_a_key_differing_from_the_entity_id(
     with pytest.raises(ValidationError):
         memex.GraphState(items={"a": {"id": "a"}})  # a dict is not an item
     assert list(memex.GraphState(items={"a": item("a")}).items) == ["a"]
+
+
+def test_intent_and_task_states_built_from_maps_reject_a_key_differing_from_the_id() -> None:
+    intent = memex.create_intent(id="i", label="l", owner="o", priority=0.5)
+    task = memex.create_task(id="t", intent_id="i", action="a", priority=0.5)
+    with pytest.raises(ValidationError) as e:
+        memex.IntentState(intents={"j": intent})
+    assert e.value.path == "intents"
+    with pytest.raises(ValidationError) as e:
+        memex.TaskState(tasks=[("u", task)])
+    assert e.value.path == "tasks"
+    with pytest.raises(ValidationError):
+        memex.TaskState(tasks={"t": intent})
+    assert list(memex.IntentState(intents={"i": intent}).intents) == ["i"]
