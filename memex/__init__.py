@@ -93,6 +93,7 @@ from memex.intent import (
     get_intent_by_id,
     get_intents,
 )
+from memex.limits import Limits, get_limits, set_limits
 from memex.reducer import CommandResult, apply_command, merge_edge, merge_item
 from memex.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
 from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
@@ -270,6 +271,9 @@ __all__ = [  # sorted within each group; the errors are appended below
     "merge_edge",
     "merge_item",
     "parse",
+    "Limits",
+    "get_limits",
+    "set_limits",
     "replay_commands",
     "replay_from_envelopes",
     "ReplayFailure",

@@ -20,9 +20,12 @@ record class:
 from __future__ import annotations
 
 import math
+import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from memex import limits as _limits
 from memex.errors import ValidationError
 
 __all__ = [
@@ -49,12 +52,39 @@ __all__ = [
     "checked_changes",
     "record_list",
     "any_value",
+    "valid_text",
+    "text",
+    "finite_number",
+    "json_value",
+    "json_mapping",
+    "check_depth",
+    "path_key",
+    "now_ms",
+    "MIN_MS",
+    "MAX_MS",
+    "instance",
+    "id_arg",
+    "log_options",
+    "store_options",
 ]
 
 Checker = Callable[[Any, str], Any]
 F = TypeVar("F", bound=Callable[..., Any])
 
-_FAST_NAMES: dict[str, Any] = {"_isfinite": math.isfinite}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_FMAX = sys.float_info.max
+#: The unix-millisecond range memex accepts for times (years 1 to 9999, UTC).
+MIN_MS = -62_135_596_800_000
+MAX_MS = 253_402_300_799_999
+
+
+def valid_text(s: str) -> bool:
+    """True when ``s`` is valid Unicode text (no lone UTF-16 surrogate), so it
+    encodes to UTF-8. O(1) for ASCII text, else one C-level scan."""
+    return s.isascii() or _SURROGATE.search(s) is None
+
+
+_FAST_NAMES: dict[str, Any] = {"_isfinite": math.isfinite, "_text": valid_text, "_FMAX": _FMAX}
 """Names the ``fast`` expressions may use (the compiler adds them to its namespace)."""
 
 
@@ -114,7 +144,17 @@ def type_name(value: Any) -> str:
 
 def fail(path: str, expected: str, value: Any) -> ValidationError:
     """Build the standard error ``"<path>: expected <what>, got <value>"``."""
-    shown = repr(value) if not isinstance(value, Mapping | list | tuple) else type_name(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        shown = f"an integer of {value.bit_length()} bits"  # repr of a huge int is huge, or raises
+    elif isinstance(value, Mapping | list | tuple):
+        shown = type_name(value)
+    else:
+        try:
+            shown = repr(value)
+        except Exception:  # a broken __repr__ must not hide the validation error
+            shown = f"a {type(value).__name__}"
+        if len(shown) > 200:
+            shown = shown[:197] + "..."
     return ValidationError(f"{path}: expected {expected}, got {shown}", path)
 
 
@@ -131,11 +171,87 @@ def prefixed(err: ValidationError, prefix: str) -> ValidationError:
     return ValidationError(msg, path)
 
 
-@fast("type({x}) is str")
+def instance(value: Any, cls: type, path: str) -> Any:
+    """Return ``value`` if it is an instance of ``cls``, else raise
+    :class:`ValidationError` naming ``path`` (``state: expected a GraphState,
+    got None``). O(1)."""
+    if isinstance(value, cls):
+        return value
+    raise fail(path, f"a {cls.__name__}", value)
+
+
+def id_arg(value: Any, path: str) -> str:
+    """Check an id argument of a public function: a ``str`` of valid Unicode
+    text. Returns it; raises :class:`ValidationError` naming ``path``."""
+    if type(value) is str and value.isascii():
+        return value
+    return req_str(value, path)
+
+
+def log_options(*, synchronous: Any, busy_timeout: Any) -> None:
+    """Check the types of ``SQLiteEventLog(...)`` options: ``synchronous`` a
+    ``str`` among ``FULL``, ``NORMAL``, ``OFF``, ``EXTRA`` (any case), ``busy_timeout`` a finite number
+    of seconds in [0, 2_000_000].
+
+    Raises:
+        ValidationError: naming the option.
+    """
+    if not isinstance(synchronous, str) or synchronous.upper() not in ("FULL", "NORMAL", "OFF", "EXTRA"):
+        raise fail("synchronous", "one of FULL, NORMAL, OFF, EXTRA", synchronous)
+    if (
+        isinstance(busy_timeout, bool)
+        or not isinstance(busy_timeout, int | float)
+        or not 0 <= busy_timeout <= 2_000_000  # PRAGMA busy_timeout takes an int of ms; NaN fails too
+    ):
+        raise fail("busy_timeout", "a number of seconds in [0, 2000000]", busy_timeout)
+
+
+def store_options(*, snapshot_every: Any, progress: Any) -> None:
+    """Check the types of ``MemexStore.open(...)`` options: ``snapshot_every``
+    ``None`` or an int >= 0; ``progress`` ``None`` or a callable.
+
+    Raises:
+        ValidationError: naming the option.
+    """
+    if snapshot_every is not None and (
+        isinstance(snapshot_every, bool) or not isinstance(snapshot_every, int) or snapshot_every < 0
+    ):
+        raise fail("snapshot_every", "None or an integer >= 0", snapshot_every)
+    if progress is not None and not callable(progress):
+        raise fail("progress", "None or a callable", progress)
+
+
+def path_key(key: str) -> str:
+    """``key`` as it may appear in an error path: escaped (``\\ud800``) when it
+    is not valid Unicode text, so error messages always print and encode."""
+    return key if valid_text(key) else key.encode("utf-8", "backslashreplace").decode("ascii")
+
+
+def _bad_text(path: str, value: str) -> ValidationError:
+    m = _SURROGATE.search(value)
+    at = m.start() if m is not None else 0
+    return ValidationError(
+        f"{path}: expected valid Unicode text, got a lone surrogate at index {at}", path
+    )
+
+
+def text(value: str, path: str) -> str:
+    """Return ``value`` (a ``str``) if it is valid Unicode text.
+
+    Raises:
+        ValidationError: it holds a lone UTF-16 surrogate (``\\ud800``...),
+            which cannot be encoded to UTF-8 and so could never be read back.
+    """
+    if value.isascii() or _SURROGATE.search(value) is None:
+        return value
+    raise _bad_text(path, value)
+
+
+@fast("(type({x}) is str and ({x}.isascii() or _text({x})))")
 def req_str(value: Any, path: str) -> str:
-    """A required ``str``."""
+    """A required ``str`` of valid Unicode text (no lone surrogate)."""
     if type(value) is str or isinstance(value, str):
-        return str(value)
+        return text(str(value), path)
     raise fail(path, "a string", value)
 
 
@@ -150,14 +266,28 @@ def opt(checker: Checker) -> Checker:
     return fast(None if expr is None else f"({{x}} is None or {expr})", post)(check)
 
 
-@fast("(type({x}) is int or (type({x}) is float and _isfinite({x})))")
-def num(value: Any, path: str) -> float | int:
-    """A finite number (``int`` or ``float``, not ``bool``)."""
+def finite_number(value: Any, path: str) -> float | int:
+    """A finite number (``int`` or ``float``, not ``bool``) representable as an
+    IEEE double: NaN, infinities and ints beyond the float range (``10**400``)
+    fail, so arithmetic on the value never raises ``OverflowError``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(path, "a number", value)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise fail(path, "a finite number", value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise fail(path, "a finite number", value)
+    elif not -_FMAX <= value <= _FMAX:
+        raise ValidationError(
+            f"{path}: expected a number representable as a double, got an integer of "
+            f"{value.bit_length()} bits",
+            path,
+        )
     return value
+
+
+@fast("((type({x}) is int and -_FMAX <= {x} <= _FMAX) or (type({x}) is float and _isfinite({x})))")
+def num(value: Any, path: str) -> float | int:
+    """A finite number (``int`` or ``float``, not ``bool``) within the double range."""
+    return finite_number(value, path)
 
 
 @fast("((type({x}) is float or type({x}) is int) and 0 <= {x} <= 1)")
@@ -168,19 +298,36 @@ def num01(value: Any, path: str) -> float | int:
     return value
 
 
-@fast("type({x}) is int")
+@fast(f"(type({{x}}) is int and {MIN_MS} <= {{x}} <= {MAX_MS})")
 def int_ms(value: Any, path: str) -> int:
-    """An integer (unix milliseconds)."""
+    """An integer of unix milliseconds between years 1 and 9999 (``MIN_MS`` to ``MAX_MS``)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(path, "an integer", value)
+    if not MIN_MS <= value <= MAX_MS:
+        raise fail(path, f"unix milliseconds in [{MIN_MS}, {MAX_MS}]", value)
     return value
 
 
-@fast("(type({x}) is int and {x} >= 0)")
+def now_ms(value: Any, path: str = "now") -> int:
+    """Check a ``now`` argument: an ``int`` of unix milliseconds in
+    [``MIN_MS``, ``MAX_MS``] (years 1 to 9999). Returns it.
+
+    Raises:
+        ValidationError: a ``str``, ``float``, ``bool``, ``None`` or an int
+            out of range, naming ``path``.
+    """
+    if type(value) is int and MIN_MS <= value <= MAX_MS:
+        return value
+    return int_ms(value, path)
+
+
+@fast("(type({x}) is int and 0 <= {x} <= _FMAX)")
 def nonneg_int(value: Any, path: str) -> int:
-    """An integer >= 0."""
+    """An integer >= 0 within the double range."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise fail(path, "an integer >= 0", value)
+    if value > _FMAX:
+        raise fail(path, "an integer representable as a double", value)
     return value
 
 
@@ -202,28 +349,123 @@ def plain_dict(value: Any, path: str) -> dict[str, Any]:
     raise fail(path, "an object", value)
 
 
-_SCALARS = (str, int, bool, type(None))
+def _render(trail: Any) -> str:
+    """The text of a lazily built error path: a str, or ``(parent, key)`` / ``(parent, index)``."""
+    parts: list[str] = []
+    while type(trail) is tuple:
+        trail, key = trail
+        parts.append(f".{path_key(key)}" if type(key) is str else f"[{key}]")
+    return str(trail) + "".join(reversed(parts))
 
 
-def _check_json(value: Any, path: str) -> None:
+def _leaf_error(trail: Any, x: Any) -> ValidationError:
+    path = _render(trail)
+    if type(x) is str:
+        return _bad_text(path, x)
+    if type(x) is float:
+        return fail(path, "a finite number (JSON has no NaN or Infinity)", x)
+    if type(x) is int:
+        return ValidationError(
+            f"{path}: expected a number representable as a double, got an integer of "
+            f"{x.bit_length()} bits",
+            path,
+        )
+    return fail(path, "a JSON value (dict, list, str, int, float, bool or None)", x)
+
+
+def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
+    """Check a JSON container without recursion: keys are ``str``; leaves are
+    valid text, ints within the double range, finite floats, bools or ``None``;
+    containers are ``dict`` and ``list`` (and ``tuple`` when ``tuples_ok``);
+    nesting stays within ``max_depth`` (``value`` itself is at ``depth``) and
+    the total length of keys and strings within ``max_record_bytes``. O(size)."""
+    lim = _limits.get_limits()
+    max_depth = lim.max_depth
+    budget = lim.max_record_bytes
+    size = 0
+    stack: list[tuple[Any, int, Any]] = [(value, depth, path)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        c, d, trail = pop()
+        if d > max_depth:
+            where = _render(trail)
+            raise ValidationError(
+                f"{where}: nested deeper than the maximum depth ({max_depth} levels)", where
+            )
+        if type(c) is dict:
+            pairs: Any = c.items()
+        else:
+            pairs = enumerate(c)
+        for k, x in pairs:
+            if type(k) is str:
+                size += len(k)
+                if not k.isascii() and _SURROGATE.search(k) is not None:
+                    raise _bad_text(_render((trail, k)), k)
+            elif type(c) is dict:
+                where = _render(trail)
+                raise ValidationError(f"{where}: object keys must be strings, got {k!r}", where)
+            t = type(x)
+            if t is str:
+                size += len(x)
+                if not x.isascii() and _SURROGATE.search(x) is not None:
+                    raise _leaf_error((trail, k), x)
+            elif t is dict or t is list or (t is tuple and tuples_ok):
+                push((x, d + 1, (trail, k)))
+            elif t is int:
+                if not -_FMAX <= x <= _FMAX:
+                    raise _leaf_error((trail, k), x)
+            elif t is float:
+                if not math.isfinite(x):
+                    raise _leaf_error((trail, k), x)
+            elif t is not bool and x is not None:
+                raise _leaf_error((trail, k), x)
+        if size > budget:
+            where = _render(trail)
+            raise ValidationError(
+                f"{where}: text larger than the maximum record size ({budget} bytes)", where
+            )
+
+
+def check_depth(value: Any, path: str, max_depth: int) -> None:
+    """Raise :class:`ValidationError` at ``path`` when the containers (``dict``,
+    ``list``, ``tuple``) of ``value`` nest deeper than ``max_depth``; a scalar
+    has depth 0. Iterative, O(size); other values are not inspected."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        c, d = stack.pop()
+        if type(c) is dict:
+            children: Any = c.values()
+        elif type(c) is list or type(c) is tuple:
+            children = c
+        else:
+            continue
+        if d > max_depth:
+            raise ValidationError(
+                f"{path}: nested deeper than the maximum depth ({max_depth} levels)", path
+            )
+        for x in children:
+            if type(x) is dict or type(x) is list or type(x) is tuple:
+                stack.append((x, d + 1))
+
+
+def json_value(value: Any, path: str) -> Any:
+    """Check any JSON value (object, array or scalar) by the rules of
+    :func:`json_object`; returns it unchanged.
+
+    Raises:
+        ValidationError: a non-JSON value, an invalid string, a number that is
+            not a finite double, or a value deeper or larger than the limits.
+    """
     t = type(value)
-    if t in _SCALARS:
-        return
-    if t is float:
-        if not math.isfinite(value):
-            raise fail(path, "a finite number (JSON has no NaN or Infinity)", value)
-        return
-    if t is dict:
-        for k, x in value.items():
-            if type(k) is not str:
-                raise ValidationError(f"{path}: object keys must be strings, got {k!r}", path)
-            _check_json(x, f"{path}.{k}")
-        return
-    if t is list:
-        for i, x in enumerate(value):
-            _check_json(x, f"{path}[{i}]")
-        return
-    raise fail(path, "a JSON value (dict, list, str, int, float, bool or None)", value)
+    if t is dict or t is list:
+        _walk_json(value, path, False)
+    elif t is str:
+        text(value, path)
+    elif t is int or t is float:
+        finite_number(value, path)
+    elif t is not bool and value is not None:
+        raise fail(path, "a JSON value (dict, list, str, int, float, bool or None)", value)
+    return value
 
 
 @fast("type({x}) is dict", post=True)
@@ -232,24 +474,38 @@ def json_object(value: Any, path: str) -> dict[str, Any]:
     (nested ``dict``/``list``, ``str``, ``int``, finite ``float``, ``bool``,
     ``None``), stored as a plain ``dict``. Anything JSON cannot carry (tuples,
     sets, bytes, NaN, non-string keys, arbitrary objects) fails, so the value
-    always survives a wire round trip. Cost: O(size of the value).
+    always survives a wire round trip. Strings must be valid Unicode text,
+    ints within the double range; nesting is bounded by
+    :func:`memex.limits.get_limits` ``max_depth`` (the object itself is level 1)
+    and the total length of keys and strings by ``max_record_bytes``.
+    Iterative, O(size of the value).
     """
     d = plain_dict(value, path)
-    for k, x in d.items():
-        if type(k) is not str:
-            raise ValidationError(f"{path}: object keys must be strings, got {k!r}", path)
-        _check_json(x, f"{path}.{k}")
+    _walk_json(d, path, False)
     return d
 
 
-@fast("(type({x}) is list and all(type(_s) is str for _s in {x}))")
+@fast("type({x}) is dict", post=True)
+def json_mapping(value: Any, path: str) -> dict[str, Any]:
+    """A mapping stored as a plain ``dict`` whose contents are JSON values by
+    the rules of :func:`json_object`, except that tuples pass as arrays (used
+    for update ``partial`` and ``basis`` dicts and filter ``meta`` values,
+    which are logged as given). Iterative, O(size of the value).
+    """
+    d = plain_dict(value, path)
+    _walk_json(d, path, True)
+    return d
+
+
+@fast("(type({x}) is list and all(type(_s) is str and (_s.isascii() or _text(_s)) for _s in {x}))")
 def str_list(value: Any, path: str) -> list[str]:
-    """A list (or tuple) of strings, stored as a plain ``list``."""
+    """A list (or tuple) of strings of valid Unicode text, stored as a plain ``list``."""
     if not isinstance(value, list | tuple):
         raise fail(path, "an array of strings", value)
     for i, v in enumerate(value):
         if not isinstance(v, str):
             raise fail(f"{path}[{i}]", "a string", v)
+        text(v, f"{path}[{i}]")
     return value if type(value) is list else list(value)
 
 
@@ -259,6 +515,8 @@ def literal(allowed: tuple[str, ...], message: Callable[[Any], str] | None = Non
     def check(value: Any, path: str) -> str:
         if isinstance(value, str) and value in allowed:
             return value
+        if isinstance(value, str) and not valid_text(value):
+            raise _bad_text(path, value)
         if message is not None:
             raise ValidationError(message(value), path)
         raise fail(path, "one of " + ", ".join(f'"{a}"' for a in allowed), value)
@@ -275,18 +533,29 @@ def checked_changes(partial: Mapping[str, Any], checks: Mapping[str, Checker]) -
     return {k: check(partial[k], f"partial.{k}") for k, check in checks.items() if k in partial}
 
 
-def record(cls: Any) -> Checker:
-    """A nested record: an instance of ``cls`` or a mapping validated by ``cls.from_dict``."""
+def record(cls: Any, fresh: bool = False) -> Checker:
+    """A nested record: an instance of ``cls`` or a mapping validated by ``cls.from_dict``.
+
+    With ``fresh`` (the entity of a create command) an instance must also
+    satisfy the constructor's bounds (``cls.in_bounds(obj)``: an entity an
+    update left with a score outside [0, 1] is re-validated and fails), so
+    every create command can be decoded again from its wire form.
+    """
 
     def check(value: Any, path: str) -> Any:
         if isinstance(value, cls):
+            if fresh and not cls.in_bounds(value):
+                return cls.from_dict(value.to_dict(), _path=path)  # raises, naming the field
             return value
         if isinstance(value, Mapping):
             return cls.from_dict(value, _path=path)
         raise fail(path, f"an object ({cls.__name__})", value)
 
     check.nested = True  # type: ignore[attr-defined]
-    return fast(f"type({{x}}) is {bind_fast_name(cls)}")(check)
+    name = bind_fast_name(cls)
+    if fresh:
+        return fast(f"(type({{x}}) is {name} and {name}.in_bounds({{x}}))")(check)
+    return fast(f"type({{x}}) is {name}")(check)
 
 
 def record_list(cls: Any) -> Checker:

@@ -19,6 +19,7 @@ import msgspec
 from memex import _jsonfmt
 from memex import _validate as v
 from memex.errors import ValidationError
+from memex.limits import WRAPPER_DEPTH, get_limits
 from memex.models.commands import (
     INTENT_COMMANDS,
     MEMORY_COMMANDS,
@@ -44,18 +45,53 @@ C = TypeVar("C")
 _decoder = msgspec.json.Decoder()
 
 
-def decode_json(data: str | bytes) -> Any:
+def decode_json(data: str | bytes, *, record: bool = True) -> Any:
     """Decode JSON text (``str`` or UTF-8 ``bytes``) into plain Python values.
 
+    Args:
+        data: the text.
+        record: the text is one record (a command, an envelope): it may not
+            be longer than :func:`memex.limits.get_limits` ``max_record_bytes``
+            (counted in bytes, or in characters for a ``str``) nor nest
+            deeper than ``max_depth`` + :data:`memex.limits.WRAPPER_DEPTH`.
+            ``False`` for a whole document (a state, a snapshot) whose
+            entities the caller validates (which bounds their depth): no size
+            limit, no depth walk.
+    Returns:
+        The decoded value (``dict``, ``list``, ``str``, ``int``, ``float``,
+        ``bool`` or ``None``).
     Raises:
-        ValidationError: the text is not valid JSON (the message gives msgspec's reason).
+        ValidationError: the text is not valid JSON or not valid UTF-8 / Unicode
+            (the message gives msgspec's reason), a number is beyond the double
+            range, the text nests too deeply (never ``RecursionError``), or it
+            exceeds the record limits.
     """
+    if not isinstance(data, str | bytes):
+        raise v.fail("data", "JSON text (str or bytes)", data)
+    lim = get_limits()
+    if record and len(data) > lim.max_record_bytes:
+        raise ValidationError(
+            f"invalid JSON: record of {len(data)} bytes is larger than the maximum record size "
+            f"({lim.max_record_bytes} bytes)"
+        )
     try:
-        return _decoder.decode(data)
+        value = _decoder.decode(data)
     except msgspec.DecodeError as e:
         raise ValidationError(f"invalid JSON: {e}") from None
     except RecursionError:  # msgspec raises it for very deeply nested arrays/objects
         raise ValidationError("invalid JSON: nested too deeply") from None
+    except UnicodeEncodeError:  # a str holding a lone surrogate
+        raise ValidationError("invalid JSON: text is not valid Unicode (lone surrogate)") from None
+    if record:
+        depth = lim.max_depth + WRAPPER_DEPTH
+        opens = (
+            data.count(b"[") + data.count(b"{")
+            if isinstance(data, bytes)
+            else data.count("[") + data.count("{")
+        )
+        if opens > depth:  # fewer brackets than the limit cannot nest deeper than it
+            v.check_depth(value, "$", depth)
+    return value
 
 
 class CommandAdapter(Generic[C]):

@@ -11,9 +11,18 @@ from typing import Any
 
 from memex import _time
 from memex._uuid import safe_extract_timestamp, uuid7
+from memex._validate import fail, now_ms
 from memex.models.entities import Edge, Intent, MemoryItem, Task
 
 __all__ = ["create_memory_item", "create_edge", "create_intent", "create_task"]
+
+
+def _minting_now(now: Any) -> int:
+    """``now`` for minting a UUIDv7: an int of unix ms from 0 to year 9999 (named ``now``)."""
+    ms = now_ms(now)
+    if ms < 0:
+        raise fail("now", "unix milliseconds >= 0 (a UUIDv7 time)", now)
+    return ms
 
 
 def create_memory_item(
@@ -47,10 +56,13 @@ def create_memory_item(
     Returns:
         The new item (not yet in any state: pass it to ``memory.create``).
     Raises:
-        ValidationError: a field has the wrong type or a score is outside [0, 1].
+        ValidationError: a field has the wrong type, a score is outside [0, 1], or
+            ``now`` is not an int of unix ms (0 to year 9999).
     """
     fields = dict(locals())
     del fields["now"]
+    if now is not None:
+        now = _minting_now(now)
     if id is None:
         fields["id"] = id = uuid7(now)
     if created_at is None:
@@ -81,10 +93,13 @@ def create_edge(
         author, source_kind: provenance; authority, weight: in [0, 1].
         now: unix ms used for minting; default the package clock.
     Raises:
-        ValidationError: a field has the wrong type or is out of range.
+        ValidationError: a field has the wrong type or is out of range, or ``now``
+            is not an int of unix ms (0 to year 9999).
     """
     fields = dict(locals())
     del fields["now"]
+    if now is not None:
+        now = _minting_now(now)
     fields["edge_id"] = edge_id if edge_id is not None else uuid7(now)
     fields["active"] = True if active is None else active
     return Edge(**fields)

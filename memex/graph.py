@@ -28,12 +28,26 @@ from typing import Any
 import attrs
 
 from memex._pmap import IndexBuilder, PMap, as_pmap
+from memex._validate import fail
+from memex.errors import ValidationError
 from memex.models.entities import Edge, MemoryItem
 
 __all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
 
 def _to_pmap(value: Any) -> PMap[str, Any]:
     return as_pmap(value, "GraphState")
+
+
+def _bad_entry(where: str, key: Any, value: Any, cls: type, id_field: str) -> None:
+    """Raise :class:`ValidationError` for a map entry that is not a ``cls`` stored under its own id
+    (a subclass instance stored under its id passes)."""
+    if not isinstance(value, cls):
+        raise fail(f"{where}[{key!r}]", f"a {cls.__name__}", value)
+    if getattr(value, id_field) != key:
+        raise ValidationError(
+            f"{where}[{key!r}]: the key differs from the entity's {id_field} {getattr(value, id_field)!r}",
+            where,
+        )
 
 
 def parent_keys(parents: Any) -> set[str]:
@@ -55,8 +69,13 @@ class GraphState:
     Args:
         items: mapping ``item id -> MemoryItem`` (any mapping; converted in
             order to an insertion-ordered persistent map; values are not
-            re-validated).
-        edges: mapping ``edge id -> Edge``, likewise.
+            re-validated, but each must be a :class:`MemoryItem` stored under
+            its own ``id``).
+        edges: mapping ``edge id -> Edge``, likewise (keyed by ``edge_id``).
+
+    Raises:
+        ValidationError: a value that is not a :class:`MemoryItem` /
+            :class:`Edge`, or a key that differs from its entity's id.
 
     Attributes:
         items: :class:`memex._pmap.PMap` of items in insertion order.
@@ -78,12 +97,16 @@ class GraphState:
         children, by_scope, by_node = IndexBuilder(), IndexBuilder(), IndexBuilder()
         seq = 0
         for iid, item in self.items.items():
+            if type(item) is not MemoryItem or item.id != iid:
+                _bad_entry("items", iid, item, MemoryItem, "id")
             for p in parent_keys(item.parents):
                 children.add(p, iid)
             if isinstance(item.scope, str):
                 by_scope.add(item.scope, iid, (seq, item))
             seq += 1
         for eid, edge in self.edges.items():
+            if type(edge) is not Edge or edge.edge_id != eid:
+                _bad_entry("edges", eid, edge, Edge, "edge_id")
             for node in {edge.from_, edge.to}:
                 by_node.add(node, eid, (seq, edge))
             seq += 1
@@ -230,7 +253,12 @@ def clone_graph_state(state: GraphState) -> GraphState:
 
     The persistent maps and indexes are shared (they are immutable), so this
     is O(1).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    if not isinstance(state, GraphState):
+        raise fail("state", "a GraphState", state)
     return GraphState._derive(
         state.items, state.edges, state._children, state._edges_by_node, state._by_scope, state._seq
     )

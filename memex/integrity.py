@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from memex import _validate as v
+from memex.errors import MemoryNotFoundError
 from memex.factories import create_edge
 from memex.graph import GraphState
 from memex.models import (
@@ -107,6 +109,21 @@ class CascadeResult(NamedTuple):
     retracted: list[str]
 
 
+def _args(state: Any, **ids: Any) -> None:
+    """Check a helper's arguments: ``state`` a :class:`GraphState`, each id a string. O(1)."""
+    if type(state) is not GraphState:
+        v.instance(state, GraphState, "state")
+    for name, value in ids.items():
+        v.id_arg(value, name)
+
+
+def _existing(state: GraphState, *ids: str) -> None:
+    """Raise :class:`MemoryNotFoundError` for the first of ``ids`` absent from ``state``."""
+    for x in ids:
+        if x not in state.items:
+            raise MemoryNotFoundError(x)
+
+
 def _helper_edge(a: str, b: str, kind: str, author: str, meta: Mapping[str, Any] | None) -> Edge:
     return create_edge(
         from_=a,
@@ -115,7 +132,7 @@ def _helper_edge(a: str, b: str, kind: str, author: str, meta: Mapping[str, Any]
         author=author,
         source_kind=DERIVED,
         authority=1,
-        meta=None if meta is None else dict(meta),
+        meta=None if meta is None else dict(v.plain_dict(meta, "meta")),
     )
 
 
@@ -129,7 +146,11 @@ def get_contradictions(state: GraphState) -> list[Contradiction]:
         order (a self-contradiction gives ``a is b``).
 
     Complexity: O(e) over all edges.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    _args(state)
     items = state.items
     out: list[Contradiction] = []
     for e in state.edges.values():
@@ -150,8 +171,7 @@ def mark_contradiction(
     Applies one ``edge.create`` of a ``CONTRADICTS`` edge ``a → b`` with a
     fresh UUIDv7 id, ``source_kind="derived_deterministic"``,
     ``authority=1``, ``active=True`` and ``meta`` (a copy). ``a == b`` (a
-    self-contradiction) is allowed and the ends are not checked for
-    existence.
+    self-contradiction) is allowed; both ends must be existing items.
 
     Args:
         state: the graph.
@@ -161,6 +181,8 @@ def mark_contradiction(
     Returns:
         ``CommandResult(state, [edge.created])``.
     Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
+        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
         ValidationError: ``author`` or ``meta`` has the wrong type.
 
     Complexity: O(log n).
@@ -205,17 +227,24 @@ def resolve_contradiction(
     Returns:
         ``CommandResult(state, events)``.
     Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``winner_id``, ``loser_id`` not a string.
         ValidationError: ``author`` or ``reason`` has the wrong type.
 
     Complexity: O((d + 1) log n) for the d edges touching the winner.
     """
+    _args(state, winner_id=winner_id, loser_id=loser_id)
     return fold_commands(state, plan_resolve_contradiction(state, winner_id, loser_id, author, reason))
 
 
 def plan_resolve_contradiction(
     state: GraphState, winner_id: str, loser_id: str, author: str, reason: str | None = None
 ) -> list[MemoryCommand]:
-    """The commands of :func:`resolve_contradiction` (``[]`` when there is nothing to resolve)."""
+    """The commands of :func:`resolve_contradiction` (``[]`` when there is nothing to resolve).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``winner_id``, ``loser_id`` not a string.
+    """
+    _args(state, winner_id=winner_id, loser_id=loser_id)
     between = _contradicts_between(state, winner_id, loser_id)
     if not between:
         return []
@@ -247,7 +276,11 @@ def get_stale_items(state: GraphState) -> list[StaleItem]:
         ``missing_parents`` keeps ``parents`` order and duplicates.
 
     Complexity: O(n + p log n) over all items and their p parent references.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    _args(state)
     items = state.items
     out: list[StaleItem] = []
     for item in items.values():
@@ -278,7 +311,11 @@ def get_dependents(state: GraphState, item_id: str, transitive: bool = False) ->
         A list of items, each once.
 
     Complexity: O(k log n) for k descendants and their child links (children index).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
+    _args(state, item_id=item_id)
     direct = get_children(state, item_id)
     if not transitive:
         return direct
@@ -338,12 +375,14 @@ def cascade_retract(
         ``CascadeResult(state, events, retracted)``; when nothing is removed,
         the same state object, ``[]`` and ``[]``.
     Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
         ValidationError: ``author`` or ``reason`` has the wrong type (only
             checked when something is retracted).
 
     Complexity: O((k + d) log n) for k retracted items and their d edges —
     children-index driven, no scan of the graph; iterative.
     """
+    _args(state, item_id=item_id)
     commands = plan_cascade_retract(state, item_id, author, reason)
     result = fold_commands(state, commands)
     return CascadeResult(result.state, result.events, [c.item_id for c in commands])
@@ -355,7 +394,11 @@ def plan_cascade_retract(
     """The ``memory.retract`` commands of :func:`cascade_retract`, in retraction order.
 
     Complexity: O(k log n) for the k descendants (children index).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
+    _args(state, item_id=item_id)
     order = _cascade_order(state, item_id)
     if item_id in state.items:
         order.append(item_id)
@@ -375,6 +418,8 @@ def mark_alias(
     adds two more edges.
 
     Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
+        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
         ValidationError: ``author`` or ``meta`` has the wrong type.
 
     Complexity: O(log n).
@@ -400,7 +445,11 @@ def get_aliases(state: GraphState, item_id: str) -> list[MemoryItem]:
         item itself).
 
     Complexity: O(d log d) for the item's d edges (edges-by-endpoint index).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
+    _args(state, item_id=item_id)
     items = state.items
     return [items[t] for t in _alias_targets(state, item_id) if t in items]
 
@@ -417,7 +466,11 @@ def get_alias_group(state: GraphState, item_id: str) -> list[MemoryItem]:
 
     Complexity: O((k + d) log n) for k ids reached and their d edges
     (edges-by-endpoint index), not a scan of all edges per step.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
+    _args(state, item_id=item_id)
     items = state.items
     out: list[MemoryItem] = []
     visited: set[str] = set()
@@ -450,7 +503,11 @@ def count_dangling_contradictions(state: GraphState) -> int:
         state: the graph.
     Returns:
         The number of such edges. O(e) over all edges.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    _args(state)
     items = state.items
     return sum(
         1
@@ -463,14 +520,28 @@ def count_dangling_contradictions(state: GraphState) -> int:
 def plan_mark_contradiction(
     state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
 ) -> list[MemoryCommand]:
-    """The commands of :func:`mark_contradiction`: one ``edge.create`` (a fresh edge id each call)."""
+    """The commands of :func:`mark_contradiction`: one ``edge.create`` (a fresh edge id each call).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
+        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
+    """
+    _args(state, a=a, b=b)
+    _existing(state, a, b)
     return _helper_edges([(a, b)], "CONTRADICTS", author, meta)
 
 
 def plan_mark_alias(
     state: GraphState, a: str, b: str, author: str, meta: Mapping[str, Any] | None = None
 ) -> list[MemoryCommand]:
-    """The commands of :func:`mark_alias`: two ``edge.create`` (none when ``a == b``)."""
+    """The commands of :func:`mark_alias`: two ``edge.create`` (none when ``a == b``).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
+        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
+    """
+    _args(state, a=a, b=b)
+    _existing(state, a, b)
     return [] if a == b else _helper_edges([(a, b), (b, a)], "ALIAS", author, meta)
 
 

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import attrs
 
+from memex import _validate as v
 from memex._pmap import PMap, as_pmap
 from memex.codec import INTENT_COMMAND_TYPES, IntentCommandAdapter
 from memex.errors import DuplicateIntentError, IntentNotFoundError, InvalidIntentTransitionError
@@ -105,10 +106,13 @@ class IntentState(LifecycleState):
 
     Raises:
         TypeError: ``intents`` is neither a mapping nor a list of pairs.
+        ValidationError: a value is not an :class:`Intent` or is stored under
+            a key other than its ``id``.
     """
 
     _MAP: ClassVar[str] = "intents"
     _INDEXED: ClassVar[tuple[str, ...]] = ("parent_id",)
+    _ENTITY: ClassVar[type] = Intent
 
     intents: PMap[str, Intent] = attrs.field(default=None, converter=_to_intents)
     _indexes: tuple[Any, ...] = attrs.field(init=False, default=())
@@ -181,8 +185,8 @@ def apply_intent_command(
         ``status``) wholesale, ``None`` included; values are type-checked
         but the priority bound is not; the intent keeps its position in the map.
     Raises:
-        ValidationError: a malformed command mapping or a wrongly typed
-            ``partial`` value (``partial.<field>``).
+        ValidationError: ``state`` is not an :class:`IntentState`, a malformed
+            command mapping or a wrongly typed ``partial`` value (``partial.<field>``).
         DuplicateIntentError: ``intent.create`` names an existing id.
         IntentNotFoundError: any other command names an absent id.
         InvalidIntentTransitionError: the move is not in the table above
@@ -197,6 +201,8 @@ def apply_intent_command(
         >>> events[0].type, state.intents["g1"].status
         ('intent.paused', 'paused')
     """
+    if type(state) is not IntentState:
+        v.instance(state, IntentState, "state")
     result: IntentResult = _reduce(state, cmd)
     return result
 
@@ -211,20 +217,36 @@ def get_intents(
     otherwise the intents are scanned (O(n)).
 
     Raises:
-        ValidationError: a malformed filter mapping.
+        ValidationError: ``state`` is not an :class:`IntentState` or a
+            malformed filter (named ``filter.<field>``).
     """
-    f = filter if filter is None or isinstance(filter, IntentFilter) else IntentFilter.from_dict(filter)
+    v.instance(state, IntentState, "state")
+    if filter is None or isinstance(filter, IntentFilter):
+        f = filter
+    elif isinstance(filter, Mapping):
+        f = IntentFilter.from_dict(filter, _path="filter")
+    else:
+        raise v.fail("filter", "an IntentFilter or a mapping", filter)
     return select(state, f)
 
 
 def get_intent_by_id(state: IntentState, id: str) -> Intent | None:
-    """Return the intent with ``id``, or ``None``. O(log n)."""
-    return state.intents.get(id)
+    """Return the intent with ``id``, or ``None``. O(log n).
+
+    Raises:
+        ValidationError: ``state`` is not an :class:`IntentState` or ``id`` not a string.
+    """
+    v.instance(state, IntentState, "state")
+    return state.intents.get(v.id_arg(id, "id"))
 
 
 def get_child_intents(state: IntentState, parent_id: str) -> list[Intent]:
     """Return the intents whose ``parent_id`` is ``parent_id``, in insertion order.
 
     From the parent index: O(k log k) for k children.
+
+    Raises:
+        ValidationError: ``state`` is not an :class:`IntentState` or ``parent_id`` not a string.
     """
-    return [state.intents[i] for i in state.child_ids(parent_id)]
+    v.instance(state, IntentState, "state")
+    return [state.intents[i] for i in state.child_ids(v.id_arg(parent_id, "parent_id"))]

@@ -33,6 +33,7 @@ import attrs
 from memex import _validate as v
 from memex._pmap import IndexBuilder, PMap, pset_add, pset_remove, sorted_bucket
 from memex.codec import CommandAdapter
+from memex.errors import ValidationError
 from memex.models import replace_unchecked
 
 __all__ = [
@@ -54,7 +55,8 @@ class LifecycleState:
     A subclass is a frozen attrs class with one public field holding the
     entity map (named by ``_MAP``: ``intents``, ``tasks``; its converter turns
     any mapping or list of pairs into an insertion-ordered persistent map,
-    values not re-validated) and an ``_indexes`` field (``init=False``), and
+    values not re-validated, but each must be an instance of ``_ENTITY``
+    stored under its own id, else :class:`~memex.ValidationError`) and an ``_indexes`` field (``init=False``), and
     names the entity fields it indexes in ``_INDEXED``. Construction builds
     the indexes once, O(n log n); :meth:`put` derives a new
     state in O(log n), sharing everything untouched. Equality compares the
@@ -66,11 +68,20 @@ class LifecycleState:
     __slots__ = ()
     _MAP: ClassVar[str]
     _INDEXED: ClassVar[tuple[str, ...]]
+    _ENTITY: ClassVar[type]
 
     def __attrs_post_init__(self) -> None:
         entities = self.entities
         builders = [IndexBuilder() for _ in self._INDEXED]
+        cls: Any = self._ENTITY
         for eid, entity in entities.items():
+            if not isinstance(entity, cls):
+                raise v.fail(f"{self._MAP}[{eid!r}]", f"a {cls.__name__}", entity)
+            if getattr(entity, "id", None) != eid:
+                raise ValidationError(
+                    f"{self._MAP}[{eid!r}]: the key differs from the entity's id {getattr(entity, 'id', None)!r}",
+                    self._MAP,
+                )
             for field, builder in zip(self._INDEXED, builders, strict=True):
                 key = getattr(entity, field)
                 if isinstance(key, str):

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from memex import _validate as v
 from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import MemoryItem
@@ -157,9 +158,14 @@ def get_support_tree(state: GraphState, item_id: str) -> SupportNode | None:
 
     Complexity: O(s + p log n) for s distinct items in the support and p
     parent references; iterative, no recursion limit.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id``
+            not a string.
     """
+    v.instance(state, GraphState, "state")
     items = state.items
-    root_item = items.get(item_id)
+    root_item = items.get(v.id_arg(item_id, "item_id"))
     if root_item is None:
         return None
     fast = SupportNode._fast
@@ -197,9 +203,14 @@ def get_support_set(state: GraphState, item_id: str) -> list[MemoryItem]:
 
     Complexity: O(s + p log n) for s items returned and p parent references;
     iterative, no recursion limit.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id``
+            not a string.
     """
+    v.instance(state, GraphState, "state")
     items = state.items
-    root_item = items.get(item_id)
+    root_item = items.get(v.id_arg(item_id, "item_id"))
     if root_item is None:
         return []
     out = [root_item]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from memex import _time
+from memex import _validate as v
 from memex._uuid import safe_extract_timestamp
 from memex.errors import InvalidTimestampError
 from memex.graph import GraphState
@@ -27,6 +28,7 @@ from memex.models import (
     ScoreWeights,
     SortOption,
 )
+from memex.models.queries import check_filter_depth
 
 __all__ = [
     "INTERVAL_MS",
@@ -83,6 +85,9 @@ def decay_function(cfg: DecayConfig, now: int) -> Callable[[MemoryItem], float]:
     linear ``max(0, 1 - rate * n)``, step ``(1 - rate) ** floor(n)``.
     Used by :func:`compute_decay_multiplier`, the ``decay`` filter and scoring.
     """
+    now = v.now_ms(now)
+    if not isinstance(cfg, DecayConfig):
+        raise v.fail("decay", "a DecayConfig", cfg)
     interval = INTERVAL_MS[cfg.interval]
     rate = cfg.rate
     kind = cfg.type
@@ -115,18 +120,36 @@ def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str,
         now: unix ms; default the package clock.
     Raises:
         InvalidTimestampError: the item has no usable time.
-        ValidationError: a malformed ``decay`` mapping.
+        ValidationError: a malformed ``decay`` (named ``decay.<field>``:
+            ``rate`` in [0, 1], ``interval``, ``type``), an ``item`` that is
+            not a :class:`MemoryItem` or a bad ``now``.
     """
-    cfg = decay if isinstance(decay, DecayConfig) else DecayConfig.from_dict(decay)
+    v.instance(item, MemoryItem, "item")
+    if isinstance(decay, DecayConfig):
+        cfg = decay
+    elif isinstance(decay, Mapping):
+        cfg = DecayConfig.from_dict(decay, _path="decay")
+    else:
+        raise v.fail("decay", "a DecayConfig or a mapping", decay)
     return decay_function(cfg, _time.now_ms() if now is None else now)(item)
 
 
 def score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], float]:
     """Compile weights into ``item -> score`` at a fixed ``now`` (the formula of
-    :func:`compute_score`), so a query validates the weights once, not per item."""
-    wa = weights.authority or 0
-    wc = weights.conviction or 0
-    wi = weights.importance or 0
+    :func:`compute_score`), so a query validates the weights once, not per item.
+    Weights are used as floats, so a product beyond the double range is
+    ``inf`` rather than an ``OverflowError``.
+
+    Raises:
+        ValidationError: ``weights`` is not a :class:`ScoreWeights` or ``now``
+            is not an int of unix ms.
+    """
+    now = v.now_ms(now)
+    if not isinstance(weights, ScoreWeights):
+        raise v.fail("weights", "a ScoreWeights", weights)
+    wa = float(weights.authority or 0)
+    wc = float(weights.conviction or 0)
+    wi = float(weights.importance or 0)
 
     def linear(it: MemoryItem) -> float:
         return float(wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
@@ -151,9 +174,16 @@ def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *
 
     Raises:
         InvalidTimestampError: decay is set and the item has no usable time.
-        ValidationError: malformed weights.
+        ValidationError: malformed weights (named ``weights.<field>``), an
+            ``item`` that is not a :class:`MemoryItem` or a bad ``now``.
     """
-    w = weights if isinstance(weights, ScoreWeights) else ScoreWeights.from_dict(weights)
+    v.instance(item, MemoryItem, "item")
+    if isinstance(weights, ScoreWeights):
+        w = weights
+    elif isinstance(weights, Mapping):
+        w = ScoreWeights.from_dict(weights, _path="weights")
+    else:
+        raise v.fail("weights", "a ScoreWeights or a mapping", weights)
     return score_function(w, _time.now_ms() if now is None else now)(item)
 
 
@@ -182,10 +212,20 @@ def sort_items(items: list[MemoryItem], sort: SortOption | list[SortOption] | No
 
     With a recency key every item needs a time (raises eagerly).
     O(k · m log m) for k keys and m items.
+
+    Raises:
+        ValidationError: ``sort`` is not a :class:`SortOption`, a mapping or a
+            list of them (named ``sort``), or ``items`` is not a list of items.
     """
     if sort is None:
         return items
-    keys = [sort] if isinstance(sort, SortOption) else list(sort)
+    if not isinstance(sort, SortOption) and not (
+        isinstance(sort, list) and all(type(o) is SortOption for o in sort)
+    ):
+        sort = QueryOptions.from_dict({"sort": sort}).sort
+    if not isinstance(items, list | tuple) or not all(isinstance(it, MemoryItem) for it in items):
+        raise v.fail("items", "a list of MemoryItem", items)
+    keys = [sort] if isinstance(sort, SortOption) else list(sort or ())
     if not keys:
         return items
     out = list(items)
@@ -234,7 +274,9 @@ def _meta_equal(stored: Any, wanted: Any) -> bool:
 def _as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
     if f is None or isinstance(f, MemoryFilter):
         return f
-    result: MemoryFilter = MemoryFilter.from_dict(f)
+    if not isinstance(f, Mapping):
+        raise v.fail("filter", "a MemoryFilter or a mapping", f)
+    result: MemoryFilter = MemoryFilter.from_dict(f, _path="filter")
     return result
 
 
@@ -264,11 +306,14 @@ def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | Non
     clock, read once). Compiling once and testing many items avoids
     re-validating the filter per item.
     """
-    flt = _as_filter(f)
+    return _compile(_as_filter(f), _time.now_ms() if now is None else v.now_ms(now), 1)
+
+
+def _compile(flt: MemoryFilter | None, now: int, depth: int) -> Predicate:
     if flt is None:
         return lambda item: True
-    if now is None:
-        now = _time.now_ms()
+    if depth == 1:
+        check_filter_depth(flt)  # an instance built in Python was never checked
     checks: list[Predicate] = []
     add = checks.append
 
@@ -333,7 +378,7 @@ def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | Non
         if after is not None:
             add(lambda it: item_timestamp(it) >= after)
     if flt.not_ is not None:
-        inner = compile_filter(flt.not_, now=now)
+        inner = _compile(flt.not_, now, depth + 1)
         add(lambda it: not inner(it))
     if flt.meta is not None:
         wanted = list(flt.meta.items())
@@ -342,7 +387,7 @@ def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | Non
         paths = list(flt.meta_has)
         add(lambda it: all(_resolve_path(it.meta, p) is not _MISSING for p in paths))
     if flt.or_:
-        alts = [compile_filter(sub, now=now) for sub in flt.or_]
+        alts = [_compile(sub, now, depth + 1) for sub in flt.or_]
         add(lambda it: any(a(it) for a in alts))
 
     if not checks:
@@ -365,8 +410,10 @@ def matches_filter(item: MemoryItem, f: MemoryFilter | Mapping[str, Any], *, now
     Raises:
         InvalidTimestampError: a reached ``decay``/``created`` criterion needs
             a time the item lacks.
-        ValidationError: a malformed filter mapping.
+        ValidationError: a malformed filter mapping, an ``item`` that is not
+            a :class:`MemoryItem` or a bad ``now``.
     """
+    v.instance(item, MemoryItem, "item")
     return compile_filter(f, now=now)(item)
 
 
@@ -408,7 +455,9 @@ def _first(entry: tuple[int, Any]) -> int:
 def _as_options(options: QueryOptions | Mapping[str, Any] | None) -> QueryOptions | None:
     if options is None or isinstance(options, QueryOptions):
         return options
-    result: QueryOptions = QueryOptions.from_dict(options)
+    if not isinstance(options, Mapping):
+        raise v.fail("options", "a QueryOptions or a mapping", options)
+    result: QueryOptions = QueryOptions.from_dict(options, _path="options")
     return result
 
 
@@ -452,6 +501,7 @@ def get_items(
         ...                            {"sort": {"field": "authority", "order": "desc"}})]
         ['tea', 'water']
     """
+    v.instance(state, GraphState, "state")
     flt = _as_filter(filter)
     opts = _as_options(options)
     pred = compile_filter(flt, now=now)
@@ -465,13 +515,23 @@ def get_items(
 
 
 def get_item_by_id(state: GraphState, id: str) -> MemoryItem | None:
-    """Return the item with ``id``, or ``None``. O(log n)."""
-    return state.items.get(id)
+    """Return the item with ``id``, or ``None``. O(log n).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``id`` not a string.
+    """
+    v.instance(state, GraphState, "state")
+    return state.items.get(v.id_arg(id, "id"))
 
 
 def get_edge_by_id(state: GraphState, edge_id: str) -> Edge | None:
-    """Return the edge with ``edge_id``, or ``None``. O(log n)."""
-    return state.edges.get(edge_id)
+    """Return the edge with ``edge_id``, or ``None``. O(log n).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``edge_id`` not a string.
+    """
+    v.instance(state, GraphState, "state")
+    return state.edges.get(v.id_arg(edge_id, "edge_id"))
 
 
 def get_edges(state: GraphState, filter: EdgeFilter | Mapping[str, Any] | None = None) -> list[Edge]:
@@ -483,9 +543,16 @@ def get_edges(state: GraphState, filter: EdgeFilter | Mapping[str, Any] | None =
     index is used (O(k log k)), otherwise all edges are scanned.
 
     Raises:
-        ValidationError: a malformed filter mapping.
+        ValidationError: ``state`` is not a :class:`GraphState`, or a
+            malformed filter (named ``filter.<field>``).
     """
-    f = filter if filter is None or isinstance(filter, EdgeFilter) else EdgeFilter.from_dict(filter)
+    v.instance(state, GraphState, "state")
+    if filter is None or isinstance(filter, EdgeFilter):
+        f = filter
+    elif isinstance(filter, Mapping):
+        f = EdgeFilter.from_dict(filter, _path="filter")
+    else:
+        raise v.fail("filter", "an EdgeFilter or a mapping", filter)
     if f is None:
         return [e for e in state.edges.values() if e.active]
     active_only = True if f.active_only is None else f.active_only
@@ -517,11 +584,17 @@ def get_related_items(state: GraphState, item_id: str, direction: str = "both") 
     In edge insertion order, an edge leaving the item contributes its ``to``
     (directions ``"from"``/``"both"``) and one arriving contributes its
     ``from`` (``"to"``/``"both"``); duplicates keep the first, the item
-    itself and unknown ids are dropped. Any other direction gives ``[]``.
-    O(d log d) for the item's d edges.
+    itself and unknown ids are dropped. O(d log d) for the item's d edges.
+
+    Raises:
+        ValidationError: ``direction`` is not ``"from"``, ``"to"`` or
+            ``"both"``, ``item_id`` is not a string or ``state`` not a
+            :class:`GraphState`.
     """
+    v.instance(state, GraphState, "state")
+    v.id_arg(item_id, "item_id")
     if direction not in ("from", "to", "both"):
-        return []
+        raise v.fail("direction", '"from", "to" or "both"', direction)
     out_dir = direction in ("from", "both")
     in_dir = direction in ("to", "both")
     seen: dict[str, None] = {}
@@ -537,7 +610,13 @@ def get_related_items(state: GraphState, item_id: str, direction: str = "both") 
 
 
 def get_parents(state: GraphState, item_id: str) -> list[MemoryItem]:
-    """Existing items named in the item's ``parents``, list order, duplicates kept; ``[]`` if absent."""
+    """Existing items named in the item's ``parents``, list order, duplicates kept; ``[]`` if absent.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
+    """
+    v.instance(state, GraphState, "state")
+    v.id_arg(item_id, "item_id")
     item = state.items.get(item_id)
     if item is None or not item.parents:
         return []
@@ -549,7 +628,12 @@ def get_children(state: GraphState, item_id: str) -> list[MemoryItem]:
     """Items whose ``parents`` contain ``item_id`` (present or not), insertion order, once each.
 
     From the children index: O(k log k) for k children.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
+    v.instance(state, GraphState, "state")
+    v.id_arg(item_id, "item_id")
     items = state.items
     return [items[i] for i in state.child_ids(item_id)]
 
@@ -558,7 +642,11 @@ def build_children_index(state: GraphState) -> dict[str, list[MemoryItem]]:
     """Return ``{parent id: [children in insertion order]}`` for every referenced parent id.
 
     A child appears once per parent even if listed twice. O(n).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    v.instance(state, GraphState, "state")
     out: dict[str, list[MemoryItem]] = {}
     for item in state.items.values():
         if not item.parents:

@@ -91,11 +91,14 @@ def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
     Returns:
         A new :class:`MemoryItem` (``existing`` is untouched).
     Raises:
-        ValidationError: ``partial`` is not a mapping, ``content`` / ``meta``
+        ValidationError: ``existing`` is not a :class:`MemoryItem`,
+            ``partial`` is not a mapping, ``content`` / ``meta``
             is not a JSON object, or a field has the wrong type (``None``
             for a required field, a string score, ...); the message names
             ``partial.<field>``.
     """
+    if type(existing) is not MemoryItem:
+        v.instance(existing, MemoryItem, "existing")
     if not isinstance(partial, Mapping):
         raise ValidationError("partial: expected an object", "partial")
     changes = v.checked_changes(partial, _ITEM_REPLACEABLE)
@@ -119,9 +122,12 @@ def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
     not (as in TS). Returns a new :class:`Edge`.
 
     Raises:
-        ValidationError: ``partial`` is not a mapping or a field has the
-            wrong type (message names ``partial.<field>``).
+        ValidationError: ``existing`` is not an :class:`Edge`, ``partial``
+            is not a mapping or a field has the wrong type (message names
+            ``partial.<field>``).
     """
+    if type(existing) is not Edge:
+        v.instance(existing, Edge, "existing")
     if not isinstance(partial, Mapping):
         raise ValidationError("partial: expected an object", "partial")
     changes = v.checked_changes(partial, _EDGE_REPLACEABLE)
@@ -223,7 +229,8 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
         * ``edge.create`` / ``edge.update`` / ``edge.retract`` → ``edge.created`` /
           ``edge.updated`` / ``edge.retracted``.
     Raises:
-        ValidationError: a malformed command mapping or ``partial``.
+        ValidationError: ``state`` is not a :class:`GraphState`, or a
+            malformed command mapping or ``partial``.
         DuplicateMemoryError, DuplicateEdgeError: a create names an existing id.
         MemoryNotFoundError, EdgeNotFoundError: an update/retract names an absent id.
 
@@ -242,6 +249,8 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
         >>> state.items["m1"].importance
         0.8
     """
+    if type(state) is not GraphState:
+        v.instance(state, GraphState, "state")
     handler = _HANDLERS.get(type(cmd))
     if handler is None:
         cmd = MemoryCommandAdapter.validate_python(cmd)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from memex import _time
+from memex import _validate as v
 from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import (
@@ -52,7 +53,9 @@ CostFn = Callable[[MemoryItem], float]
 def _weights(weights: ScoreWeights | Mapping[str, Any]) -> ScoreWeights:
     if isinstance(weights, ScoreWeights):
         return weights
-    result: ScoreWeights = ScoreWeights.from_dict(weights)
+    if not isinstance(weights, Mapping):
+        raise v.fail("weights", "a ScoreWeights or a mapping", weights)
+    result: ScoreWeights = ScoreWeights.from_dict(weights, _path="weights")
     return result
 
 
@@ -61,8 +64,38 @@ def _options(options: ScoredQueryOptions | Mapping[str, Any] | None) -> ScoredQu
         return ScoredQueryOptions()
     if isinstance(options, ScoredQueryOptions):
         return options
-    result: ScoredQueryOptions = ScoredQueryOptions.from_dict(options)
+    if not isinstance(options, Mapping):
+        raise v.fail("options", "a ScoredQueryOptions or a mapping", options)
+    result: ScoredQueryOptions = ScoredQueryOptions.from_dict(options, _path="options")
     return result
+
+
+def _state(state: Any) -> GraphState:
+    if not isinstance(state, GraphState):
+        raise v.fail("state", "a GraphState", state)
+    return state
+
+
+def _budget(budget: Any) -> float | int:
+    """``budget``: a number, not NaN; ``inf`` means no limit; ints within the double range."""
+    if isinstance(budget, float) and math.isinf(budget):
+        return budget
+    try:
+        return v.finite_number(budget, "budget")
+    except ValidationError:
+        raise ValidationError(
+            f"budget: expected a number (or inf), got {budget!r}"
+            if not isinstance(budget, int) or isinstance(budget, bool)
+            else "budget: expected a number representable as a double",
+            "budget",
+        ) from None
+
+
+def _cost_fn(cost_fn: Any) -> CostFn:
+    if not callable(cost_fn):
+        raise v.fail("cost_fn", "a callable item -> cost", cost_fn)
+    fn: CostFn = cost_fn
+    return fn
 
 
 def get_scored_items(
@@ -106,10 +139,10 @@ def get_scored_items(
         ...  get_scored_items(state, {"authority": 1, "importance": 1}, {"limit": 2})]
         [('b', 1.4), ('a', 1.0)]
     """
+    _state(state)
     w = _weights(weights)
     opts = _options(options)
-    if now is None:
-        now = _time.now_ms()
+    now = _time.now_ms() if now is None else v.now_ms(now)
     pre = _as_filter(opts.pre)
     pre_ok = compile_filter(pre, now=now)
     post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
@@ -146,27 +179,48 @@ def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) ->
     packing goes on. ``cost_fn`` sees every entry, so zero-cost entries are
     always kept from a non-negative budget.
 
+    Args:
+        scored: ranked :class:`ScoredItem` entries.
+        budget: total cost allowed: a number (``inf`` means "no limit"; an
+            int must be within the double range).
+        cost_fn: ``item -> cost``, a finite number >= 0.
+    Returns:
+        The kept entries, in input order.
     Raises:
-        ValidationError: ``budget`` is not a number (NaN included; ``inf`` is
-            allowed and means "no limit").
-        ValueError: ``cost_fn`` returned a negative, NaN, infinite or
-            non-numeric value (``cost_fn must return a finite non-negative
-            number, got <c> (item "<id>")``); nothing is returned.
+        ValidationError: ``budget`` is not a number (NaN included) or beyond
+            the double range, ``cost_fn`` is not callable, or ``cost_fn``
+            returned a negative, NaN, infinite, too large or non-numeric
+            value (path ``cost_fn``: ``cost_fn must return a finite
+            non-negative number, got <c> (item "<id>")``); nothing is
+            returned. (``ValidationError`` is a ``ValueError``.)
     """
-    if isinstance(budget, bool) or not isinstance(budget, int | float) or math.isnan(budget):
-        raise ValidationError(f"budget: expected a number, got {budget!r}", "budget")
-    remaining = budget
+    remaining = _budget(budget)
+    _cost_fn(cost_fn)
+    scored = _scored(scored)
     kept: list[ScoredItem] = []
     for entry in scored:
         c = cost_fn(entry.item)
-        if isinstance(c, bool) or not isinstance(c, int | float) or not math.isfinite(c) or c < 0:
-            raise ValueError(
-                f'cost_fn must return a finite non-negative number, got {c!r} (item "{entry.item.id}")'
-            )
+        if type(c) is not int and type(c) is not float:
+            if isinstance(c, bool) or not isinstance(c, int | float):
+                raise _bad_cost(c, entry)
+        if not (0 <= c <= _FMAX):  # NaN, negative, infinite or beyond the double range
+            raise _bad_cost(c, entry)
         if c <= remaining:
             kept.append(entry)
             remaining -= c
     return kept
+
+
+_FMAX = 1.7976931348623157e308
+
+
+def _bad_cost(c: Any, entry: ScoredItem) -> ValidationError:
+    big = isinstance(c, int) and c.bit_length() > 64
+    shown = f"an integer of {c.bit_length()} bits" if big else repr(c)
+    return ValidationError(
+        f'cost_fn must return a finite non-negative number, got {shown} (item "{v.path_key(entry.item.id)}")',
+        "cost_fn",
+    )
 
 
 def get_items_by_budget(
@@ -186,15 +240,31 @@ def get_items_by_budget(
         cost_fn: ``item -> cost`` (finite, >= 0).
         weights, filter, now: as for :func:`get_scored_items`.
     Raises:
-        ValueError: a bad cost (see :func:`pack_budget`).
-        ValidationError, InvalidTimestampError: as for :func:`get_scored_items`.
+        ValidationError: a bad ``budget``, ``cost_fn`` or cost (see
+            :func:`pack_budget`), or as for :func:`get_scored_items`.
+        InvalidTimestampError: as for :func:`get_scored_items`.
     """
+    _budget(budget)
+    _cost_fn(cost_fn)
     ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
     return pack_budget(ranked, budget, cost_fn)
 
 
 # ----------------------------------------------------------------------------- contradictions
+def _scored(scored: Any) -> list[ScoredItem]:
+    """``scored`` (any iterable) as a list, each entry checked to be a :class:`ScoredItem`."""
+    if isinstance(scored, str | bytes | Mapping) or not isinstance(scored, Iterable):
+        raise v.fail("scored", "a list of ScoredItem", scored)
+    out = list(scored)
+    for i, e in enumerate(out):
+        if not isinstance(e, ScoredItem):
+            raise v.fail(f"scored[{i}]", "a ScoredItem", e)
+    return out
+
+
 def _drop_superseded(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:
+    _state(state)
+    scored = _scored(scored)
     ids = {s.item.id for s in scored}
     superseded = {e.to for e in state.incident_edges(ids, "SUPERSEDES")}
     if not superseded:
@@ -216,6 +286,10 @@ def filter_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> li
 
     Only edges touching the entries are read (edges-by-endpoint index):
     O(d log d) for their d incident edges.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``scored``
+            not a list of :class:`ScoredItem`.
     """
     kept = _drop_superseded(state, scored)
     s: dict[str, float] = {}
@@ -255,6 +329,10 @@ def surface_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> l
     active ``CONTRADICTS`` edge, in edge order, whose two ends are different
     entries of the result, each item is added to the other's
     ``contradicted_by`` unless its id is already listed. Order is preserved.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``scored``
+            not a list of :class:`ScoredItem`.
     """
     kept = [
         ScoredItem(
@@ -294,8 +372,19 @@ def apply_diversity(
     negative ones are allowed. New entries get ``max(0, score - penalty)``
     (``contradicted_by`` kept) and are stable-sorted by score, descending.
     O(m log m + total parents).
+
+    Raises:
+        ValidationError: ``options`` is not a :class:`DiversityOptions` or a
+            mapping of finite numbers (named ``diversity.<field>``), or
+            ``scored`` not a list of :class:`ScoredItem`.
     """
-    opts = options if isinstance(options, DiversityOptions) else DiversityOptions.from_dict(options)
+    scored = _scored(scored)
+    if isinstance(options, DiversityOptions):
+        opts = options
+    elif isinstance(options, Mapping):
+        opts = DiversityOptions.from_dict(options, _path="diversity")
+    else:
+        raise v.fail("diversity", "a DiversityOptions or a mapping", options)
     ap, pp, sp = opts.author_penalty, opts.parent_penalty, opts.source_penalty
     seen_author: dict[str, int] = {}
     seen_parent: dict[str, int] = {}
@@ -330,6 +419,9 @@ def apply_diversity(
     return out
 
 
+_POLICIES = ("filter", "surface", "ignore")
+
+
 def smart_retrieve(
     state: GraphState,
     *,
@@ -351,14 +443,16 @@ def smart_retrieve(
         contradictions: ``"filter"`` keeps the stronger side of each active
             contradiction (:func:`filter_contradictions`); ``"surface"`` keeps
             both and lists them in ``contradicted_by``
-            (:func:`surface_contradictions`); anything else: no policy.
+            (:func:`surface_contradictions`); ``None`` or ``"ignore"``: no policy.
         diversity: :class:`DiversityOptions` or mapping; ``None`` = no re-rank.
         now: unix ms; default the clock.
     Returns:
         The packed :class:`ScoredItem` list, best first.
     Raises:
-        ValueError: a bad cost; ValidationError / InvalidTimestampError as for
-        :func:`get_scored_items`.
+        ValidationError: ``contradictions`` is not ``None``, ``"filter"`` or
+            ``"surface"``; a bad ``budget``, ``cost_fn``, cost or
+            ``diversity``; or as for :func:`get_scored_items`.
+        InvalidTimestampError: as for :func:`get_scored_items`.
 
     Example:
         >>> from memex import (EdgeCreate, MemoryCreate, apply_command, create_edge,
@@ -378,6 +472,12 @@ def smart_retrieve(
         >>> [(s.item.id, [c.id for c in s.contradicted_by or []]) for s in picked]
         [('tea', ['coffee']), ('coffee', ['tea'])]
     """
+    if contradictions is not None and contradictions not in _POLICIES:
+        raise v.fail("contradictions", 'None, "filter", "surface" or "ignore"', contradictions)
+    if diversity is not None and not isinstance(diversity, DiversityOptions | Mapping):
+        raise v.fail("diversity", "a DiversityOptions or a mapping", diversity)
+    _budget(budget)
+    _cost_fn(cost_fn)
     ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
     if contradictions == "filter":
         ranked = filter_contradictions(state, ranked)

@@ -16,7 +16,7 @@ from typing import Any
 
 from memex import _jsonfmt
 from memex._gc import gc_paused
-from memex._validate import fail
+from memex._validate import fail, instance
 from memex.codec import decode_json
 from memex.errors import ValidationError
 from memex.graph import GraphState
@@ -44,25 +44,40 @@ def to_json(state: GraphState) -> SerializedGraphState:
     Pairs follow insertion order; entity dicts use wire keys with absent
     fields omitted. Content and meta dicts are shared with the state, not
     copied — do not mutate them. O(n + e).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    if type(state) is not GraphState:
+        instance(state, GraphState, "state")
     return {
         "items": [[k, it.to_dict()] for k, it in state.items.items()],
         "edges": [[k, e.to_dict()] for k, e in state.edges.items()],
     }
 
 
-def _pairs(data: Mapping[str, Any], key: str, cls: Any) -> list[tuple[str, Any]]:
+def _pairs(data: Mapping[str, Any], key: str, cls: Any, id_field: str, where: str = "") -> list[tuple[str, Any]]:
+    """Decode ``data[key]``, a list of ``[id, entity]`` pairs: each entity with
+    ``cls.from_stored`` (scores an update kept out of [0, 1] decode), each
+    pair's id equal to the entity's ``id_field``."""
     raw = data.get(key)
     if raw is None:
         return []
     if not isinstance(raw, list | tuple):
-        raise fail(key, "an array of [id, entity] pairs", raw)
+        raise fail(where + key, "an array of [id, entity] pairs", raw)
     out = []
     for i, pair in enumerate(raw):
-        path = f"{key}[{i}]"
+        path = f"{where}{key}[{i}]"
         if not isinstance(pair, list | tuple) or len(pair) != 2 or not isinstance(pair[0], str):
             raise fail(path, "an [id, entity] pair", pair)
-        out.append((pair[0], cls.from_dict(pair[1], _path=f"{path}[1]")))
+        entity = cls.from_stored(pair[1], _path=f"{path}[1]")
+        if pair[0] != getattr(entity, id_field):
+            raise ValidationError(
+                f"{path}: the pair's key {pair[0]!r} differs from the entity's "
+                f"{id_field} {getattr(entity, id_field)!r}",
+                path,
+            )
+        out.append((pair[0], entity))
     return out
 
 
@@ -70,16 +85,27 @@ def from_json(data: Mapping[str, Any]) -> GraphState:
     """Build a :class:`GraphState` from its wire value (the inverse of :func:`to_json`).
 
     A missing ``items``/``edges`` key means empty; each pair's first element is
-    the map key, verbatim; entities are validated; a duplicated key keeps its
-    first position and its last value.
+    the map key and must equal the entity's id (``id`` / ``edge_id``);
+    entities are validated as stored: types, text and numbers as on
+    construction, but a score an update kept outside [0, 1] is accepted (any
+    finite number), so every state the reducers produce decodes; a
+    duplicated key keeps its first position and its last value.
 
     Raises:
-        ValidationError: the value is not of that shape or an entity is invalid
+        ValidationError: the value is not of that shape, a pair's key differs
+            from its entity's id (path ``items[0]``), or an entity is invalid
             (the message names the path, e.g. ``items[3][1].authority``).
     """
+    return _from_json(data, "")
+
+
+def _from_json(data: Any, where: str) -> GraphState:
     if not isinstance(data, Mapping):
-        raise fail("state", "an object with items and edges", data)
-    return GraphState(items=_pairs(data, "items", MemoryItem), edges=_pairs(data, "edges", Edge))
+        raise fail(where.rstrip(".") or "state", "an object with items and edges", data)
+    return GraphState(
+        items=_pairs(data, "items", MemoryItem, "id", where),
+        edges=_pairs(data, "edges", Edge, "edge_id", where),
+    )
 
 
 def stringify(state: GraphState, pretty: bool = False) -> str:
@@ -94,12 +120,19 @@ def stringify(state: GraphState, pretty: bool = False) -> str:
 def parse(text: str | bytes) -> GraphState:
     """Parse JSON text produced by :func:`stringify` (or the TypeScript library) into a state.
 
+    Entities are decoded as :func:`from_json` does (a score an update kept
+    outside [0, 1] reads back; a pair's key must equal its entity's id).
+    The text is a whole state: it is not bounded by the record size limit;
+    each entity's JSON values are bounded by :mod:`memex.limits`.
+
     Raises:
-        ValidationError: bad JSON or a bad shape or entity.
+        ValidationError: bad JSON (invalid UTF-8, a lone surrogate, too deep
+            nesting included) or a bad shape or entity.
     """
     if not isinstance(text, str | bytes | bytearray):
         raise fail("text", "str or bytes", text)
-    return from_json(decode_json(bytes(text) if isinstance(text, bytearray) else text))
+    data = bytes(text) if isinstance(text, bytearray) else text
+    return from_json(decode_json(data, record=False))
 
 
 def encode_states(mem: GraphState, intents: IntentState, tasks: TaskState) -> bytes:
@@ -115,17 +148,24 @@ def encode_states(mem: GraphState, intents: IntentState, tasks: TaskState) -> by
 
 
 def decode_states(data: bytes) -> tuple[GraphState, IntentState, TaskState]:
-    """The inverse of :func:`encode_states` (entities are validated). O(size);
-    the cyclic GC is paused meanwhile.
+    """The inverse of :func:`encode_states`. O(size); the cyclic GC is paused meanwhile.
+
+    Entities are validated as stored (see :func:`from_json`): an item's or
+    edge's score and an intent's or task's priority that an update kept
+    outside [0, 1] decode; each pair's key must equal its entity's id. A
+    snapshot is not one record: it is not bounded by the record size limit.
 
     Raises:
-        ValidationError: not such a document.
+        ValidationError: not such a document (the message names the path,
+            e.g. ``snapshot.intents[0][1].priority``).
     """
+    if not isinstance(data, str | bytes | bytearray):
+        raise fail("snapshot", "bytes", data)
     with gc_paused():  # millions of acyclic objects: the cyclic GC would only re-walk them
-        doc = decode_json(data)
+        doc = decode_json(bytes(data) if isinstance(data, bytearray) else data, record=False)
         if not isinstance(doc, dict):
             raise ValidationError("snapshot: expected an object", "snapshot")
-        mem = from_json(doc.get("mem") or {})
-        intents = IntentState(intents=[(k, Intent.from_dict(x)) for k, x in doc.get("intents") or []])
-        tasks = TaskState(tasks=[(k, Task.from_dict(x)) for k, x in doc.get("tasks") or []])
+        mem = _from_json(doc.get("mem") or {}, "snapshot.mem.")
+        intents = IntentState(intents=_pairs(doc, "intents", Intent, "id", "snapshot."))
+        tasks = TaskState(tasks=_pairs(doc, "tasks", Task, "id", "snapshot."))
     return mem, intents, tasks

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import attrs
 
+from memex import _validate as v
 from memex._pmap import PMap, as_pmap
 from memex.codec import TASK_COMMAND_TYPES, TaskCommandAdapter
 from memex.errors import DuplicateTaskError, InvalidTaskTransitionError, TaskNotFoundError
@@ -129,7 +130,9 @@ class TaskState(LifecycleState):
     """An immutable snapshot of the task graph: ``tasks``, a
     :class:`memex._pmap.PMap` ``task id -> Task`` in insertion order (built
     from any mapping or list of pairs, values not re-validated; a ``TypeError``
-    for anything else), compared by contents.
+    for anything else; a ``ValidationError`` for a value that is not a
+    :class:`Task` or is stored under a key other than its ``id``), compared by
+    contents.
 
     Two indexes are updated by :func:`apply_task_command` in the same step
     (O(log n) per command): tasks by ``intent_id`` (answers
@@ -139,6 +142,7 @@ class TaskState(LifecycleState):
 
     _MAP: ClassVar[str] = "tasks"
     _INDEXED: ClassVar[tuple[str, ...]] = ("intent_id", "parent_id")
+    _ENTITY: ClassVar[type] = Task
 
     tasks: PMap[str, Task] = attrs.field(default=None, converter=_to_tasks)
     _indexes: tuple[Any, ...] = attrs.field(init=False, default=())
@@ -174,7 +178,8 @@ def apply_task_command(state: TaskState, cmd: TaskCommand | Mapping[str, Any]) -
     ``error`` (``retryable`` is ignored). Updates, errors and cost are those of
     :func:`memex.apply_intent_command` with tasks for intents: ``DuplicateTaskError``,
     ``TaskNotFoundError``, ``InvalidTaskTransitionError`` (``task_id``,
-    ``from_status``, ``to_status``), ``ValidationError``; O(log n).
+    ``from_status``, ``to_status``), ``ValidationError`` (also when ``state``
+    is not a :class:`TaskState`); O(log n).
 
     Example:
         >>> job = create_task(id="t1", intent_id="g1", action="fetch_filing", priority=0.5)
@@ -183,6 +188,8 @@ def apply_task_command(state: TaskState, cmd: TaskCommand | Mapping[str, Any]) -
         >>> events[0].type, state.tasks["t1"].status, state.tasks["t1"].attempt
         ('task.started', 'running', 1)
     """
+    if type(state) is not TaskState:
+        v.instance(state, TaskState, "state")
     result: TaskResult = _reduce(state, cmd)
     return result
 
@@ -196,18 +203,33 @@ def create_task_state() -> TaskState:
 
 
 def get_task_by_id(state: TaskState, id: str) -> Task | None:
-    """Return the task with ``id``, or ``None``. O(log n)."""
-    return state.tasks.get(id)
+    """Return the task with ``id``, or ``None``. O(log n).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`TaskState` or ``id`` not a string.
+    """
+    v.instance(state, TaskState, "state")
+    return state.tasks.get(v.id_arg(id, "id"))
 
 
 def get_tasks_by_intent(state: TaskState, intent_id: str) -> list[Task]:
-    """Return the tasks serving ``intent_id``, in insertion order (index: O(k log k))."""
-    return [state.tasks[i] for i in state.intent_task_ids(intent_id)]
+    """Return the tasks serving ``intent_id``, in insertion order (index: O(k log k)).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`TaskState` or ``intent_id`` not a string.
+    """
+    v.instance(state, TaskState, "state")
+    return [state.tasks[i] for i in state.intent_task_ids(v.id_arg(intent_id, "intent_id"))]
 
 
 def get_child_tasks(state: TaskState, parent_id: str) -> list[Task]:
-    """Return the tasks whose ``parent_id`` is ``parent_id``, in insertion order (index: O(k log k))."""
-    return [state.tasks[i] for i in state.child_ids(parent_id)]
+    """Return the tasks whose ``parent_id`` is ``parent_id``, in insertion order (index: O(k log k)).
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`TaskState` or ``parent_id`` not a string.
+    """
+    v.instance(state, TaskState, "state")
+    return [state.tasks[i] for i in state.child_ids(v.id_arg(parent_id, "parent_id"))]
 
 
 def get_tasks(state: TaskState, filter: TaskFilter | Mapping[str, Any] | None = None) -> list[Task]:
@@ -218,7 +240,14 @@ def get_tasks(state: TaskState, filter: TaskFilter | Mapping[str, Any] | None = 
     (O(k log k) for k candidates); otherwise the tasks are scanned (O(n)).
 
     Raises:
-        ValidationError: a malformed filter mapping.
+        ValidationError: ``state`` is not a :class:`TaskState` or a malformed
+            filter (named ``filter.<field>``).
     """
-    f = filter if filter is None or isinstance(filter, TaskFilter) else TaskFilter.from_dict(filter)
+    v.instance(state, TaskState, "state")
+    if filter is None or isinstance(filter, TaskFilter):
+        f = filter
+    elif isinstance(filter, Mapping):
+        f = TaskFilter.from_dict(filter, _path="filter")
+    else:
+        raise v.fail("filter", "a TaskFilter or a mapping", filter)
     return select(state, f)

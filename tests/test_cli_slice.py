@@ -406,7 +406,7 @@ def test_re_id_without_a_time_is_reported(
     assert code == 1 and out == ""
     assert (
         err
-        == 'memex: error: Cannot re-id "plain": provide created_at or use a UUIDv7 id; nothing imported\n'
+        == 'memex: error: ValidationError: Cannot re-id "plain": provide created_at or use a UUIDv7 id; nothing imported\n'
     )
 
 

@@ -320,7 +320,7 @@ def test_intent_filter_validation() -> None:
         memex.IntentFilter(status="done")
     with pytest.raises(memex.ValidationError) as info:
         memex.get_intents(memex.create_intent_state(), {"statuses": ["active", "zzz"]})
-    assert info.value.path == "statuses[1]"
+    assert info.value.path == "filter.statuses[1]"
     with pytest.raises(memex.ValidationError):
         memex.IntentFilter(min_priority="high")  # type: ignore[arg-type]
 

@@ -190,9 +190,23 @@ TOP_LEVEL = [
     "decode_envelope",
     "decode_record",
     "validate_record",
+    "Limits",
+    "get_limits",
+    "set_limits",
 ]
 
 SUBMODULES: dict[str, list[str]] = {
+    "memex.limits": [
+        "DEFAULT_MAX_DEPTH",
+        "DEFAULT_MAX_FILTER_DEPTH",
+        "DEFAULT_MAX_RECORD_BYTES",
+        "Limits",
+        "MAX_DEPTH_CEILING",
+        "MAX_FILTER_DEPTH_CEILING",
+        "WRAPPER_DEPTH",
+        "get_limits",
+        "set_limits",
+    ],
     "memex._time": [
         "ms_to_iso",
         "now_iso",

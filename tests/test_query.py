@@ -526,7 +526,9 @@ def test_get_related_items_directions() -> None:
     assert ids(get_related_items(s, "a", "both")) == ["c", "b"]
     assert ids(get_related_items(s, "a", "from")) == ["b"]
     assert ids(get_related_items(s, "a", "to")) == ["c", "b"]
-    assert ids(get_related_items(s, "a", "sideways")) == []
+    with pytest.raises(ValidationError) as e:
+        get_related_items(s, "a", "sideways")
+    assert e.value.path == "direction"
     assert ids(get_related_items(s, "ghost")) == ["a"]
     assert ids(get_related_items(s, "nobody")) == []
 

@@ -694,7 +694,7 @@ BAD_COSTS: list[Any] = [-1, -0.5, math.nan, math.inf, -math.inf, "3", True, Fals
 
 @pytest.mark.parametrize("bad", BAD_COSTS, ids=repr)
 @pytest.mark.parametrize("position", [0, 1, 2])
-def test_pack_budget_bad_cost_raises_value_error(bad: Any, position: int) -> None:
+def test_pack_budget_bad_cost_raises_validation_error(bad: Any, position: int) -> None:
     ranked = _ranked(("a", 0.9), ("b", 0.8), ("c", 0.7))
     bad_id = ranked[position].item.id
 
@@ -707,7 +707,8 @@ def test_pack_budget_bad_cost_raises_value_error(bad: Any, position: int) -> Non
         msg = str(info.value)
         assert msg.startswith(COST_MSG)
         assert bad_id in msg
-        assert not isinstance(info.value, memex.MemexError)
+        assert isinstance(info.value, memex.ValidationError)  # a ValueError too
+        assert info.value.path == "cost_fn"
 
 
 def test_bad_cost_through_the_public_entry_points() -> None:
@@ -1297,7 +1298,14 @@ def _triples(scored: list[ScoredItem]) -> list[tuple[str, float, list[str] | Non
     ]
 
 
-@pytest.mark.parametrize("policy", [None, "ignore", "FILTER", "Surface", ""])
+@pytest.mark.parametrize("policy", ["FILTER", "Surface", "", "bogus", 1, True])
+def test_unknown_contradictions_policy_is_rejected(policy: Any) -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        _smart(_smart_state(), contradictions=policy)
+    assert e.value.path == "contradictions"
+
+
+@pytest.mark.parametrize("policy", [None, "ignore"])
 def test_smart_retrieve_without_policy(policy: str | None) -> None:
     state = _smart_state()
     got = _smart(state, contradictions=policy)

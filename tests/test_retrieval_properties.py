@@ -38,7 +38,7 @@ SOURCES = ["observed", "inferred", "told"]
 SCOPES = ["s", "s/x", "s/x/y", "t"]
 LEVELS = [0, 0.25, 0.5, 0.75, 1]
 EDGE_KINDS = ["CONTRADICTS", "CONTRADICTS", "CONTRADICTS", "SUPERSEDES", "SUPPORTS"]
-POLICIES = [None, "filter", "surface", "other"]
+POLICIES = [None, "filter", "surface", "ignore"]
 
 SETTINGS = settings(
     max_examples=150,

@@ -236,10 +236,13 @@ def test_from_json_duplicates_first_position_last_value() -> None:
     assert [i.id for i in get_children(s, "b")] == ["c"]
 
 
-def test_from_json_key_verbatim() -> None:
-    s = from_json({"items": [["key-1", item("a").to_dict()]]})
-    assert list(s.items) == ["key-1"]
-    assert s.items["key-1"].id == "a"
+def test_from_json_pair_key_differing_from_id_is_rejected() -> None:
+    with pytest.raises(ValidationError) as e:
+        from_json({"items": [["key-1", item("a").to_dict()]]})
+    assert e.value.path == "items[0]"
+    with pytest.raises(ValidationError) as e:
+        from_json({"edges": [["e", edge("f", "a", "b").to_dict()]]})
+    assert e.value.path == "edges[0]"
 
 
 def test_from_json_unknown_entity_keys_ignored_and_python_names() -> None:
@@ -271,7 +274,8 @@ def test_from_json_indexes() -> None:
 @pytest.mark.parametrize(
     ("data", "path"),
     [
-        ({"items": [["a", {**item("a").to_dict(), "authority": 2}]]}, "items[0][1].authority"),
+        ({"items": [["a", {**item("a").to_dict(), "authority": "2"}]]}, "items[0][1].authority"),
+        ({"items": [["a", {**item("a").to_dict(), "authority": None}]]}, "items[0][1].authority"),
         ({"items": [["a", item("a").to_dict()], ["b", {"id": "b"}]]}, "items[1][1]"),
         ({"edges": [["e", {**edge("e", "a", "b").to_dict(), "active": "no"}]]}, "edges[0][1].active"),
         ({"items": 5}, "items"),
@@ -387,10 +391,15 @@ def test_parse_not_text() -> None:
 
 
 def test_parse_invalid_entity_names_path() -> None:
-    bad = COMPACT.replace('"authority":0.25', '"authority":1.25')
+    bad = COMPACT.replace('"authority":0.25', '"authority":"1.25"')
     with pytest.raises(ValidationError) as ei:
         parse(bad)
     assert ei.value.path == "edges[0][1].authority"
+
+
+def test_parse_keeps_an_out_of_range_score_an_update_could_have_written() -> None:
+    kept = COMPACT.replace('"authority":0.25', '"authority":1.25')
+    assert parse(kept).edges[next(iter(parse(kept).edges))].authority == 1.25
 
 
 def test_serialize_after_edge_retract() -> None:

@@ -6,7 +6,6 @@ Everything that knows the SQLite schema lives here.
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import sqlite3
 import stat
@@ -20,6 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from memex import _jsonfmt
+from memex._validate import log_options
 from memex.codec import decode_json
 from memex.envelope import EventEnvelope
 from memex.errors import (
@@ -246,20 +246,8 @@ class SQLiteEventLog:
         busy_timeout: float = 60.0,
         read_only: bool = False,
     ) -> None:
-        mode = synchronous.upper() if isinstance(synchronous, str) else None
-        if mode not in SYNCHRONOUS_MODES:
-            raise ValidationError(
-                f"synchronous: expected one of {', '.join(SYNCHRONOUS_MODES)}, got {synchronous!r}", "synchronous"
-            )
-        if (
-            isinstance(busy_timeout, bool)
-            or not isinstance(busy_timeout, int | float)
-            or not math.isfinite(busy_timeout)
-            or busy_timeout < 0
-        ):
-            raise ValidationError(
-                f"busy_timeout: expected a finite number of seconds >= 0, got {busy_timeout!r}", "busy_timeout"
-            )
+        log_options(synchronous=synchronous, busy_timeout=busy_timeout)
+        mode = synchronous.upper()
         try:
             raw = os.fsencode(path)
         except TypeError:
@@ -267,7 +255,9 @@ class SQLiteEventLog:
         self._raw = raw
         self.path = _display(raw)
         self.synchronous = mode
-        self.read_only = bool(read_only)
+        if not isinstance(read_only, bool):
+            raise ValidationError(f"read_only: expected a boolean, got {read_only!r}", "read_only")
+        self.read_only = read_only
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
         self._guard = _SqlErrors(raw)

@@ -145,9 +145,81 @@ class Record:
                 f"{where}{cls.__name__} is missing required field(s): {', '.join(missing)}", _path
             ) from None
 
+    @classmethod
+    def in_bounds(cls, obj: Any) -> bool:
+        """Whether ``obj`` (an instance) satisfies the bounds construction
+        enforces but updates do not (scores in [0, 1]). ``True`` for records
+        without such fields. O(1)."""
+        return True
+
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any], *, _path: str = "") -> Any:
+        """Decode a stored wire mapping (state JSON, a snapshot, a slice) into an instance.
+
+        Like :meth:`from_dict`, but each field is checked with the checker an
+        update applies to it: a score that an update kept outside [0, 1]
+        (any finite number, as the TypeScript library keeps it) decodes, so
+        every state the reducers produce reads back. Types, enums, text and
+        number rules are enforced as on construction.
+
+        Args:
+            data: a mapping with wire keys (Python spellings accepted; unknown
+                keys ignored), or an instance (returned as is).
+        Returns:
+            A new instance.
+        Raises:
+            ValidationError: a missing required field, or a field of the wrong
+                type; the message names the path (``items[0][1].authority``).
+        """
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, Mapping):
+            raise v.fail(_path or cls.__name__, "an object", data)
+        checks = cls._UPDATE_CHECKS
+        defaults = _defaults(cls)
+        new = object.__new__(cls)
+        missing: list[str] = []
+        for name, wire, _check in cls._FIELDS:
+            if wire in data:
+                value = data[wire]
+            elif name != wire and name in data:
+                value = data[name]
+            elif name in defaults:
+                value = defaults[name]
+            else:
+                missing.append(wire)
+                continue
+            try:
+                checked = checks[name](value, wire)
+            except ValidationError as e:
+                raise v.prefixed(e, _path) from None
+            object.__setattr__(new, name, checked)
+        if missing:
+            where = f"{_path}: " if _path else ""
+            raise ValidationError(
+                f"{where}{cls.__name__} is missing required field(s): {', '.join(missing)}", _path
+            )
+        return new
+
     def to_dict(self) -> dict[str, Any]:
         """Return the wire dict: wire keys in order, ``None`` fields omitted, nested records as dicts."""
         raise NotImplementedError  # replaced by the generated method of each record class
+
+
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _defaults(cls: type) -> dict[str, Any]:
+    """``{field name: default}`` of the fields of ``cls`` that have a plain default (cached)."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = {
+            a.name: a.default
+            for a in attrs.fields(cls)
+            if a.default is not attrs.NOTHING
+        }
+        _DEFAULTS[cls] = found
+    return found
 
 
 class Command(Record):

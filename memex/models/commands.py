@@ -14,12 +14,12 @@ from memex import _validate as v
 from memex.models._schema import Command, record
 from memex.models.entities import Edge, Intent, MemoryItem, Task
 from memex.models.fields import (
+    JsonMapping,
     OptBool,
+    OptJsonMapping,
     OptJsonObject,
-    OptPlainDict,
     OptStr,
     OptStrs,
-    PlainDict,
     Str,
 )
 
@@ -59,7 +59,7 @@ class MemoryCreate(Command):
     Fails with ``DuplicateMemoryError`` when the id exists; parents are not checked.
     """
 
-    item: Annotated[MemoryItem, v.record(MemoryItem)]
+    item: Annotated[MemoryItem, v.record(MemoryItem, fresh=True)]
 
 
 @record(tag="memory.update")
@@ -74,10 +74,10 @@ class MemoryUpdate(Command):
     """
 
     item_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
     reason: OptStr = None
-    basis: OptPlainDict = None
+    basis: OptJsonMapping = None
 
 
 @record(tag="memory.retract")
@@ -93,7 +93,7 @@ class MemoryRetract(Command):
 class EdgeCreate(Command):
     """``edge.create``: insert ``edge`` (an :class:`Edge` or its wire mapping); endpoints unchecked."""
 
-    edge: Annotated[Edge, v.record(Edge)]
+    edge: Annotated[Edge, v.record(Edge, fresh=True)]
 
 
 @record(tag="edge.update")
@@ -101,7 +101,7 @@ class EdgeUpdate(Command):
     """``edge.update``: replace the fields of ``partial`` on edge ``edge_id`` (ids and endpoints ignored)."""
 
     edge_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
     reason: OptStr = None
 
@@ -128,7 +128,7 @@ class IntentCreate(Command):
     Fails with ``DuplicateIntentError`` when the id exists; ``parent_id`` is not checked.
     """
 
-    intent: Annotated[Intent, v.record(Intent)]
+    intent: Annotated[Intent, v.record(Intent, fresh=True)]
 
 
 @record(tag="intent.update")
@@ -143,7 +143,7 @@ class IntentUpdate(Command):
     """
 
     intent_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
     reason: OptStr = None
 
@@ -191,7 +191,7 @@ class TaskCreate(Command):
     ``parent_id`` are not checked.
     """
 
-    task: Annotated[Task, v.record(Task)]
+    task: Annotated[Task, v.record(Task, fresh=True)]
 
 
 @record(tag="task.update")
@@ -205,7 +205,7 @@ class TaskUpdate(Command):
     """
 
     task_id: Str
-    partial: PlainDict
+    partial: JsonMapping
     author: Str
 
 

@@ -8,7 +8,7 @@ missing keyword raises ``TypeError``. Field order is wire order.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from memex import _validate as v
 from memex.models._schema import Record, Wire, record
@@ -69,6 +69,16 @@ class MemoryItem(Record):
     task_id: OptStr = None
     meta: OptMeta = None
 
+    @classmethod
+    def in_bounds(cls, obj: Any) -> bool:
+        """Whether ``obj``'s ``authority``, ``conviction`` and ``importance`` are in [0, 1] (or absent)."""
+        c, i = obj.conviction, obj.importance
+        return (
+            0 <= obj.authority <= 1
+            and (c is None or 0 <= c <= 1)
+            and (i is None or 0 <= i <= 1)
+        )
+
     def __repr__(self) -> str:
         parts = [
             f"id={self.id!r}",
@@ -115,6 +125,12 @@ class Edge(Record):
     active: Bool
     meta: OptMeta = None
 
+    @classmethod
+    def in_bounds(cls, obj: Any) -> bool:
+        """Whether ``obj``'s ``authority`` and ``weight`` are in [0, 1] (or absent)."""
+        w = obj.weight
+        return 0 <= obj.authority <= 1 and (w is None or 0 <= w <= 1)
+
     def __repr__(self) -> str:
         return (
             f"Edge(edge_id={self.edge_id!r}, from_={self.from_!r}, to={self.to!r}, kind={self.kind!r}, "
@@ -150,6 +166,11 @@ class Intent(Record):
     root_memory_ids: OptStrs = None
     meta: OptJsonObject = None
 
+    @classmethod
+    def in_bounds(cls, obj: Any) -> bool:
+        """Whether ``obj``'s ``priority`` is in [0, 1]."""
+        return bool(0 <= obj.priority <= 1)
+
 
 @record
 class Task(Record):
@@ -184,3 +205,8 @@ class Task(Record):
     agent_id: OptStr = None
     attempt: OptNonNegInt = None
     meta: OptJsonObject = None
+
+    @classmethod
+    def in_bounds(cls, obj: Any) -> bool:
+        """Whether ``obj``'s ``priority`` is in [0, 1]."""
+        return bool(0 <= obj.priority <= 1)

@@ -30,6 +30,8 @@ __all__ = [
     "OptMeta",
     "PlainDict",
     "OptPlainDict",
+    "JsonMapping",
+    "OptJsonMapping",
     "OptIntMs",
     "OptNonNegInt",
     "AnyValue",
@@ -63,6 +65,8 @@ JsonObject = Annotated[dict[str, Any], v.json_object]
 OptJsonObject = Annotated[dict[str, Any] | None, v.opt(v.json_object)]
 OptMeta = Annotated[dict[str, Any] | None, v.opt(memory_meta)]
 PlainDict = Annotated[dict[str, Any], v.plain_dict]
+JsonMapping = Annotated[dict[str, Any], v.json_mapping]
+OptJsonMapping = Annotated[dict[str, Any] | None, v.opt(v.json_mapping)]
 OptPlainDict = Annotated[dict[str, Any] | None, v.opt(v.plain_dict)]
 OptIntMs = Annotated[int | None, v.opt(v.int_ms)]
 OptNonNegInt = Annotated[int | None, v.opt(v.nonneg_int)]

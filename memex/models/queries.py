@@ -9,11 +9,14 @@ everything.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import attrs
 
 from memex import _validate as v
+from memex.errors import ValidationError
+from memex.limits import get_limits
 from memex.models._schema import Match, Record, Wire, record
 from memex.models.entities import MemoryItem
 from memex.models.fields import OptBool, OptNum, OptStr, OptStrs, Score
@@ -36,6 +39,7 @@ __all__ = [
     "ScoredItem",
     "IntentFilter",
     "TaskFilter",
+    "check_filter_depth",
 ]
 
 _opt_nonneg = v.opt(v.nonneg_int)
@@ -159,9 +163,61 @@ class MemoryFilter(Record):
     decay: Annotated[DecayFilter | None, v.opt(v.record(DecayFilter))] = None
     created: Annotated[CreatedFilter | None, v.opt(v.record(CreatedFilter))] = None
     not_: Annotated[MemoryFilter | None, v.opt(v.record(MemoryFilter)), Wire("not")] = None
-    meta: Annotated[dict[str, Any] | None, v.opt(v.plain_dict)] = None
+    meta: Annotated[dict[str, Any] | None, v.opt(v.json_mapping)] = None
     meta_has: OptStrs = None
     or_: Annotated[list[MemoryFilter] | None, v.opt(v.record_list(MemoryFilter)), Wire("or")] = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, _path: str = "") -> Any:
+        """Validate a wire-shaped filter mapping (see :meth:`Record.from_dict`).
+
+        Raises:
+            ValidationError: as :meth:`Record.from_dict`, and when sub-filters
+                nest through ``not`` / ``or`` deeper than
+                :func:`memex.limits.get_limits` ``max_filter_depth`` (checked
+                first, without recursion).
+        """
+        if isinstance(data, Mapping):
+            check_filter_depth(data, _path or "filter")
+        return super().from_dict(data, _path=_path)
+
+
+def _sub_filters(f: Any) -> list[Any]:
+    """The direct sub-filters (``not``, ``or`` members) of a filter mapping or instance."""
+    subs: list[Any] = []
+    if isinstance(f, MemoryFilter):
+        if f.not_ is not None:
+            subs.append(f.not_)
+        subs.extend(f.or_ or ())
+    elif isinstance(f, Mapping):
+        for key in ("not", "not_"):
+            sub = f.get(key)
+            if isinstance(sub, Mapping | MemoryFilter):
+                subs.append(sub)
+        for key in ("or", "or_"):
+            alts = f.get(key)
+            if isinstance(alts, list | tuple):
+                subs.extend(a for a in alts if isinstance(a, Mapping | MemoryFilter))
+    return subs
+
+
+def check_filter_depth(f: Any, path: str = "filter") -> None:
+    """Raise :class:`ValidationError` at ``path`` when the memory filter ``f`` (a
+    mapping or :class:`MemoryFilter`) nests sub-filters through ``not`` / ``or``
+    deeper than :func:`memex.limits.get_limits` ``max_filter_depth`` (a filter
+    without sub-filters has depth 1). Iterative; O(number of sub-filters)."""
+    limit = get_limits().max_filter_depth
+    stack: list[tuple[Any, int]] = [(f, 1)]
+    while stack:
+        cur, depth = stack.pop()
+        if depth > limit:
+            raise ValidationError(
+                f"{path}: sub-filters (not / or) nested deeper than the maximum "
+                f"filter depth ({limit} levels)",
+                path,
+            )
+        for sub in _sub_filters(cur):
+            stack.append((sub, depth + 1))
 
 
 @record

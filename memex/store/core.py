@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from memex import serialization
+from memex._validate import int_ms, store_options
 from memex.envelope import EventEnvelope
 from memex.errors import (
     ConcurrencyError,
@@ -330,6 +331,7 @@ class MemexStore(StoreMutations, StoreQueries):
             StorageError: SQLite cannot open or read the file.
         Complexity: O(snapshot size + t log n) for a tail of t records.
         """
+        store_options(snapshot_every=snapshot_every, progress=progress)
         lg = (
             log
             if log is not None
@@ -404,7 +406,8 @@ class MemexStore(StoreMutations, StoreQueries):
             A :class:`MemexStore` whose mutators raise :class:`ReadOnlyStoreError`;
             its :attr:`position` is the last position folded.
         Raises:
-            ValidationError: neither or both given, a position outside
+            ValidationError: neither or both given, a ``ts_ms`` that is not an
+                int of unix ms (years 1 to 9999), a position outside
                 ``0..head``, or a store without a log.
         Complexity: O(snapshot size + k log n) for the k records after the
         nearest snapshot at or before the position.
@@ -413,6 +416,8 @@ class MemexStore(StoreMutations, StoreQueries):
             raise ValidationError("as_of: this store has no event log (use MemexStore.open)", "as_of")
         if (ts_ms is None) == (position is None):
             raise ValidationError("as_of: give exactly one of ts_ms= and position=", "as_of")
+        if ts_ms is not None:
+            int_ms(ts_ms, "ts_ms")  # an int of unix ms (a str or float is a ValidationError)
         lg = self._log
         if position is None:
             assert ts_ms is not None

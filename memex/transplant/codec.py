@@ -41,16 +41,17 @@ def slice_from_json(text: str | bytes) -> MemexExport:
             of entity lists, or an entity is malformed. The message names the
             first bad entity: its list, index and id (``memories[2]
             (memory "m3")``), also for a file truncated or broken inside an
-            entity.
+            entity. Invalid UTF-8 or Unicode text and too deep nesting are
+            errors too (never ``UnicodeError`` or ``RecursionError``).
     """
     if isinstance(text, bytearray):
         text = bytes(text)
     if not isinstance(text, str | bytes):
         raise v.fail("slice", "str or bytes", text)
     try:
-        value = decode_json(text)
+        value = decode_json(text, record=False)  # a whole document; its entities are validated
     except ValidationError as e:
-        raw = text.encode("utf-8") if isinstance(text, str) else text
+        raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
         m = _BYTE_AT.search(str(e))
         offset = int(m.group(1)) if m else len(raw)
         where = _locate(raw[:offset])

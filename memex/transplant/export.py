@@ -13,7 +13,7 @@ from memex.query import get_edges
 from memex.task import TaskState
 from memex.transplant.records import MemexExport
 
-__all__ = ["export_slice"]
+__all__ = ["export_slice", "check_states"]
 
 
 def _ordered(ids: Iterable[str] | None, name: str) -> dict[str, None]:
@@ -22,11 +22,20 @@ def _ordered(ids: Iterable[str] | None, name: str) -> dict[str, None]:
         return {}
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise v.fail(name, "a list of ids", ids)
-    out = dict.fromkeys(ids)
-    for i in out:
+    listed = list(ids)
+    for i in listed:
         if not isinstance(i, str):
             raise v.fail(name, "a list of string ids", i)
-    return out
+        v.text(i, name)
+    return dict.fromkeys(listed)
+
+
+def check_states(mem_state: Any, intent_state: Any, task_state: Any) -> None:
+    """Raise :class:`ValidationError` naming the first argument that is not a
+    :class:`GraphState` / :class:`IntentState` / :class:`TaskState`. O(1)."""
+    v.instance(mem_state, GraphState, "mem_state")
+    v.instance(intent_state, IntentState, "intent_state")
+    v.instance(task_state, TaskState, "task_state")
 
 
 def export_slice(
@@ -73,7 +82,9 @@ def export_slice(
         A :class:`MemexExport` holding the entities themselves (shared, they
         are immutable).
     Raises:
-        ValidationError: an id list is a single string or holds a non-string.
+        ValidationError: an id list is a single string or holds a non-string
+            (or invalid text), a state is of the wrong type, or an
+            ``include_*`` option is not a ``bool``.
 
     Complexity: O((m + e_m) log n + i + t) where m is the number of exported
     memories and e_m their edges; children, edges and aliases come from the
@@ -91,6 +102,15 @@ def export_slice(
         >>> [m.id for m in sl.memories]
         ['plan', 'run']
     """
+    check_states(mem_state, intent_state, task_state)
+    for name, flag in (
+        ("include_parents", include_parents),
+        ("include_children", include_children),
+        ("include_aliases", include_aliases),
+        ("include_related_tasks", include_related_tasks),
+        ("include_related_intents", include_related_intents),
+    ):
+        v.boolean(flag, name)
     items = mem_state.items
     edges = mem_state.edges
     mids = _ordered(memory_ids, "memory_ids")

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from memex import _validate as v
 from memex._uuid import safe_extract_timestamp, uuid7
+from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.intent import IntentState
 from memex.models import (
@@ -37,6 +38,7 @@ from memex.models import (
 )
 from memex.namespaces import States, apply_in_place
 from memex.task import TaskState
+from memex.transplant.export import check_states
 from memex.transplant.records import (
     ImportPlan,
     ImportReport,
@@ -77,15 +79,21 @@ def _mint(old_id: str, known: Callable[[str], bool], created_at: Any = None) -> 
     """A fresh UUIDv7 whose time is the original's + 1 ms, stepping on while it collides.
 
     Raises:
-        ValueError: no time to start from (no ``created_at`` and ``old_id`` is
-            not a UUIDv7).
+        ValidationError: no time to start from (no ``created_at`` and
+            ``old_id`` is not a UUIDv7), or a time outside the UUIDv7 range.
     """
     base = created_at if isinstance(created_at, int) and not isinstance(created_at, bool) else None
     if base is None:
         base = safe_extract_timestamp(old_id)
     if base is None:
-        raise ValueError(f'Cannot re-id "{old_id}": provide created_at or use a UUIDv7 id')
+        raise ValidationError(
+            f'Cannot re-id "{v.path_key(old_id)}": provide created_at or use a UUIDv7 id', "slice"
+        )
     ms = base + 1
+    if not 0 <= ms < 2**48:
+        raise ValidationError(
+            f'Cannot re-id "{v.path_key(old_id)}": its time {base} is outside the UUIDv7 range', "slice"
+        )
     new_id = uuid7(ms)
     while known(new_id):
         ms += 1
@@ -140,6 +148,7 @@ def _plan(
     compare: bool,
     re_id: bool,
 ) -> tuple[ImportPlan, _Fold]:
+    check_states(states.mem, states.intents, states.tasks)
     sl = as_export(slice)
     for flag, name in (
         (skip, "skip_existing_ids"),
@@ -287,8 +296,9 @@ def plan_import(
 
     Raises:
         ValidationError: a malformed slice (the message names the entity).
-        ValueError: a differing entity must be re-id'd but has neither
-            ``created_at`` nor a UUIDv7 id.
+        ValidationError: a state of the wrong type, a non-bool option, or a
+            differing entity must be re-id'd but has neither ``created_at``
+            nor a UUIDv7 id (a ``ValueError`` too).
         MemexError: a command of the plan fails (for example an ``intent.update``
             of an entity created twice by the slice); nothing is returned.
     """
@@ -357,8 +367,8 @@ def import_slice(
         ``ImportResult(mem_state, intent_state, task_state, report)`` — the
         fold of :func:`plan_import`'s commands through the reducers.
     Raises:
-        ValidationError: a malformed slice; ValueError: a re-id without a
-        time to start from. Atomic: on error nothing is returned.
+        ValidationError: a malformed slice, a state of the wrong type, a
+        non-bool option, or a re-id without a time to start from. Atomic: on error nothing is returned.
 
     Complexity: O(k log n) for a slice of k entities.
 
