@@ -20,6 +20,7 @@ import re
 import threading
 
 from memex import _time
+from memex._validate import MAX_MS
 from memex.errors import InvalidTimestampError, ValidationError
 
 __all__ = ["uuid7", "mint", "extract_timestamp", "safe_extract_timestamp"]
@@ -83,13 +84,19 @@ def mint(not_before: int | None = None) -> tuple[str, int]:
         text and as integers), across :func:`uuid7` calls too, even when the
         clock stands still or steps back. Thread safe.
     Raises:
-        ValidationError: ``not_before`` is neither ``None`` nor an ``int``.
+        ValidationError: ``not_before`` is neither ``None`` nor an ``int``, or
+            is later than year 9999 (nothing is changed then).
     """
     now = _time.now_ms()
     if not_before is not None:
         if type(not_before) is not int:
             raise ValidationError(
                 f"not_before: expected an int (unix milliseconds), got {type(not_before).__name__}",
+                "not_before",
+            )
+        if not_before > MAX_MS:
+            raise ValidationError(
+                f"not_before: expected unix milliseconds <= {MAX_MS} (year 9999), got {not_before}",
                 "not_before",
             )
         if not_before > now:
@@ -107,7 +114,8 @@ def uuid7(ms: int | None = None) -> str:
         ms: unix milliseconds to embed, or ``None`` (default) for the current time
             read through ``memex._time.now_ms()``. An explicit value is embedded
             exactly as ``ms & (2**48 - 1)`` (so it must lie in ``[1, 2**48)`` for
-            :func:`extract_timestamp` to read it back unchanged) and does not
+            :func:`extract_timestamp` to read it back unchanged; the factories
+            and envelopes check their ``now`` before they get here) and does not
             touch the clock-driven state. Consecutive calls with the same
             explicit ``ms`` increase too: ``rand_a`` is then a counter
             (reseeded randomly when ``ms`` changes or the counter is

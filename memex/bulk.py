@@ -109,8 +109,8 @@ def apply_many(
         state object and ``[]``. ``edges`` stays the same object unless an
         edge was removed.
     Raises:
-        ValidationError: ``transform`` returned something that is neither a
-            mapping nor ``None``; a malformed filter, options, ``author`` or
+        ValidationError: ``transform`` is not callable or returned something
+            that is neither a mapping nor ``None``; a malformed filter, options, ``author`` or
             ``reason``. The input state is unaffected.
         InvalidTimestampError: a reached time criterion needs a time an item lacks.
 
@@ -139,11 +139,13 @@ def plan_apply_many(
     no further.
 
     Raises:
-        ValidationError: a malformed filter or options (now); ``transform``
-            returned something that is neither a mapping nor ``None`` (when
+        ValidationError: a malformed filter or options, or a ``transform``
+            that cannot be called (now); ``transform`` returned something that is neither a mapping nor ``None`` (when
             that item's command is asked for).
         InvalidTimestampError: a reached time criterion needs a time an item lacks.
     """
+    if not callable(transform):
+        raise v.fail("transform", "a callable (item -> mapping or None)", transform)
     return _commands_for(get_items(state, filter, options, now=now), transform, author, reason)
 
 

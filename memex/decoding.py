@@ -78,6 +78,7 @@ from typing import Any, Literal, NamedTuple, TypeVar, Union
 import attrs
 import msgspec
 
+from memex import limits as _limits
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
@@ -107,15 +108,15 @@ R = TypeVar("R")
 #: Default maximum nesting depth of one JSON value inside a record (an item's
 #: ``content`` or ``meta``, an intent's ``context``, an update's
 #: ``partial``, ...): ``{"a": 1}`` has depth 1.
-MAX_DEPTH = 256
+MAX_DEPTH = _limits.DEFAULT_MAX_DEPTH
 #: Default maximum size of the JSON text of one record (a command or an
 #: envelope), in bytes: 64 MiB. For :func:`validate_record`, the maximum
 #: total length of the strings (keys included) in the value.
-MAX_RECORD_BYTES = 64 * 2**20
+MAX_RECORD_BYTES = _limits.DEFAULT_MAX_RECORD_BYTES
 #: Nesting levels a whole document may add around its values (envelope →
 #: payload → item → content): a document may nest ``MAX_DEPTH +
 #: WRAPPER_DEPTH`` levels in all.
-WRAPPER_DEPTH = 8
+WRAPPER_DEPTH = _limits.WRAPPER_DEPTH
 
 #: The command classes of each envelope namespace.
 NAMESPACE_COMMANDS: dict[str, tuple[type[Command], ...]] = {
@@ -130,8 +131,8 @@ _FMAX = sys.float_info.max
 
 
 def _value_depth() -> int:
-    """How deeply one free JSON value may nest (the limit in force)."""
-    return MAX_DEPTH
+    """How deeply one free JSON value may nest (the limit in force, :func:`memex.get_limits`)."""
+    return _limits.get_limits().max_depth
 
 
 def _max_depth() -> int:
@@ -140,8 +141,8 @@ def _max_depth() -> int:
 
 
 def _max_bytes() -> int:
-    """The largest record, in bytes."""
-    return MAX_RECORD_BYTES
+    """The largest record, in bytes (the limit in force, :func:`memex.get_limits`)."""
+    return _limits.get_limits().max_record_bytes
 
 
 class _Lazy:
@@ -689,7 +690,12 @@ def _envelope_finish(shapes: dict[type, _Shape], tag_of: dict[type, str]) -> Cal
 
 def _target(cls: Any) -> _Target:
     """The decoder of ``cls`` (an entity, a command class, ``Command`` or ``EventEnvelope``), built once."""
-    found = _TARGETS.get(cls)
+    try:
+        found = _TARGETS.get(cls)
+    except TypeError:  # unhashable: certainly not a record class
+        raise ValidationError(
+            f"cls: expected a record class, got a {type(cls).__name__}", "cls"
+        ) from None
     if found is not None:
         return found
     with _LOCK:

@@ -72,6 +72,20 @@ class EventEnvelope(Record, Generic[T]):
         return out
 
 
+def _stamp(value: Any, path: str) -> int:
+    """A time to stamp an envelope with: unix ms from 1970 to year 9999."""
+    ms = v.now_ms(value, path)
+    if ms < 0:
+        raise v.fail(path, "unix milliseconds >= 0 (an envelope id holds no earlier time)", value)
+    return ms
+
+
+def _cause(event: Any, cls: Any, field: str, cause_id: Any) -> None:
+    """Check the record and the ``cause_id`` given to a ``wrap_*`` helper."""
+    v.instance(event, cls, field)
+    v.id_arg(cause_id, "cause_id")
+
+
 def create_event_envelope(
     type: str,
     payload: T,
@@ -103,12 +117,16 @@ def create_event_envelope(
         The envelope; ``ts`` is ``YYYY-MM-DDTHH:MM:SS.mmmZ`` and equals the
         time embedded in ``id``.
     Raises:
-        ValidationError: ``now`` or ``not_before`` is not an ``int``, or a
-            field of the envelope is not a string.
+        ValidationError: ``now`` or ``not_before`` is not an ``int`` of unix
+            milliseconds in ``[0, 253402300799999]`` (1970 to year 9999), or
+            a field of the envelope is not a string.
     """
     if now is None:
         eid, ms = mint(not_before)
     else:
+        now = _stamp(now, "now")
+        if not_before is not None:
+            not_before = _stamp(not_before, "not_before")
         ms = now if not_before is None or not_before <= now else not_before
         eid = uuid7(ms)
     return EventEnvelope(
@@ -125,7 +143,14 @@ def wrap_lifecycle_event(
 ) -> EventEnvelope[dict[str, Any]]:
     """Envelope a lifecycle event: type = ``event.type``; payload = the event's set
     fields (``namespace``, ``type``, ``item``, ``edge``, ``cause_type``, entity
-    objects kept) plus ``cause_id`` (the id of the causing command's envelope)."""
+    objects kept) plus ``cause_id`` (the id of the causing command's envelope).
+
+    Raises:
+        ValidationError: ``event`` is not a :class:`MemoryLifecycleEvent`,
+            ``cause_id`` not a string, or ``trace_id``/``now`` as for
+            :func:`create_event_envelope`.
+    """
+    _cause(event, MemoryLifecycleEvent, "event", cause_id)
     payload: dict[str, Any] = {"namespace": event.namespace, "type": event.type}
     if event.item is not None:
         payload["item"] = event.item
@@ -140,12 +165,24 @@ def wrap_lifecycle_event(
 def wrap_state_event(
     item: MemoryItem, cause_id: str, trace_id: str | None = None, *, now: int | None = None
 ) -> EventEnvelope[dict[str, Any]]:
-    """Envelope of type ``state.memory`` with payload ``{"item": item, "cause_id": cause_id}``."""
+    """Envelope of type ``state.memory`` with payload ``{"item": item, "cause_id": cause_id}``.
+
+    Raises:
+        ValidationError: ``item`` is not a :class:`MemoryItem`, ``cause_id`` not
+            a string, or ``trace_id``/``now`` as for :func:`create_event_envelope`.
+    """
+    _cause(item, MemoryItem, "item", cause_id)
     return create_event_envelope("state.memory", {"item": item, "cause_id": cause_id}, trace_id=trace_id, now=now)
 
 
 def wrap_edge_state_event(
     edge: Edge, cause_id: str, trace_id: str | None = None, *, now: int | None = None
 ) -> EventEnvelope[dict[str, Any]]:
-    """Envelope of type ``state.edge`` with payload ``{"edge": edge, "cause_id": cause_id}``."""
+    """Envelope of type ``state.edge`` with payload ``{"edge": edge, "cause_id": cause_id}``.
+
+    Raises:
+        ValidationError: ``edge`` is not an :class:`Edge`, ``cause_id`` not a
+            string, or ``trace_id``/``now`` as for :func:`create_event_envelope`.
+    """
+    _cause(edge, Edge, "edge", cause_id)
     return create_event_envelope("state.edge", {"edge": edge, "cause_id": cause_id}, trace_id=trace_id, now=now)

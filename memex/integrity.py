@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
-from memex.errors import MemoryNotFoundError
 from memex.factories import create_edge
 from memex.graph import GraphState
 from memex.models import (
@@ -117,13 +116,6 @@ def _args(state: Any, **ids: Any) -> None:
         v.id_arg(value, name)
 
 
-def _existing(state: GraphState, *ids: str) -> None:
-    """Raise :class:`MemoryNotFoundError` for the first of ``ids`` absent from ``state``."""
-    for x in ids:
-        if x not in state.items:
-            raise MemoryNotFoundError(x)
-
-
 def _helper_edge(a: str, b: str, kind: str, author: str, meta: Mapping[str, Any] | None) -> Edge:
     return create_edge(
         from_=a,
@@ -171,7 +163,9 @@ def mark_contradiction(
     Applies one ``edge.create`` of a ``CONTRADICTS`` edge ``a → b`` with a
     fresh UUIDv7 id, ``source_kind="derived_deterministic"``,
     ``authority=1``, ``active=True`` and ``meta`` (a copy). ``a == b`` (a
-    self-contradiction) is allowed; both ends must be existing items.
+    self-contradiction) is allowed and the ends are not checked for
+    existence (an edge to an absent item is created, as the TypeScript
+    original does).
 
     Args:
         state: the graph.
@@ -182,7 +176,6 @@ def mark_contradiction(
         ``CommandResult(state, [edge.created])``.
     Raises:
         ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
-        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
         ValidationError: ``author`` or ``meta`` has the wrong type.
 
     Complexity: O(log n).
@@ -419,7 +412,6 @@ def mark_alias(
 
     Raises:
         ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
-        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
         ValidationError: ``author`` or ``meta`` has the wrong type.
 
     Complexity: O(log n).
@@ -524,10 +516,8 @@ def plan_mark_contradiction(
 
     Raises:
         ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
-        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
     """
     _args(state, a=a, b=b)
-    _existing(state, a, b)
     return _helper_edges([(a, b)], "CONTRADICTS", author, meta)
 
 
@@ -538,10 +528,8 @@ def plan_mark_alias(
 
     Raises:
         ValidationError: ``state`` is not a :class:`GraphState` or ``a``, ``b`` not a string.
-        MemoryNotFoundError: ``a`` or ``b`` names an absent item (nothing is created).
     """
     _args(state, a=a, b=b)
-    _existing(state, a, b)
     return [] if a == b else _helper_edges([(a, b), (b, a)], "ALIAS", author, meta)
 
 

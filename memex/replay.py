@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
+from memex import _validate as v
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
@@ -87,6 +88,16 @@ def _fold(
     return result.states.mem, events
 
 
+def _check_args(items: Any, name: str, progress: Any) -> None:
+    """Refuse a ``commands``/``envelopes`` argument that is not a sequence of
+    records (``None``, a number, one mapping, text) and a ``progress`` that
+    cannot be called."""
+    if isinstance(items, Mapping | str | bytes) or not isinstance(items, Iterable):
+        raise v.fail(name, "an iterable of records", items)
+    if progress is not None and not callable(progress):
+        raise v.fail("progress", "None or a callable", progress)
+
+
 def replay_commands(
     commands: Iterable[Any], *, progress: Callable[[int], None] | None = None
 ) -> ReplayResult:
@@ -97,7 +108,12 @@ def replay_commands(
     the fold continues unchanged. ``progress(n)``, if given, is called after
     each command. The cyclic garbage collector is paused during the fold
     (:func:`gc_paused`). Complexity: O(n log n) for n commands.
+
+    Raises:
+        ValidationError: ``commands`` is not an iterable of commands (e.g.
+            ``None`` or one mapping), or ``progress`` is not callable.
     """
+    _check_args(commands, "commands", progress)
     skipped: list[ReplayFailure] = []
     state, events = _fold((((i, None), c) for i, c in enumerate(commands)), skipped, progress)
     return ReplayResult(state, events, skipped)
@@ -112,7 +128,11 @@ def replay_ordered_envelopes(
     :func:`replay_from_envelopes` would (stable by ``ts``), e.g. the JSON-lines
     reader, which also applies its id rules in that order. Failures carry the
     index in ``envelopes``. Complexity: O(n log n).
+
+    Raises:
+        ValidationError: as :func:`replay_from_envelopes`.
     """
+    _check_args(envelopes, "envelopes", progress)
     skipped: list[ReplayFailure] = []
     state, events = _fold(
         (((i, env), _field(env, "payload")) for i, env in enumerate(envelopes)), skipped, progress
@@ -160,6 +180,9 @@ def replay_from_envelopes(
     Args:
         envelopes: :class:`~memex.envelope.EventEnvelope` objects or mappings.
         progress: optional callback called with the count of folded payloads.
+    Raises:
+        ValidationError: ``envelopes`` is not an iterable of envelopes (e.g.
+            ``None`` or a single mapping), or ``progress`` is not callable.
     Complexity: O(n log n).
 
     Example:
@@ -178,12 +201,7 @@ def replay_from_envelopes(
         >>> [(f.index, type(f.error).__name__) for f in result.skipped]
         [(2, 'InvalidTimestampError')]
     """
-    if isinstance(envelopes, Mapping | str | bytes):
-        raise ValidationError(
-            "envelopes: expected an iterable of envelopes, got a single "
-            + type(envelopes).__name__,
-            "envelopes",
-        )
+    _check_args(envelopes, "envelopes", progress)
     skipped: list[ReplayFailure] = []
     timed: list[tuple[int, int, Any]] = []
     for i, env in enumerate(envelopes):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from memex._validate import instance
 from memex.graph import GraphState
 
 __all__ = ["get_stats", "GraphStats", "ItemStats", "EdgeStats"]
@@ -46,7 +47,11 @@ def get_stats(state: GraphState) -> GraphStats:
     """Count items by kind, source kind, author and scope, and edges by kind and activity.
 
     O(n + e) for n items and e edges.
+
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState`.
     """
+    instance(state, GraphState, "state")
     by_kind: dict[str, int] = {}
     by_source: dict[str, int] = {}
     by_author: dict[str, int] = {}

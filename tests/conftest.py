@@ -7,6 +7,8 @@ change unless its module asks.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 import memex
@@ -21,6 +23,15 @@ def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+
+
+@pytest.fixture
+def limits() -> Iterator[None]:
+    """The process-wide size limits start at their defaults and are restored
+    after the test (which may change them with :func:`memex.set_limits`)."""
+    previous = memex.set_limits(memex.Limits())
+    yield
+    memex.set_limits(previous)
 
 
 @pytest.fixture

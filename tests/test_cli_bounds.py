@@ -19,7 +19,7 @@ from memex.cli.app import field_text, one_line, printable
 from memex.cli.replay import SUMMARY_LIMIT
 from memex.log import jsonl
 
-pytestmark = pytest.mark.usefixtures("plain_terminal")
+pytestmark = pytest.mark.usefixtures("plain_terminal", "limits")
 
 T0 = 1_710_000_000_000
 WARN_LINE = re.compile(r"^memex: line (\d+): (\w+): (.*)$", re.M)
@@ -52,7 +52,7 @@ def _write(path: Path, envelopes: list[dict[str, Any]]) -> str:
 def test_record_longer_than_the_limit_is_one_bad_record_and_the_rest_replays(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(jsonl, "MAX_RECORD_BYTES", 400)
+    memex.set_limits(max_record_bytes=400)
     big = _env(1, _item("big", content={"text": "x" * 1000}))
     log = _write(tmp_path / "in.jsonl", [_env(0, _item("m0")), big, _env(2, _item("m2"))])
     code, out, err = _run(capsys, "replay", log, "--json")
@@ -68,11 +68,11 @@ def test_record_longer_than_the_limit_is_one_bad_record_and_the_rest_replays(
 
 def test_record_of_exactly_the_limit_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     line = json.dumps(_env(0, _item("m0"))).encode()
-    monkeypatch.setattr(jsonl, "MAX_RECORD_BYTES", len(line))
+    memex.set_limits(max_record_bytes=len(line))
     path = tmp_path / "in.jsonl"
     path.write_bytes(line + b"\n" + line)  # the last line without a line break
     assert [(n, x) for n, x in jsonl.iter_lines(str(path))] == [(1, line), (2, line)]
-    monkeypatch.setattr(jsonl, "MAX_RECORD_BYTES", len(line) - 1)
+    memex.set_limits(max_record_bytes=len(line) - 1)
     got = list(jsonl.iter_lines(str(path)))
     assert [n for n, _ in got] == [1, 2]
     assert all(isinstance(x, jsonl.SkippedRecord) for _, x in got)
@@ -81,7 +81,7 @@ def test_record_of_exactly_the_limit_is_read(tmp_path: Path, monkeypatch: pytest
 def test_replay_of_an_endless_stream_stops_at_the_record_limit_with_one_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(jsonl, "MAX_RECORD_BYTES", 1 << 16)
+    memex.set_limits(max_record_bytes=1 << 16)
     code, out, err = _run(capsys, "replay", "/dev/zero")
     assert code == 1
     assert WARN_LINE.findall(out) == []
@@ -93,7 +93,7 @@ def test_replay_of_an_endless_stream_stops_at_the_record_limit_with_one_error(
 def test_oversized_line_on_stdin_stops_the_read(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(jsonl, "MAX_RECORD_BYTES", 300)
+    memex.set_limits(max_record_bytes=300)
     first = json.dumps(_env(0, _item("m0")))
     data = first + "\n" + "y" * 1000 + "\n" + json.dumps(_env(2, _item("m2"))) + "\n"
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))

@@ -93,7 +93,7 @@ def test_failed_append_leaves_state_unchanged(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(sqlite3.OperationalError):
         new_item(s, "b")
     with pytest.raises(sqlite3.OperationalError):
-        s.mark_contradiction("a", "a", author="x")  # "b" was never created
+        s.mark_alias("a", "b", author="x")
     with pytest.raises(sqlite3.OperationalError):
         s.create_intent(label="goal", owner="user:ada", priority=0.5)
     assert (s.mem, s.intents, s.tasks, s.position) == before

@@ -10,7 +10,6 @@ decodes everywhere it can be written.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +60,6 @@ def deep_list(n: int) -> list[Any]:
         cur.append(nxt)
         cur = nxt
     return out
-
-
-@pytest.fixture
-def limits() -> Iterator[None]:
-    """Restore the process-wide limits after a test that changes them."""
-    previous = set_limits(Limits())
-    yield
-    set_limits(previous)
 
 
 def create(state: memex.GraphState, **fields: Any) -> memex.GraphState:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memex._validate import boolean, instance
 from memex.graph import GraphState
 from memex.provenance import parent_list
 
@@ -43,6 +44,8 @@ def to_networkx(state: GraphState, *, include_inactive: bool = False) -> Any:
         A new ``networkx.MultiDiGraph``; ``g.graph`` holds
         ``{"items": n, "edges": m}`` — the counts of the memex graph.
     Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or
+            ``include_inactive`` not a ``bool``.
         ImportError: networkx is not installed.
 
     Complexity: O(n + p + e) for n items, p parent references and e edges.
@@ -52,6 +55,8 @@ def to_networkx(state: GraphState, *, include_inactive: bool = False) -> Any:
         g = memex.to_networkx(state)
         supports = [(u, v) for u, v, k in g.edges(data="kind") if k == "SUPPORTS"]
     """
+    instance(state, GraphState, "state")
+    boolean(include_inactive, "include_inactive")
     import networkx as nx
 
     g = nx.MultiDiGraph(items=len(state.items), edges=len(state.edges))

@@ -7,7 +7,7 @@ lines are ignored and line numbers are 1-based. A line that cannot be used is
 reported as a :class:`SkippedRecord` and the rest is still processed.
 
 Input is streamed: lines are read one at a time, never the whole file at
-once, and a line longer than :data:`MAX_RECORD_BYTES` is one bad record (see
+once, and a line longer than the record limit (``memex.get_limits().max_record_bytes``, 64 MiB by default) is one bad record (see
 :func:`iter_lines`). An envelope id may appear once: a repeat with identical
 content is a duplicate (counted, not applied again), a repeat with other
 content is a bad record (``IdempotencyConflictError``); an empty id or a
@@ -45,6 +45,7 @@ from memex.errors import (
 )
 from memex.graph import GraphState
 from memex.intent import IntentState, create_intent_state
+from memex.limits import get_limits
 from memex.log.chain import canonical_envelope_bytes
 from memex.models import MemoryLifecycleEvent
 from memex.namespaces import EMPTY_STATES, NAMESPACES, States, fold, namespace_of
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from memex.transplant import ImportPlan
 
 __all__ = [
-    "MAX_RECORD_BYTES",
     "SkippedRecord",
     "LogReplay",
     "Phases",
@@ -69,10 +69,6 @@ __all__ = [
     "merged_log_lines",
 ]
 
-MAX_RECORD_BYTES = 64 * 2**20
-"""The largest record (one line, without its line break) a JSON-lines reader
-accepts, in bytes (64 MiB). Read when a file is opened, so it can be changed
-at run time."""
 
 Phases = Callable[[str, int], Callable[[int], None] | None]
 """Progress reports of a long read: ``phases(name, total)`` is called when a
@@ -239,12 +235,12 @@ def iter_lines(
     Lines are split on ``\\n`` (the line break is not included; an optional
     UTF-8 BOM at the start is removed; a final line without a line break
     counts). Memory use is bounded by the longest line read, itself bounded
-    by :data:`MAX_RECORD_BYTES`: a longer line is yielded as a
+    by the record limit (``memex.get_limits().max_record_bytes``, 64 MiB by default): a longer line is yielded as a
     :class:`SkippedRecord` (``ValidationError``, ``record longer than N
     bytes``) instead of its bytes. After such a line, a regular file is read
     on from the next line break; any other input (stdin, a pipe, a device
     such as ``/dev/zero``) stops there and the message says so, so an
-    endless stream costs one error and at most :data:`MAX_RECORD_BYTES` of
+    endless stream costs one error and at most the record limit (``memex.get_limits().max_record_bytes``, 64 MiB by default) of
     memory.
 
     Args:
@@ -257,7 +253,7 @@ def iter_lines(
     Raises:
         FileAccessError: the file is missing, a directory, not permitted or unreadable.
     """
-    limit = MAX_RECORD_BYTES
+    limit = get_limits().max_record_bytes
     with _open_binary(path) as fh:
         regular = _is_regular(fh)
         try:
@@ -477,7 +473,7 @@ def read_log(
     """Read a JSON-lines envelope log and replay it, skipping bad records.
 
     The file is streamed (:func:`iter_lines`; a line longer than
-    :data:`MAX_RECORD_BYTES` is a bad record). Every non-blank line is
+    the record limit (``memex.get_limits().max_record_bytes``, 64 MiB by default) is a bad record). Every non-blank line is
     decoded on its own. A line that is not JSON, not a JSON object or not a
     well-formed envelope (an empty ``id`` and an unknown ``namespace``
     included) is skipped with a ``ValidationError``, one with a bad ``ts``
@@ -592,7 +588,7 @@ def fold_command_file(path: str, namespace: str, state: Any) -> tuple[Any, list[
 
     Each non-blank line is a command, or an envelope (an object with
     ``namespace`` and ``payload``) whose payload is the command. The file is
-    streamed (:func:`iter_lines`); a line over :data:`MAX_RECORD_BYTES` is a
+    streamed (:func:`iter_lines`); a line over the record limit (``memex.get_limits().max_record_bytes``, 64 MiB by default) is a
     skipped line.
 
     Args:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from memex import serialization
-from memex._validate import int_ms, store_options
+from memex._validate import instance, int_ms, store_options
 from memex.envelope import EventEnvelope
 from memex.errors import (
     ConcurrencyError,
@@ -173,8 +173,11 @@ def find_unreadable(log: EventLog) -> list[SkippedOnOpen]:
         with the reason the log gives; a snapshot past the head (records
         were removed from the end, which only ``verify(expected_head=...)``
         can tell) is not looked at.
+    Raises:
+        ValidationError: ``log`` is not an event log.
     Complexity: O(n) for n records plus the size of every snapshot.
     """
+    instance(log, EventLog, "log")
     found: list[SkippedOnOpen] = []
     start = 1
     while True:

@@ -235,31 +235,7 @@ def _deep_input(name: str, depth: int) -> Any:
     }
 
 
-# decoders that raise RecursionError on deep input today (the depth limit is being added)
-_DEEP_FAULTS = {
-    "MemoryItem.from_dict",
-    "MemexExport.from_dict",
-    "MemoryCommandAdapter.validate_python",
-    "from_json",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=[
-                pytest.mark.xfail(
-                    strict=False, reason="values at the door: no maximum depth, RecursionError"
-                )
-            ]
-            if n in _DEEP_FAULTS
-            else [],
-        )
-        for n in sorted(DECODERS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(DECODERS))
 @pytest.mark.parametrize("depth", [300, 990, 5000])
 def test_deep_nesting_in_every_decoder_gives_a_value_or_a_memex_error(
     name: str, depth: int
@@ -270,7 +246,6 @@ def test_deep_nesting_in_every_decoder_gives_a_value_or_a_memex_error(
         pass
 
 
-@pytest.mark.xfail(strict=False, reason="values at the door: no maximum depth, RecursionError")
 @pytest.mark.parametrize("depth", [900, 950, 990, 999])
 def test_deep_nesting_in_an_envelope_payload_is_a_memex_error(depth: int) -> None:
     item = json.dumps({**_ITEM, "content": {"a": 0}}).replace("0}", _deep_text(depth) + "}", 1)
