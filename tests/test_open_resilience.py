@@ -326,3 +326,23 @@ def test_any_bytes_in_a_stored_record_never_stop_open(tmp_path: Path, envelope: 
     assert s.position == 3
     assert [k.position for k in s.skipped_on_open] == [2]
     s.close()
+
+
+def test_replay_db_reports_records_skipped_on_open_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "m.db"
+    _three_records(path)
+    _rewrite_record(path, 2, _lone_surrogate(path))
+    capsys.readouterr()
+    code = main(["replay", "--db", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1 and err == ""  # reported once, in the summary (no warning on stderr)
+    assert "Skipped records (1):" in out
+    assert "  position 2: UnreadableRecordError: invalid JSON" in out
+    code = main(["replay", "--db", str(path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert sorted(memex.parse(out).items) == ["after", "ok"]  # the record at position 2 is left out
+    assert err.splitlines()[0].startswith("memex: position 2: UnreadableRecordError: invalid JSON")
+    assert err.splitlines()[1] == "memex: 1 of 3 records skipped"

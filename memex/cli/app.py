@@ -122,9 +122,10 @@ class Context:
         self.stderr.write(f"memex: {one_line(message)}\n")
 
     def warn_skipped(self, skipped: Iterable[SkippedRecord], prefix: str = "") -> None:
-        """Write ``memex: <prefix>line N: Error: message`` on stderr for each skipped record."""
+        """Write ``memex: <prefix>line N: Error: message`` on stderr for each skipped record
+        (``position N`` for a record of a durable log)."""
         for s in skipped:
-            self.warn(f"{prefix}line {s.line}: {s.error}: {s.message}")
+            self.warn(f"{prefix}{s.unit} {s.line}: {s.error}: {s.message}")
 
     def write_json(self, data: Any) -> None:
         """Write ``data`` as one line of compact JSON on stdout and flush."""

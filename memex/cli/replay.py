@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
+import warnings
 
 from rich.console import Console
 from rich.table import Table
@@ -23,10 +24,10 @@ from memex.cli.app import (
 from memex.cli.logs import read_log
 from memex.graph import GraphState
 from memex.integrity import get_contradictions
-from memex.log.jsonl import LogReplay
+from memex.log.jsonl import LogReplay, SkippedRecord
 from memex.serialization import stringify
 from memex.stats import get_stats
-from memex.store import MemexStore
+from memex.store import MemexStore, SkippedOnOpen
 
 __all__ = ["SCOPE_LIMIT", "SUMMARY_LIMIT", "cmd_replay", "count_active_contradictions"]
 
@@ -120,7 +121,7 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
         return
     out.print(f"Skipped records ({len(log.skipped)}):")
     for s in log.skipped[:SUMMARY_LIMIT]:
-        out.print(f"  line {s.line}: {s.error}: {one_line(s.message)}", soft_wrap=True)
+        out.print(f"  {s.unit} {s.line}: {s.error}: {one_line(s.message)}", soft_wrap=True)
     if len(log.skipped) > SUMMARY_LIMIT:
         out.print(
             f"  … and {len(log.skipped) - SUMMARY_LIMIT} more (--json lists every one on stderr)",
@@ -129,9 +130,16 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
 
 
 def _replay_db(path: str, when: str | None, console: Console | None) -> LogReplay:
-    """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`."""
+    """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`.
+
+    The records opening had to leave out (undecodable, or whose command failed
+    to apply), up to the replayed position, are its skipped records, counted
+    by log position; a snapshot that could not be used is not one (the log
+    was replayed instead).
+    """
     try:
-        with open_log(path) as lg, progress_bars(console) as phases:
+        with open_log(path) as lg, progress_bars(console) as phases, warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # reported as skipped records below
             pos = as_of_position(lg, when)
             step = phases("Replaying", lg.head())
             store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step)
@@ -141,7 +149,16 @@ def _replay_db(path: str, when: str | None, console: Console | None) -> LogRepla
     except sqlite3.Error as e:
         raise CliError(f"{path}: not a memex database ({e})") from None
     label = path if when is None else f"{path} as of {when} (position {pos})"
-    return LogReplay(label, pos, pos, past.mem, [], [], past.intents, past.tasks)
+    skipped = [_skipped_record(s) for s in store.skipped_on_open if s.kind == "record" and s.position <= pos]
+    return LogReplay(label, pos, pos, past.mem, [], skipped, past.intents, past.tasks)
+
+
+def _skipped_record(s: SkippedOnOpen) -> SkippedRecord:
+    """A record left out on open as a :class:`SkippedRecord` counted by position."""
+    name, sep, message = s.reason.partition(": ")
+    if not (sep and name.isidentifier() and name.endswith("Error")):
+        name, message = "UnreadableRecordError", s.reason
+    return SkippedRecord(s.position, name, message, unit="position")
 
 
 @subcommand("replay", "replay an envelope log and summarise the final state", _replay_arguments)

@@ -82,14 +82,17 @@ class SkippedRecord:
     """A log line that was not applied.
 
     Attributes:
-        line: 1-based line number in the file.
+        line: 1-based line number in the file (or the log position, see ``unit``).
         error: the error class name (``"ValidationError"``, ``"MemoryNotFoundError"``, ...).
         message: the error message.
+        unit: what ``line`` counts: ``"line"`` (a line of a JSON-lines file,
+            the default) or ``"position"`` (a record of a durable log).
     """
 
     line: int
     error: str
     message: str
+    unit: str = "line"
 
     @classmethod
     def from_error(cls, line: int, error: BaseException) -> SkippedRecord:
