@@ -270,6 +270,9 @@ def finite_number(value: Any, path: str) -> float | int:
     """A finite number (``int`` or ``float``, not ``bool``) representable as an
     IEEE double: NaN, infinities and ints beyond the float range (``10**400``)
     fail, so arithmetic on the value never raises ``OverflowError``."""
+    t = type(value)
+    if (t is float and math.isfinite(value)) or (t is int and -_FMAX <= value <= _FMAX):
+        return value  # type: ignore[no-any-return]  # the common case: two type tests
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(path, "a number", value)
     if isinstance(value, float):
@@ -287,6 +290,9 @@ def finite_number(value: Any, path: str) -> float | int:
 @fast("((type({x}) is int and -_FMAX <= {x} <= _FMAX) or (type({x}) is float and _isfinite({x})))")
 def num(value: Any, path: str) -> float | int:
     """A finite number (``int`` or ``float``, not ``bool``) within the double range."""
+    t = type(value)
+    if (t is float and math.isfinite(value)) or (t is int and -_FMAX <= value <= _FMAX):
+        return value  # type: ignore[no-any-return]
     return finite_number(value, path)
 
 
@@ -373,6 +379,35 @@ def _leaf_error(trail: Any, x: Any) -> ValidationError:
     return fail(path, "a JSON value (dict, list, str, int, float, bool or None)", x)
 
 
+def _flat_size(d: dict[Any, Any]) -> int:
+    """The total length of the keys and strings of ``d`` when it is a flat object of
+    plain leaves (ASCII ``str`` keys; ASCII text, ints within the double range,
+    finite floats, bools, ``None``), else a number larger than any limit (the
+    caller then walks it in full). O(len(d))."""
+    size = 0
+    for k, x in d.items():
+        if type(k) is not str or not k.isascii():
+            return _NOT_FLAT
+        size += len(k)
+        t = type(x)
+        if t is str:
+            if not x.isascii():
+                return _NOT_FLAT
+            size += len(x)
+        elif t is float:
+            if not math.isfinite(x):
+                return _NOT_FLAT
+        elif t is int:
+            if not -_FMAX <= x <= _FMAX:
+                return _NOT_FLAT
+        elif t is not bool and x is not None:
+            return _NOT_FLAT
+    return size
+
+
+_NOT_FLAT = sys.maxsize
+
+
 def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
     """Check a JSON container without recursion: keys are ``str``; leaves are
     valid text, ints within the double range, finite floats, bools or ``None``;
@@ -382,6 +417,8 @@ def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
     lim = _limits.get_limits()
     max_depth = lim.max_depth
     budget = lim.max_record_bytes
+    if depth <= max_depth and type(value) is dict and _flat_size(value) <= budget:
+        return  # a flat object of plain leaves (the common content/meta/partial)
     size = 0
     stack: list[tuple[Any, int, Any]] = [(value, depth, path)]
     pop, push = stack.pop, stack.append
