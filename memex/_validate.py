@@ -57,6 +57,7 @@ __all__ = [
     "finite_number",
     "json_value",
     "json_mapping",
+    "partial_mapping",
     "check_depth",
     "path_key",
     "now_ms",
@@ -523,6 +524,18 @@ def json_object(value: Any, path: str) -> dict[str, Any]:
 
 
 @fast("type({x}) is dict", post=True)
+def partial_mapping(value: Any, path: str) -> dict[str, Any]:
+    """An update ``partial``: a mapping of field name → new value, checked as
+    :func:`json_mapping` but with the depth of each field's value counted from
+    the value itself (the partial wraps the values as an item wraps its
+    ``content``), so content an item may hold may also be set by an update.
+    Iterative, O(size of the value).
+    """
+    d = plain_dict(value, path)
+    _walk_json(d, path, True, depth=0)
+    return d
+
+
 def json_mapping(value: Any, path: str) -> dict[str, Any]:
     """A mapping stored as a plain ``dict`` whose contents are JSON values by
     the rules of :func:`json_object`, except that tuples pass as arrays (used

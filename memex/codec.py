@@ -68,6 +68,9 @@ def decode_json(data: str | bytes, *, record: bool = True) -> Any:
     """
     if not isinstance(data, str | bytes):
         raise v.fail("data", "JSON text (str or bytes)", data)
+    if type(data) is not str and type(data) is not bytes:
+        # a str or bytes subclass (a str-valued Enum, ...): its plain text
+        data = str.__str__(data) if isinstance(data, str) else bytes(data)
     lim = get_limits()
     if record and len(data) > lim.max_record_bytes:
         raise ValidationError(

@@ -265,3 +265,10 @@ def test_slice_import_report_escapes_ids(capsys: pytest.CaptureFixture[str], tmp
     assert code == 0, err
     assert not any(c in out + err for c in "\x1b\u202e")
     assert "s\\x1b[31mlice\\u202e" in out
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"])
+def test_zero_width_characters_are_escaped_so_two_ids_never_look_the_same(invisible: str) -> None:
+    shown = field_text(f"id{invisible}1")
+    assert shown == f"id\\u{ord(invisible):04x}1" and shown != field_text("id1")
+    assert invisible not in one_line(f"a{invisible}b") and invisible not in printable(f"a{invisible}b")

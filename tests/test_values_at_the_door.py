@@ -564,3 +564,41 @@ def test_intent_and_task_states_built_from_maps_reject_a_key_differing_from_the_
     with pytest.raises(ValidationError):
         memex.TaskState(tasks={"t": intent})
     assert list(memex.IntentState(intents={"i": intent}).intents) == ["i"]
+
+
+def test_content_an_item_may_hold_may_be_set_by_an_update_at_the_same_depth(limits: None) -> None:
+    # the partial wraps the new content as the item wraps its content: one depth rule for both
+    s = create(memex.create_graph_state(), content={})
+    ok = deep(DEFAULT_MAX_DEPTH - 1)
+    create(memex.create_graph_state(), content=ok)
+    r = memex.apply_command(s, {"type": "memory.update", "item_id": ITEM["id"], "partial": {"content": ok}, "author": "u"})
+    assert r.state.items[ITEM["id"]].content == ok
+    too_deep = deep(DEFAULT_MAX_DEPTH)
+    for call in (
+        lambda: create(memex.create_graph_state(), content=too_deep),
+        lambda: memex.apply_command(
+            s, {"type": "memory.update", "item_id": ITEM["id"], "partial": {"content": too_deep}, "author": "u"}
+        ),
+    ):
+        with pytest.raises(memex.ValidationError, match="nested deeper than the maximum depth"):
+            call()
+
+
+def test_parse_of_a_str_subclass_or_str_enum_reads_the_text() -> None:
+    import enum
+
+    class Text(str):
+        pass
+
+    class Doc(str, enum.Enum):  # noqa: UP042 - str() of this mixin is "Doc.EMPTY", not the text
+        EMPTY = '{"items":[],"edges":[]}'
+
+    assert memex.parse(Text('{"items":[],"edges":[]}')) == memex.create_graph_state()
+    assert memex.parse(Doc.EMPTY) == memex.create_graph_state()
+
+
+def test_a_path_with_a_lone_surrogate_that_stands_for_no_byte_is_a_validation_error(tmp_path: Path) -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        memex.MemexStore.open(str(tmp_path / "\ud800.db"))
+    assert e.value.path == "path"
+    assert list(tmp_path.iterdir()) == []

@@ -203,9 +203,11 @@ def order_subcommands(names: Sequence[str]) -> None:
 
 # C0/C1 controls, plus the invisible format characters that reorder or break
 # what a terminal shows: bidi marks/embeddings/overrides/isolates (U+202E ...),
-# the line and paragraph separators, and the Arabic letter mark; and lone
+# zero-width spaces and joiners (U+200B..U+200D, U+2060, U+FEFF), which make
+# two different ids look the same, the line and paragraph separators, and the
+# Arabic letter mark; and lone
 # surrogates (bytes of a non-UTF-8 file name given on the command line).
-_INVISIBLE = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_INVISIBLE = "\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff"
 _CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}\\ud800-\\udfff]")
 
 

@@ -87,6 +87,24 @@ _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result co
 _NOTADB = 26  # SQLITE_NOTADB
 
 
+def path_bytes(path: Any) -> bytes:
+    """The file-system bytes of a database path (``str``, ``bytes`` or path-like).
+
+    Raises:
+        ValidationError: ``path`` is not a path, or a ``str`` holding a lone
+            surrogate that is not a byte of a non-UTF-8 file name (only
+            U+DC80..U+DCFF stand for such bytes), naming ``path``.
+    """
+    try:
+        return os.fsencode(path)
+    except TypeError:
+        raise ValidationError(f"path: expected a file path, got {type(path).__name__}", "path") from None
+    except UnicodeEncodeError:
+        raise ValidationError(
+            "path: expected a file name, got text with a lone surrogate that stands for no byte", "path"
+        ) from None
+
+
 def _display(path: str | bytes) -> str:
     """A path as text for messages and attributes (undecodable bytes kept as surrogate escapes)."""
     return os.fsdecode(path)
@@ -248,10 +266,7 @@ class SQLiteEventLog:
     ) -> None:
         log_options(synchronous=synchronous, busy_timeout=busy_timeout)
         mode = synchronous.upper()
-        try:
-            raw = os.fsencode(path)
-        except TypeError:
-            raise ValidationError(f"path: expected a file path, got {type(path).__name__}", "path") from None
+        raw = path_bytes(path)
         self._raw = raw
         self.path = _display(raw)
         self.synchronous = mode
@@ -786,7 +801,7 @@ def require_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[by
             ``records`` table).
         StoreBusyError, StorageError: SQLite cannot read the file.
     """
-    raw = os.fsencode(path)
+    raw = path_bytes(path)
     shown = _display(raw)
     _check_file(raw, shown, must_exist=True)
     try:
@@ -839,7 +854,7 @@ def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> It
         FileAccessError: a refused path (reasons as :class:`SQLiteEventLog`),
             or the lock file cannot be opened (reason ``"os"``).
     """
-    raw = os.fsencode(path)
+    raw = path_bytes(path)
     shown = _display(raw)
     _check_lockable(raw, shown)
     try:

@@ -14,12 +14,12 @@ from memex import _validate as v
 from memex.models._schema import Command, record
 from memex.models.entities import Edge, Intent, MemoryItem, Task
 from memex.models.fields import (
-    JsonMapping,
     OptBool,
     OptJsonMapping,
     OptJsonObject,
     OptStr,
     OptStrs,
+    Partial,
     Str,
 )
 
@@ -74,7 +74,7 @@ class MemoryUpdate(Command):
     """
 
     item_id: Str
-    partial: JsonMapping
+    partial: Partial
     author: Str
     reason: OptStr = None
     basis: OptJsonMapping = None
@@ -101,7 +101,7 @@ class EdgeUpdate(Command):
     """``edge.update``: replace the fields of ``partial`` on edge ``edge_id`` (ids and endpoints ignored)."""
 
     edge_id: Str
-    partial: JsonMapping
+    partial: Partial
     author: Str
     reason: OptStr = None
 
@@ -143,7 +143,7 @@ class IntentUpdate(Command):
     """
 
     intent_id: Str
-    partial: JsonMapping
+    partial: Partial
     author: Str
     reason: OptStr = None
 
@@ -205,7 +205,7 @@ class TaskUpdate(Command):
     """
 
     task_id: Str
-    partial: JsonMapping
+    partial: Partial
     author: Str
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "PlainDict",
     "OptPlainDict",
     "JsonMapping",
+    "Partial",
     "OptJsonMapping",
     "OptIntMs",
     "OptNonNegInt",
@@ -66,6 +67,8 @@ OptJsonObject = Annotated[dict[str, Any] | None, v.opt(v.json_object)]
 OptMeta = Annotated[dict[str, Any] | None, v.opt(memory_meta)]
 PlainDict = Annotated[dict[str, Any], v.plain_dict]
 JsonMapping = Annotated[dict[str, Any], v.json_mapping]
+#: An update's ``partial`` (field name → new value; each value's depth counted from itself).
+Partial = Annotated[dict[str, Any], v.partial_mapping]
 OptJsonMapping = Annotated[dict[str, Any] | None, v.opt(v.json_mapping)]
 OptPlainDict = Annotated[dict[str, Any] | None, v.opt(v.plain_dict)]
 OptIntMs = Annotated[int | None, v.opt(v.int_ms)]
