@@ -175,6 +175,10 @@ class Record:
             return data
         if not isinstance(data, Mapping):
             raise v.fail(_path or cls.__name__, "an object", data)
+        try:  # the common case: within the construction bounds, by the compiled fast path
+            return cls.from_dict(data, _path=_path)
+        except ValidationError:
+            pass  # a value an update kept outside them (or a bad one): field by field below
         checks = cls._UPDATE_CHECKS
         defaults = _defaults(cls)
         new = object.__new__(cls)
