@@ -518,7 +518,7 @@ class SQLiteEventLog:
 
         Raises:
             UnreadableRecordError: a stored record cannot be decoded; the
-                iterator stops there (read again from its ``position + 1``
+                iterator stops there (read again from its ``next_position``
                 for the rest).
         """
         for row in self._rows("position, envelope, events, hash", from_position, to_position):
@@ -526,7 +526,17 @@ class SQLiteEventLog:
 
     def _rows(self, columns: str, from_position: int, to_position: int | None) -> Iterator[tuple[Any, ...]]:
         """Rows of ``records`` (``columns``, position first) for ``from_position..to_position``,
-        fetched in chunks so no lock is held between chunks."""
+        fetched in chunks so no lock is held between chunks.
+
+        Raises:
+            UnreadableRecordError: a row's stored position is damaged (not an
+                integer, or not after the previous row's and inside the range
+                asked for, as a damaged database page can return). A run of
+                such rows is reported once, at the first position after the
+                last good row, with ``next_position`` the next good row (or
+                the end of the chunk), so reading again from there always
+                moves forward.
+        """
         nxt = max(from_position, 1)
         last = to_position
         while last is None or nxt <= last:
@@ -538,8 +548,31 @@ class SQLiteEventLog:
                 ).fetchall()
             if not rows:
                 return
-            yield from rows
-            nxt = rows[-1][0] + 1
+            prev = nxt - 1
+            i = 0
+            while i < len(rows):
+                pos = rows[i][0]
+                if type(pos) is int and prev < pos <= hi:
+                    yield rows[i]
+                    prev = pos
+                    i += 1
+                    continue
+                bad = [rows[i][0]]
+                i += 1
+                while i < len(rows) and not (type(rows[i][0]) is int and prev < rows[i][0] <= hi):
+                    bad.append(rows[i][0])
+                    i += 1
+                resume = rows[i][0] if i < len(rows) else hi + 1
+                shown = ", ".join(repr(b) for b in bad[:3]) + (", ..." if len(bad) > 3 else "")
+                raise UnreadableRecordError(
+                    self.path,
+                    prev + 1,
+                    None,
+                    f"{len(bad)} row(s) after position {prev} have a damaged position (read {shown}); "
+                    f"positions {prev + 1}..{resume - 1} cannot be read",
+                    resume,
+                )
+            nxt = prev + 1
 
     def read_commands(
         self, from_position: int = 0, to_position: int | None = None

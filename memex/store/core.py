@@ -73,6 +73,20 @@ class SkippedOnOpen(NamedTuple):
     kind: str = "record"
 
 
+def _resume(start: int, error: UnreadableRecordError) -> int:
+    """Where a read that began at ``start`` and stopped at ``error`` goes on.
+
+    Always after ``start`` (so a skip-and-continue loop moves forward whatever
+    position the error reports): the error's ``next_position`` (``position + 1``
+    for an error raised by an older log class), at least ``start + 1``.
+    """
+    nxt = getattr(error, "next_position", None)
+    if type(nxt) is not int:
+        pos = error.position
+        nxt = pos + 1 if type(pos) is int else start + 1
+    return max(start + 1, nxt)
+
+
 def _readable_commands(
     log: EventLog, start: int, stop: int | None, skipped: list[SkippedOnOpen]
 ) -> Iterator[tuple[int, str, Any]]:
@@ -85,7 +99,7 @@ def _readable_commands(
         except UnreadableRecordError as e:
             skipped.append(SkippedOnOpen(e.position, e.envelope_id, e.cause, "record"))
             warnings.warn(f"memex: {e}; skipped", RuntimeWarning, stacklevel=3)
-            start = e.position + 1
+            start = _resume(start, e)
 
 
 def _envelope_id(log: EventLog, position: int) -> str | None:
@@ -187,7 +201,7 @@ def find_unreadable(log: EventLog) -> list[SkippedOnOpen]:
             break
         except UnreadableRecordError as e:
             found.append(SkippedOnOpen(e.position, e.envelope_id, e.cause, "record"))
-            start = e.position + 1
+            start = _resume(start, e)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _load_all_snapshots(log, found)
