@@ -45,7 +45,7 @@ C = TypeVar("C")
 _decoder = msgspec.json.Decoder()
 
 
-def decode_json(data: str | bytes, *, record: bool = True) -> Any:
+def decode_json(data: str | bytes, *, record: bool = True, stored: bool = False) -> Any:
     """Decode JSON text (``str`` or UTF-8 ``bytes``) into plain Python values.
 
     Args:
@@ -57,6 +57,11 @@ def decode_json(data: str | bytes, *, record: bool = True) -> Any:
             ``False`` for a whole document (a state, a snapshot) whose
             entities the caller validates (which bounds their depth): no size
             limit, no depth walk.
+        stored: the text is a record memex itself wrote to its log (a SQLite
+            row): no size limit, since the limit guards untrusted input and
+            every record was checked against it when it was appended (a limit
+            lowered later with :func:`memex.set_limits` must not make an
+            existing store unreadable); the depth is still checked.
     Returns:
         The decoded value (``dict``, ``list``, ``str``, ``int``, ``float``,
         ``bool`` or ``None``).
@@ -69,7 +74,7 @@ def decode_json(data: str | bytes, *, record: bool = True) -> Any:
     if not isinstance(data, str | bytes):
         raise v.fail("data", "JSON text (str or bytes)", data)
     lim = get_limits()
-    if record and len(data) > lim.max_record_bytes:
+    if record and not stored and len(data) > lim.max_record_bytes:
         raise ValidationError(
             f"invalid JSON: record of {len(data)} bytes is larger than the maximum record size "
             f"({lim.max_record_bytes} bytes)"

@@ -38,6 +38,7 @@ from memex.log.chain import (
     as_envelope,
     blob,
     canonical_envelope_bytes,
+    check_record_size,
     envelope_ts_ms,
     events_bytes,
     record_hash,
@@ -381,7 +382,10 @@ class SQLiteEventLog:
             a new envelope, the original one for an envelope already stored
             with identical canonical bytes (also within the batch).
         Raises:
-            ValidationError: a malformed envelope, or ``events`` of another length.
+            ValidationError: a malformed envelope, ``events`` of another
+                length, or an envelope whose stored JSON would be larger than
+                the record limit (``memex.get_limits().max_record_bytes``);
+                nothing is written.
             InvalidTimestampError: an envelope ``ts`` is not ISO 8601.
             IdempotencyConflictError: an id is stored (or repeated in the
                 batch) with different bytes; nothing is written.
@@ -396,7 +400,8 @@ class SQLiteEventLog:
                 f"events: expected {len(envs)} event lists (one per envelope), got {len(evs)}", "events"
             )
         prepared = [
-            (e.id, envelope_ts_ms(e), canonical_envelope_bytes(e), events_bytes(ev)) for e, ev in zip(envs, evs, strict=True)
+            (e.id, envelope_ts_ms(e), check_record_size(canonical_envelope_bytes(e), i, f"{e.namespace}.{e.type}"), events_bytes(ev))
+            for i, (e, ev) in enumerate(zip(envs, evs, strict=True))
         ]
         rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
         if not prepared and not rejects:
@@ -495,7 +500,7 @@ class SQLiteEventLog:
 
     def _record(self, row: tuple[Any, ...]) -> LogRecord:
         try:
-            wire = decode_json(blob(row[1]))
+            wire = decode_json(blob(row[1]), stored=True)
             env: EventEnvelope[Any] = EventEnvelope(
                 id=wire["id"],
                 namespace=wire["namespace"],
@@ -504,7 +509,7 @@ class SQLiteEventLog:
                 trace_id=wire.get("trace_id"),
                 payload=wire.get("payload"),
             )
-            events = decode_json(blob(row[2]))
+            events = decode_json(blob(row[2]), stored=True)
         except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
             raise self._unreadable(row[0], e) from None
         return LogRecord(row[0], env, events, blob(row[3]).hex())
@@ -587,7 +592,7 @@ class SQLiteEventLog:
         """
         for pos, env in self._rows("position, envelope", from_position, to_position):
             try:
-                wire = decode_json(blob(env))
+                wire = decode_json(blob(env), stored=True)
                 namespace = wire["namespace"]
                 payload = wire.get("payload")
             except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:

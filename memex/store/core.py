@@ -35,6 +35,7 @@ from memex.errors import (
 )
 from memex.graph import GraphState, create_graph_state
 from memex.intent import IntentState, create_intent_state
+from memex.limits import reading_stored
 from memex.log import EventLog, SQLiteEventLog
 from memex.namespaces import States, fold
 from memex.serialization import decode_states, encode_states
@@ -131,7 +132,8 @@ def _fold_log(
     def failed(position: Any, _payload: Any, error: Exception) -> None:
         found.append(SkippedOnOpen(position, _envelope_id(log, position), f"{type(error).__name__}: {error}"))
 
-    result = fold(states, _readable_commands(log, start, stop, found), on_error=failed, progress=progress)
+    with reading_stored():  # the store's own records: no record-size limit (see reading_stored)
+        result = fold(states, _readable_commands(log, start, stop, found), on_error=failed, progress=progress)
     last = result.last or 0
     if found:
         found.sort(key=lambda s: s.position)
@@ -155,7 +157,8 @@ def _load_snapshot(
         if snap is None:
             return None
         try:
-            return States(*decode_states(snap.state)), snap.position
+            with reading_stored():
+                return States(*decode_states(snap.state)), snap.position
         except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
             reason = str(e) if isinstance(e, MemexError) else f"{type(e).__name__}: {e}"
             skipped.append(SkippedOnOpen(snap.position, None, reason, "snapshot"))
