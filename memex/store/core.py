@@ -38,7 +38,7 @@ from memex.intent import IntentState, create_intent_state
 from memex.limits import reading_stored
 from memex.log import EventLog, SQLiteEventLog
 from memex.namespaces import States, fold
-from memex.serialization import decode_states, encode_states
+from memex.serialization import decode_snapshot, encode_states
 from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.mutations import Records, StoreMutations, stamp_envelopes
 from memex.store.queries import StoreQueries
@@ -144,13 +144,15 @@ def _fold_log(
 
 
 def _load_snapshot(
-    log: EventLog, max_position: int | None, skipped: list[SkippedOnOpen]
+    log: EventLog, max_position: int | None, skipped: list[SkippedOnOpen], *, carry: bool = True
 ) -> tuple[States, int] | None:
     """The decoded latest snapshot at or before ``max_position`` as ``(states, position)``.
 
     A snapshot that cannot be decoded is reported (``RuntimeWarning``, and
     added to ``skipped``) and the next older one is tried; ``None`` when no
-    snapshot is usable.
+    snapshot is usable. With ``carry``, the log records the snapshot lists
+    as left out of its states are added to ``skipped`` too (each with a
+    ``RuntimeWarning``), so every open from it reports them again.
     """
     while True:
         snap = log.load_snapshot(max_position=max_position)
@@ -158,7 +160,17 @@ def _load_snapshot(
             return None
         try:
             with reading_stored():
-                return States(*decode_states(snap.state)), snap.position
+                mem, intents, tasks, carried = decode_snapshot(snap.state)
+            for pos, eid, why in carried if carry else ():
+                if not any(s.kind == "record" and s.position == pos for s in skipped):
+                    skipped.append(SkippedOnOpen(pos, eid, why, "record"))
+                    warnings.warn(
+                        f"memex: record at position {pos} was left out of the state (listed by the "
+                        f"snapshot at position {snap.position}): {why}",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+            return States(mem, intents, tasks), snap.position
         except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
             reason = str(e) if isinstance(e, MemexError) else f"{type(e).__name__}: {e}"
             skipped.append(SkippedOnOpen(snap.position, None, reason, "snapshot"))
@@ -222,7 +234,7 @@ def _load_all_snapshots(log: EventLog, found: list[SkippedOnOpen]) -> None:
     """Decode every snapshot of ``log`` up to its head that matches the chain (the others warn)."""
     max_position: int | None = log.head()
     while True:
-        got = _load_snapshot(log, max_position, found)
+        got = _load_snapshot(log, max_position, found, carry=False)
         if got is None or got[1] <= 0:
             return
         max_position = got[1] - 1
@@ -468,7 +480,12 @@ class MemexStore(StoreMutations, StoreQueries):
         if self._log is None:
             raise ValidationError("snapshot: this store has no event log", "snapshot")
         self._check_writable()
-        self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks), self._position)
+        carried = [
+            (s.position, s.envelope_id, s.reason)
+            for s in self.skipped_on_open
+            if s.kind == "record" and s.position <= self._position
+        ]
+        self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks, carried), self._position)
         self._snap_position = self._position
         return self._position
 
