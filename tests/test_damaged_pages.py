@@ -66,7 +66,11 @@ def test_open_on_a_damaged_records_page_finishes_and_reports_the_rows_once(tmp_p
     damaged = [s for s in skipped if "damaged position" in s.reason]
     assert len(damaged) <= 1 and all(s.position >= 1 for s in skipped)
     assert skipped, "the damaged rows must be reported"
-    found = _finishes(lambda: memex.find_unreadable(memex.SQLiteEventLog(path, read_only=True)))
+    def unreadable() -> list[memex.SkippedOnOpen]:
+        with memex.SQLiteEventLog(path, read_only=True) as log:
+            return memex.find_unreadable(log)
+
+    found = _finishes(unreadable)
     assert found and all(f.position >= 1 for f in found)
     for args in (["audit", "verify", "--db", str(path)], ["replay", "--db", str(path)]):
         r = subprocess.run([sys.executable, "-m", "memex", *args], capture_output=True, timeout=120, text=True)

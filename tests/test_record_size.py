@@ -82,7 +82,8 @@ def test_lowering_the_record_limit_later_keeps_a_store_readable(
         with memex.MemexStore.open(path, snapshot_every=None) as st:  # the log replayed
             assert st.skipped_on_open == [] and st.states == before
             assert len(st.as_of(position=1).mem.items) == 1
-        assert memex.find_unreadable(memex.SQLiteEventLog(path, read_only=True)) == []
+        with memex.SQLiteEventLog(path, read_only=True) as log:
+            assert memex.find_unreadable(log) == []
     assert main(["audit", "verify", "--db", str(path)]) == 0
     capsys.readouterr()
     assert main(["log", "export", "--db", str(path)]) == 0
