@@ -54,7 +54,7 @@ def check_record_size(data: bytes, index: int | None = None, kind: str = "") -> 
     Args:
         data: the encoded envelope.
         index: the envelope's index in its batch (named in the error), or ``None``.
-        kind: the envelope's ``namespace.type`` for the message (``""``: none).
+        kind: the envelope's ``type`` for the message (``""``: none).
     Returns:
         ``data`` unchanged.
     Raises:

@@ -400,7 +400,7 @@ class SQLiteEventLog:
                 f"events: expected {len(envs)} event lists (one per envelope), got {len(evs)}", "events"
             )
         prepared = [
-            (e.id, envelope_ts_ms(e), check_record_size(canonical_envelope_bytes(e), i, f"{e.namespace}.{e.type}"), events_bytes(ev))
+            (e.id, envelope_ts_ms(e), check_record_size(canonical_envelope_bytes(e), i, e.type), events_bytes(ev))
             for i, (e, ev) in enumerate(zip(envs, evs, strict=True))
         ]
         rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]

@@ -167,7 +167,7 @@ def import_envelopes(
                 id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
                 trace_id=env.trace_id, payload=cmd,
             )
-            logged_bytes = check_record_size(canonical_envelope_bytes(logged), None, f"{env.namespace}.{env.type}")
+            logged_bytes = check_record_size(canonical_envelope_bytes(logged), None, env.type)
         except PreviouslyRejectedError as e:
             rejected.append((index, e))
         except FOLD_ERRORS as e:
