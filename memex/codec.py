@@ -45,7 +45,7 @@ C = TypeVar("C")
 _decoder = msgspec.json.Decoder()
 
 
-def decode_json(data: str | bytes, *, record: bool = True) -> Any:
+def decode_json(data: str | bytes, *, record: bool = True, stored: bool = False) -> Any:
     """Decode JSON text (``str`` or UTF-8 ``bytes``) into plain Python values.
 
     Args:
@@ -57,6 +57,11 @@ def decode_json(data: str | bytes, *, record: bool = True) -> Any:
             ``False`` for a whole document (a state, a snapshot) whose
             entities the caller validates (which bounds their depth): no size
             limit, no depth walk.
+        stored: the text is a record memex itself wrote to its log (a SQLite
+            row): no size limit, since the limit guards untrusted input and
+            every record was checked against it when it was appended (a limit
+            lowered later with :func:`memex.set_limits` must not make an
+            existing store unreadable); the depth is still checked.
     Returns:
         The decoded value (``dict``, ``list``, ``str``, ``int``, ``float``,
         ``bool`` or ``None``).
@@ -72,7 +77,7 @@ def decode_json(data: str | bytes, *, record: bool = True) -> Any:
         # a str or bytes subclass (a str-valued Enum, ...): its plain text
         data = str.__str__(data) if isinstance(data, str) else bytes(data)
     lim = get_limits()
-    if record and len(data) > lim.max_record_bytes:
+    if record and not stored and len(data) > lim.max_record_bytes:
         raise ValidationError(
             f"invalid JSON: record of {len(data)} bytes is larger than the maximum record size "
             f"({lim.max_record_bytes} bytes)"

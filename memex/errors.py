@@ -290,24 +290,34 @@ class StoreBusyError(StorageError):
 class UnreadableRecordError(StorageError):
     """A stored log record cannot be decoded (its bytes are not a valid envelope).
 
-    Reading the log stops at the record; reading again from ``position + 1``
-    goes on with the rest. :meth:`MemexStore.open <memex.MemexStore.open>`
-    does so and lists the record in ``skipped_on_open``.
+    Reading the log stops at the record; reading again from
+    ``next_position`` goes on with the rest.
+    :meth:`MemexStore.open <memex.MemexStore.open>` does so and lists the
+    record in ``skipped_on_open``.
 
     Args:
         path: the database file.
-        position: the record's 1-based log position.
+        position: the record's 1-based log position (for rows whose stored
+            position is itself damaged: the first position that could not be
+            read).
         envelope_id: the envelope id stored with the record, or ``None``.
         cause: why it cannot be decoded (one line).
+        next_position: where reading can go on (default ``position + 1``;
+            past every damaged row when several rows in a run lost their
+            positions).
 
     Attributes:
-        path, position, envelope_id, cause: as given. retryable: ``False``.
+        path, position, envelope_id, cause, next_position: as given.
+        retryable: ``False``.
     """
 
-    def __init__(self, path: str, position: int, envelope_id: str | None, cause: str) -> None:
+    def __init__(
+        self, path: str, position: int, envelope_id: str | None, cause: str, next_position: int | None = None
+    ) -> None:
         super().__init__(path, cause, f"{path}: record at position {position} cannot be decoded: {cause}")
         self.position = position
         self.envelope_id = envelope_id
+        self.next_position = position + 1 if next_position is None else next_position
 
-    def __reduce__(self) -> tuple[type, tuple[str, int, str | None, str]]:  # type: ignore[override]
-        return type(self), (self.path, self.position, self.envelope_id, self.cause)
+    def __reduce__(self) -> tuple[type, tuple[str, int, str | None, str, int]]:  # type: ignore[override]
+        return type(self), (self.path, self.position, self.envelope_id, self.cause, self.next_position)

@@ -33,6 +33,10 @@ Example:
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from memex.errors import ValidationError
@@ -47,6 +51,7 @@ __all__ = [
     "WRAPPER_DEPTH",
     "MAX_DEPTH_CEILING",
     "MAX_FILTER_DEPTH_CEILING",
+    "reading_stored",
 ]
 
 #: Default maximum nesting depth of one JSON value (content, meta, context, ...).
@@ -87,11 +92,34 @@ class Limits:
 
 
 _current = Limits()
+_current_stored = replace(_current, max_record_bytes=sys.maxsize)
+_stored: ContextVar[bool] = ContextVar("memex_reading_stored", default=False)
 
 
 def get_limits() -> Limits:
-    """Return the :class:`Limits` in force (process-wide)."""
-    return _current
+    """Return the :class:`Limits` in force (process-wide).
+
+    Inside :func:`reading_stored` (in that thread or task only),
+    ``max_record_bytes`` is unbounded.
+    """
+    return _current_stored if _stored.get() else _current
+
+
+@contextmanager
+def reading_stored() -> Iterator[None]:
+    """Within the block (this thread or task only), the record-size limit is lifted.
+
+    For decoding and folding what a store itself wrote (its log records and
+    snapshots): every record was checked against the limit when it was
+    appended, and the limit guards untrusted input, so lowering it later with
+    :func:`set_limits` must not make an existing store unreadable. The depth
+    limits still apply (they keep decoding free of ``RecursionError``).
+    """
+    token = _stored.set(True)
+    try:
+        yield
+    finally:
+        _stored.reset(token)
 
 
 def _check_int(name: str, value: object, ceiling: int | None) -> int:
@@ -142,5 +170,7 @@ def set_limits(
     _check_int("max_depth", new.max_depth, MAX_DEPTH_CEILING)
     _check_int("max_record_bytes", new.max_record_bytes, None)
     _check_int("max_filter_depth", new.max_filter_depth, MAX_FILTER_DEPTH_CEILING)
+    global _current_stored
     previous, _current = _current, new
+    _current_stored = replace(new, max_record_bytes=sys.maxsize)
     return previous

@@ -11,7 +11,7 @@ the three graphs (memory, intent, task) that a durable store saves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memex import _jsonfmt
@@ -33,6 +33,8 @@ __all__ = [
     "SerializedGraphState",
     "encode_states",
     "decode_states",
+    "decode_snapshot",
+    "SkippedRecord",
 ]
 
 SerializedGraphState = dict[str, list[list[Any]]]
@@ -135,16 +137,37 @@ def parse(text: str | bytes) -> GraphState:
     return from_json(decode_json(data, record=False))
 
 
-def encode_states(mem: GraphState, intents: IntentState, tasks: TaskState) -> bytes:
+SkippedRecord = tuple[int, "str | None", str]
+"""A log record a store had to leave out: ``(position, envelope id or None, reason)``."""
+
+
+def encode_states(
+    mem: GraphState,
+    intents: IntentState,
+    tasks: TaskState,
+    skipped: Sequence[SkippedRecord] = (),
+) -> bytes:
     """Snapshot bytes of the three graphs: compact JSON ``{"mem": to_json(mem),
-    "intents": [[id, intent], ...], "tasks": [[id, task], ...]}``. O(size)."""
-    return _jsonfmt.dumpb(
-        {
-            "mem": to_json(mem),
-            "intents": [[k, x.to_dict()] for k, x in intents.intents.items()],
-            "tasks": [[k, x.to_dict()] for k, x in tasks.tasks.items()],
-        }
-    )
+    "intents": [[id, intent], ...], "tasks": [[id, task], ...]}``.
+
+    Args:
+        mem, intents, tasks: the states.
+        skipped: the log records left out of these states, as
+            ``(position, envelope id or None, reason)``; stored under
+            ``"skipped"`` (only when there are any, so a snapshot without
+            them is byte-identical to older ones) so that every later open
+            from this snapshot still reports them (:func:`decode_snapshot`).
+    Returns:
+        UTF-8 JSON bytes. O(size).
+    """
+    doc: dict[str, Any] = {
+        "mem": to_json(mem),
+        "intents": [[k, x.to_dict()] for k, x in intents.intents.items()],
+        "tasks": [[k, x.to_dict()] for k, x in tasks.tasks.items()],
+    }
+    if skipped:
+        doc["skipped"] = [[int(p), eid, str(reason)] for p, eid, reason in skipped]
+    return _jsonfmt.dumpb(doc)
 
 
 def decode_states(data: bytes) -> tuple[GraphState, IntentState, TaskState]:
@@ -154,10 +177,30 @@ def decode_states(data: bytes) -> tuple[GraphState, IntentState, TaskState]:
     edge's score and an intent's or task's priority that an update kept
     outside [0, 1] decode; each pair's key must equal its entity's id. A
     snapshot is not one record: it is not bounded by the record size limit.
+    The skipped records a snapshot may list are checked and dropped (see
+    :func:`decode_snapshot`).
 
     Raises:
         ValidationError: not such a document (the message names the path,
             e.g. ``snapshot.intents[0][1].priority``).
+    """
+    mem, intents, tasks, _ = decode_snapshot(data)
+    return mem, intents, tasks
+
+
+def decode_snapshot(data: bytes) -> tuple[GraphState, IntentState, TaskState, list[SkippedRecord]]:
+    """:func:`decode_states` plus the skipped records the snapshot lists.
+
+    Args:
+        data: snapshot bytes (:func:`encode_states`; one without ``"skipped"``,
+            as older versions wrote, lists none).
+    Returns:
+        ``(mem, intents, tasks, skipped)`` with ``skipped`` a list of
+        ``(position, envelope id or None, reason)`` in the stored order.
+    Raises:
+        ValidationError: not such a document, or a ``"skipped"`` entry that
+            is not ``[int >= 1, str or null, str]`` (the path names it).
+    Complexity: O(size); the cyclic GC is paused meanwhile.
     """
     if not isinstance(data, str | bytes | bytearray):
         raise fail("snapshot", "bytes", data)
@@ -168,4 +211,27 @@ def decode_states(data: bytes) -> tuple[GraphState, IntentState, TaskState]:
         mem = _from_json(doc.get("mem") or {}, "snapshot.mem.")
         intents = IntentState(intents=_pairs(doc, "intents", Intent, "id", "snapshot."))
         tasks = TaskState(tasks=_pairs(doc, "tasks", Task, "id", "snapshot."))
-    return mem, intents, tasks
+        skipped = _skipped(doc.get("skipped"))
+    return mem, intents, tasks, skipped
+
+
+def _skipped(raw: Any) -> list[SkippedRecord]:
+    """The ``"skipped"`` list of a snapshot document, checked (``None``: none)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValidationError("snapshot.skipped: expected an array", "snapshot.skipped")
+    out: list[SkippedRecord] = []
+    for i, entry in enumerate(raw):
+        where = f"snapshot.skipped[{i}]"
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 3
+            or type(entry[0]) is not int
+            or entry[0] < 1
+            or not (entry[1] is None or isinstance(entry[1], str))
+            or not isinstance(entry[2], str)
+        ):
+            raise ValidationError(f"{where}: expected [position >= 1, envelope id or null, reason]", where)
+        out.append((entry[0], entry[1], entry[2]))
+    return out

@@ -191,8 +191,19 @@ def _slice_export(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _read_slice(path: str) -> MemexExport:
+    """The slice in ``path`` (``"-"``: stdin; a stream is read up to the record limit).
+
+    Raises:
+        CliError: (code 1) the input is not a slice, does not start with
+            ``{``, or is a stream longer than the record limit.
+        FileAccessError: the file cannot be read (code 2).
+    """
     try:
-        return slice_from_json(read_text(path))
+        text = read_text(path, document=b"{")
+    except ValidationError as e:
+        raise CliError(f"{path}: slice {e}; nothing imported", 1) from None
+    try:
+        return slice_from_json(text)
     except ValidationError as e:
         raise CliError(f"{path}: {e}; nothing imported", 1) from None
 

@@ -10,6 +10,7 @@ from memex import _jsonfmt
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
+from memex.limits import get_limits
 from memex.models import Record
 from memex.namespaces import NAMESPACES
 
@@ -39,6 +40,38 @@ def as_envelope(env: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[An
         raise ValidationError(f"envelope: expected an object, got {type(env).__name__}", "envelope")
     result: EventEnvelope[Any] = EventEnvelope.from_dict(env)
     return result
+
+
+def check_record_size(data: bytes, index: int | None = None, kind: str = "") -> bytes:
+    """Return ``data`` (an envelope's stored JSON bytes) if it fits the record limit.
+
+    What a log accepts must read back wherever the record limit applies (an
+    export read by ``memex log import``, another store), so the limit is
+    checked on the encoded bytes, which escapes (``\\u0001`` is 6 bytes),
+    multi-byte UTF-8 and many short keys make larger than the total length
+    of the strings the door counts.
+
+    Args:
+        data: the encoded envelope.
+        index: the envelope's index in its batch (named in the error), or ``None``.
+        kind: the envelope's ``type`` for the message (``""``: none).
+    Returns:
+        ``data`` unchanged.
+    Raises:
+        ValidationError: ``len(data)`` exceeds
+            ``memex.get_limits().max_record_bytes`` (field ``envelopes[index]``,
+            or ``envelope``).
+    Complexity: O(1).
+    """
+    limit = get_limits().max_record_bytes
+    if len(data) > limit:
+        field = "envelope" if index is None else f"envelopes[{index}]"
+        raise ValidationError(
+            f"{field}: the {kind + ' ' if kind else ''}record would be {len(data)} bytes once encoded, larger than the "
+            f"maximum record size ({limit} bytes)",
+            field,
+        )
+    return data
 
 
 def canonical_envelope_bytes(env: EventEnvelope[Any] | Mapping[str, Any]) -> bytes:

@@ -143,19 +143,39 @@ class LogReplay:
         return self.records - len(self.skipped) - self.duplicates
 
 
-def read_bytes(path: str) -> bytes:
+_WHITESPACE = b" \t\r\n"
+
+
+def read_bytes(path: str, *, document: bytes | None = None) -> bytes:
     """Return the file's bytes (an optional UTF-8 BOM removed); ``"-"`` reads stdin.
 
+    Args:
+        path: the file (``"-"``: standard input).
+        document: the bytes a JSON document of the expected kind may start
+            with (after whitespace and the BOM), e.g. ``b"{"`` for a slice;
+            ``None`` reads any file whole. Given it, input that starts
+            otherwise is refused after its first bytes, and input that is
+            not a regular file (stdin, a pipe, a device) is read only up to
+            the record limit (``memex.get_limits().max_record_bytes``): a
+            document from a stream is bounded as one record is, while a
+            regular file may be larger.
+    Returns:
+        The bytes, BOM removed.
     Raises:
         FileAccessError: the file is missing, a directory, not permitted or
             unreadable.
+        ValidationError: (``document`` given) the input does not start with
+            one of ``document``'s bytes, or a stream is longer than the
+            record limit (nothing more is read); the message starts with
+            ``"is ..."`` for the caller to name the input
+            (``"slice is not valid JSON: ..."``).
     """
     try:
         if path == "-":
-            data = sys.stdin.buffer.read()
+            data = _read_all(sys.stdin.buffer, document)
         else:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = _read_all(fh, document)
     except FileNotFoundError:
         raise FileAccessError(path, "missing", f"{path}: no such file") from None
     except IsADirectoryError:
@@ -171,14 +191,64 @@ def read_bytes(path: str) -> bytes:
     return data
 
 
-def read_text(path: str) -> str:
+def _read_all(fh: BinaryIO, document: bytes | None) -> bytes:
+    """The bytes of ``fh`` (see :func:`read_bytes` for ``document``)."""
+    if document is None:
+        return fh.read()
+    try:
+        regular = stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's stdin)
+        regular = False
+    limit = None if regular else get_limits().max_record_bytes
+    chunks: list[bytes] = []
+    size = 0
+    checked = False
+    lead = b""  # the undecided start: bytes that may still be (part of) the BOM
+    at_start = True
+    while True:
+        chunk = fh.read(1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if not checked:
+            lead += chunk
+            if at_start and len(lead) < 3 and b"\xef\xbb\xbf".startswith(lead):
+                continue  # perhaps a BOM split across reads
+            if at_start and lead.startswith(b"\xef\xbb\xbf"):
+                lead = lead[3:]
+            at_start = False
+            body, lead = lead.lstrip(_WHITESPACE), b""
+            if body:
+                if body[:1] not in [document[i : i + 1] for i in range(len(document))]:
+                    raise ValidationError(
+                        "is not valid JSON: expected it to start with "
+                        f"{' or '.join(repr(chr(b)) for b in document)}, found byte 0x{body[0]:02x}",
+                        "document",
+                    )
+                checked = True
+        if limit is not None and size > limit:
+            raise ValidationError(
+                f"is longer than the maximum record size ({limit} bytes) and not a regular "
+                "file; nothing more was read",
+                "document",
+            )
+    return b"".join(chunks)
+
+
+def read_text(path: str, *, document: bytes | None = None) -> str:
     """Return the file's text (UTF-8, an optional BOM removed); ``"-"`` reads stdin.
 
+    Args:
+        path: the file (``"-"``: standard input).
+        document: as :func:`read_bytes` (the first bytes a document may
+            start with; bounds streams by the record limit).
     Raises:
         FileAccessError: as :func:`read_bytes`, or the file is not UTF-8
             (reason ``"encoding"``; the message names the first bad byte and its line).
+        ValidationError: as :func:`read_bytes` (only with ``document``).
     """
-    data = read_bytes(path)
+    data = read_bytes(path, document=document)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

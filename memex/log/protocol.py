@@ -105,8 +105,8 @@ class EventLog(Protocol):
 
         A stored record that cannot be decoded raises
         :class:`~memex.errors.UnreadableRecordError` (with its ``position``)
-        when the iterator reaches it; reading again from ``position + 1`` goes
-        on with the rest. :meth:`read_commands` and :meth:`lookup` do the same.
+        when the iterator reaches it; reading again from its ``next_position``
+        (``position + 1`` for one record) goes on with the rest. :meth:`read_commands` and :meth:`lookup` do the same.
         Failures of the storage itself raise :class:`~memex.errors.StorageError`
         (:class:`~memex.errors.StoreBusyError` for a lock that did not clear).
         """

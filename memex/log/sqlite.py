@@ -38,6 +38,7 @@ from memex.log.chain import (
     as_envelope,
     blob,
     canonical_envelope_bytes,
+    check_record_size,
     envelope_ts_ms,
     events_bytes,
     record_hash,
@@ -396,7 +397,10 @@ class SQLiteEventLog:
             a new envelope, the original one for an envelope already stored
             with identical canonical bytes (also within the batch).
         Raises:
-            ValidationError: a malformed envelope, or ``events`` of another length.
+            ValidationError: a malformed envelope, ``events`` of another
+                length, or an envelope whose stored JSON would be larger than
+                the record limit (``memex.get_limits().max_record_bytes``);
+                nothing is written.
             InvalidTimestampError: an envelope ``ts`` is not ISO 8601.
             IdempotencyConflictError: an id is stored (or repeated in the
                 batch) with different bytes; nothing is written.
@@ -411,7 +415,8 @@ class SQLiteEventLog:
                 f"events: expected {len(envs)} event lists (one per envelope), got {len(evs)}", "events"
             )
         prepared = [
-            (e.id, envelope_ts_ms(e), canonical_envelope_bytes(e), events_bytes(ev)) for e, ev in zip(envs, evs, strict=True)
+            (e.id, envelope_ts_ms(e), check_record_size(canonical_envelope_bytes(e), i, e.type), events_bytes(ev))
+            for i, (e, ev) in enumerate(zip(envs, evs, strict=True))
         ]
         rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
         if not prepared and not rejects:
@@ -510,7 +515,7 @@ class SQLiteEventLog:
 
     def _record(self, row: tuple[Any, ...]) -> LogRecord:
         try:
-            wire = decode_json(blob(row[1]))
+            wire = decode_json(blob(row[1]), stored=True)
             env: EventEnvelope[Any] = EventEnvelope(
                 id=wire["id"],
                 namespace=wire["namespace"],
@@ -519,7 +524,7 @@ class SQLiteEventLog:
                 trace_id=wire.get("trace_id"),
                 payload=wire.get("payload"),
             )
-            events = decode_json(blob(row[2]))
+            events = decode_json(blob(row[2]), stored=True)
         except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
             raise self._unreadable(row[0], e) from None
         return LogRecord(row[0], env, events, blob(row[3]).hex())
@@ -533,7 +538,7 @@ class SQLiteEventLog:
 
         Raises:
             UnreadableRecordError: a stored record cannot be decoded; the
-                iterator stops there (read again from its ``position + 1``
+                iterator stops there (read again from its ``next_position``
                 for the rest).
         """
         for row in self._rows("position, envelope, events, hash", from_position, to_position):
@@ -541,7 +546,17 @@ class SQLiteEventLog:
 
     def _rows(self, columns: str, from_position: int, to_position: int | None) -> Iterator[tuple[Any, ...]]:
         """Rows of ``records`` (``columns``, position first) for ``from_position..to_position``,
-        fetched in chunks so no lock is held between chunks."""
+        fetched in chunks so no lock is held between chunks.
+
+        Raises:
+            UnreadableRecordError: a row's stored position is damaged (not an
+                integer, or not after the previous row's and inside the range
+                asked for, as a damaged database page can return). A run of
+                such rows is reported once, at the first position after the
+                last good row, with ``next_position`` the next good row (or
+                the end of the chunk), so reading again from there always
+                moves forward.
+        """
         nxt = max(from_position, 1)
         last = to_position
         while last is None or nxt <= last:
@@ -553,8 +568,31 @@ class SQLiteEventLog:
                 ).fetchall()
             if not rows:
                 return
-            yield from rows
-            nxt = rows[-1][0] + 1
+            prev = nxt - 1
+            i = 0
+            while i < len(rows):
+                pos = rows[i][0]
+                if type(pos) is int and prev < pos <= hi:
+                    yield rows[i]
+                    prev = pos
+                    i += 1
+                    continue
+                bad = [rows[i][0]]
+                i += 1
+                while i < len(rows) and not (type(rows[i][0]) is int and prev < rows[i][0] <= hi):
+                    bad.append(rows[i][0])
+                    i += 1
+                resume = rows[i][0] if i < len(rows) else hi + 1
+                shown = ", ".join(repr(b) for b in bad[:3]) + (", ..." if len(bad) > 3 else "")
+                raise UnreadableRecordError(
+                    self.path,
+                    prev + 1,
+                    None,
+                    f"{len(bad)} row(s) after position {prev} have a damaged position (read {shown}); "
+                    f"positions {prev + 1}..{resume - 1} cannot be read",
+                    resume,
+                )
+            nxt = prev + 1
 
     def read_commands(
         self, from_position: int = 0, to_position: int | None = None
@@ -569,7 +607,7 @@ class SQLiteEventLog:
         """
         for pos, env in self._rows("position, envelope", from_position, to_position):
             try:
-                wire = decode_json(blob(env))
+                wire = decode_json(blob(env), stored=True)
                 namespace = wire["namespace"]
                 payload = wire.get("payload")
             except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:

@@ -35,9 +35,10 @@ from memex.errors import (
 )
 from memex.graph import GraphState, create_graph_state
 from memex.intent import IntentState, create_intent_state
+from memex.limits import reading_stored
 from memex.log import EventLog, SQLiteEventLog
 from memex.namespaces import States, fold
-from memex.serialization import decode_states, encode_states
+from memex.serialization import decode_snapshot, encode_states
 from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.mutations import Records, StoreMutations, stamp_envelopes
 from memex.store.queries import StoreQueries
@@ -73,6 +74,20 @@ class SkippedOnOpen(NamedTuple):
     kind: str = "record"
 
 
+def _resume(start: int, error: UnreadableRecordError) -> int:
+    """Where a read that began at ``start`` and stopped at ``error`` goes on.
+
+    Always after ``start`` (so a skip-and-continue loop moves forward whatever
+    position the error reports): the error's ``next_position`` (``position + 1``
+    for an error raised by an older log class), at least ``start + 1``.
+    """
+    nxt = getattr(error, "next_position", None)
+    if type(nxt) is not int:
+        pos = error.position
+        nxt = pos + 1 if type(pos) is int else start + 1
+    return max(start + 1, nxt)
+
+
 def _readable_commands(
     log: EventLog, start: int, stop: int | None, skipped: list[SkippedOnOpen]
 ) -> Iterator[tuple[int, str, Any]]:
@@ -85,7 +100,7 @@ def _readable_commands(
         except UnreadableRecordError as e:
             skipped.append(SkippedOnOpen(e.position, e.envelope_id, e.cause, "record"))
             warnings.warn(f"memex: {e}; skipped", RuntimeWarning, stacklevel=3)
-            start = e.position + 1
+            start = _resume(start, e)
 
 
 def _envelope_id(log: EventLog, position: int) -> str | None:
@@ -117,7 +132,8 @@ def _fold_log(
     def failed(position: Any, _payload: Any, error: Exception) -> None:
         found.append(SkippedOnOpen(position, _envelope_id(log, position), f"{type(error).__name__}: {error}"))
 
-    result = fold(states, _readable_commands(log, start, stop, found), on_error=failed, progress=progress)
+    with reading_stored():  # the store's own records: no record-size limit (see reading_stored)
+        result = fold(states, _readable_commands(log, start, stop, found), on_error=failed, progress=progress)
     last = result.last or 0
     if found:
         found.sort(key=lambda s: s.position)
@@ -128,20 +144,33 @@ def _fold_log(
 
 
 def _load_snapshot(
-    log: EventLog, max_position: int | None, skipped: list[SkippedOnOpen]
+    log: EventLog, max_position: int | None, skipped: list[SkippedOnOpen], *, carry: bool = True
 ) -> tuple[States, int] | None:
     """The decoded latest snapshot at or before ``max_position`` as ``(states, position)``.
 
     A snapshot that cannot be decoded is reported (``RuntimeWarning``, and
     added to ``skipped``) and the next older one is tried; ``None`` when no
-    snapshot is usable.
+    snapshot is usable. With ``carry``, the log records the snapshot lists
+    as left out of its states are added to ``skipped`` too (each with a
+    ``RuntimeWarning``), so every open from it reports them again.
     """
     while True:
         snap = log.load_snapshot(max_position=max_position)
         if snap is None:
             return None
         try:
-            return States(*decode_states(snap.state)), snap.position
+            with reading_stored():
+                mem, intents, tasks, carried = decode_snapshot(snap.state)
+            for pos, eid, why in carried if carry else ():
+                if not any(s.kind == "record" and s.position == pos for s in skipped):
+                    skipped.append(SkippedOnOpen(pos, eid, why, "record"))
+                    warnings.warn(
+                        f"memex: record at position {pos} was left out of the state (listed by the "
+                        f"snapshot at position {snap.position}): {why}",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+            return States(mem, intents, tasks), snap.position
         except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
             reason = str(e) if isinstance(e, MemexError) else f"{type(e).__name__}: {e}"
             skipped.append(SkippedOnOpen(snap.position, None, reason, "snapshot"))
@@ -187,7 +216,7 @@ def find_unreadable(log: EventLog) -> list[SkippedOnOpen]:
             break
         except UnreadableRecordError as e:
             found.append(SkippedOnOpen(e.position, e.envelope_id, e.cause, "record"))
-            start = e.position + 1
+            start = _resume(start, e)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _load_all_snapshots(log, found)
@@ -205,7 +234,7 @@ def _load_all_snapshots(log: EventLog, found: list[SkippedOnOpen]) -> None:
     """Decode every snapshot of ``log`` up to its head that matches the chain (the others warn)."""
     max_position: int | None = log.head()
     while True:
-        got = _load_snapshot(log, max_position, found)
+        got = _load_snapshot(log, max_position, found, carry=False)
         if got is None or got[1] <= 0:
             return
         max_position = got[1] - 1
@@ -451,7 +480,12 @@ class MemexStore(StoreMutations, StoreQueries):
         if self._log is None:
             raise ValidationError("snapshot: this store has no event log", "snapshot")
         self._check_writable()
-        self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks), self._position)
+        carried = [
+            (s.position, s.envelope_id, s.reason)
+            for s in self.skipped_on_open
+            if s.kind == "record" and s.position <= self._position
+        ]
+        self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks, carried), self._position)
         self._snap_position = self._position
         return self._position
 

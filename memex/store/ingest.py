@@ -23,7 +23,9 @@ from memex.errors import (
     PreviouslyRejectedError,
     ValidationError,
 )
+from memex.limits import reading_stored
 from memex.log import EventLog, canonical_envelope_bytes
+from memex.log.chain import check_record_size
 from memex.namespaces import FOLD_ERRORS, NAMESPACES, States, apply, fold
 
 RETRY_SECONDS = 60.0
@@ -39,7 +41,8 @@ class EnvelopeImport(NamedTuple):
         applied: envelopes applied and appended.
         duplicates: envelopes already in the log with identical bytes (skipped).
         rejected: ``(index, error)`` of each envelope that was not logged
-            (malformed, bad ``ts``, a command the reducer rejected, or an id
+            (malformed, bad ``ts``, a command the reducer rejected, larger than
+            the record limit once encoded, or an id
             stored with different bytes), index in input order.
     """
 
@@ -160,6 +163,11 @@ def import_envelopes(
                 if not retry_rejected:
                     raise PreviouslyRejectedError(earlier.reason)
             new_states, cmd, evs = apply(states, env.namespace, env.payload)
+            logged: EventEnvelope[Any] = EventEnvelope(
+                id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
+                trace_id=env.trace_id, payload=cmd,
+            )
+            logged_bytes = check_record_size(canonical_envelope_bytes(logged), None, env.type)
         except PreviouslyRejectedError as e:
             rejected.append((index, e))
         except FOLD_ERRORS as e:
@@ -174,19 +182,16 @@ def import_envelopes(
                     pending_rejects.append((failed, f"{type(e).__name__}: {e}"))
         else:
             states = new_states
-            logged: EventEnvelope[Any] = EventEnvelope(
-                id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
-                trace_id=env.trace_id, payload=cmd,
-            )
             pending.append(logged)
             pending_events.append(evs)
-            pending_bytes[env.id] = canonical_envelope_bytes(logged)
+            pending_bytes[env.id] = logged_bytes
             applied += 1
 
     def replan() -> None:
         """Another writer appended: fold its records onto ``base``, process the batch again."""
         nonlocal base, position, states, applied, duplicates, rejected_here
-        result = fold(base, log.read_commands(position + 1), on_error=lambda *_: None)
+        with reading_stored():  # records already in the log: no record-size limit
+            result = fold(base, log.read_commands(position + 1), on_error=lambda *_: None)
         base, position = result.states, max(position, result.last or 0)
         states = base
         n_rejected, applied, duplicates, saved = mark
