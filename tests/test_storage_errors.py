@@ -578,3 +578,24 @@ def test_an_import_that_meets_a_conflicting_writer_reports_the_envelope(
     assert lg.rejection(env.id) is not None
     importer.close()
     writer.close()
+
+
+def test_damaged_schema_text_is_a_storage_error_not_a_unicode_error(tmp_path: Path) -> None:
+    # a damaged page can leave bytes in the schema that are not UTF-8; SQLite's
+    # message about it then fails to decode: still a memex error naming the file
+    path = tmp_path / "m.db"
+    with memex.MemexStore.open(path) as s:
+        s.create(scope="s", kind="k", content={}, author="a", source_kind="observed", authority=0.5)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET name = CAST(X'72b3' AS TEXT),"
+        " sql = CAST(X'435245415445205441424c4520b3b3' AS TEXT) WHERE name = 'rejections'"
+    )
+    conn.commit()
+    conn.close()
+    for read_only in (True, False):
+        with pytest.raises(memex.StorageError) as e:
+            memex.SQLiteEventLog(path, read_only=read_only)
+        assert str(path) in str(e.value) and "damaged text" in str(e.value)
+        assert isinstance(e.value.__cause__, UnicodeDecodeError)

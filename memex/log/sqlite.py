@@ -137,6 +137,13 @@ def storage_error(error: sqlite3.Error, path: str | bytes) -> MemexError:
     return StorageError(shown, cause)
 
 
+def _text(data: bytes) -> str:
+    """SQLite text as ``str``: bytes that are not UTF-8 (a damaged page) are kept as
+    surrogate escapes instead of raising, so a damaged row is reported like any
+    unreadable record (its id or envelope does not match) and never stops a read."""
+    return data.decode("utf-8", "surrogateescape")
+
+
 class _SqlErrors:
     """A context manager turning :class:`sqlite3.Error` into memex errors for one database."""
 
@@ -153,6 +160,8 @@ class _SqlErrors:
     ) -> None:
         if isinstance(error, sqlite3.Error):
             raise storage_error(error, self.path) from error
+        if isinstance(error, UnicodeDecodeError):  # text SQLite hands over undecoded
+            raise StorageError(_display(self.path), f"damaged text in the database ({error})") from error
 
 
 def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
@@ -290,6 +299,7 @@ class SQLiteEventLog:
                 self._conn = sqlite3.connect(
                     raw, isolation_level=None, check_same_thread=False, timeout=busy_timeout
                 )
+        self._conn.text_factory = _text
         try:
             with self._guard:
                 self._setup_read_only() if self.read_only else self._setup()
@@ -844,6 +854,7 @@ def require_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[by
     _check_file(raw, shown, must_exist=True)
     try:
         with closing(sqlite3.connect(_read_only_uri(raw), uri=True)) as conn:
+            conn.text_factory = _text
             found = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
             ).fetchone()
@@ -863,6 +874,7 @@ def _check_lockable(raw: bytes, shown: str) -> None:
         return
     try:  # read-write, so that closing it removes any WAL files it had to create
         with closing(sqlite3.connect(raw)) as conn:
+            conn.text_factory = _text
             names = _table_names(conn)
     except sqlite3.Error as e:
         raise storage_error(e, raw) from None
