@@ -536,6 +536,7 @@ def partial_mapping(value: Any, path: str) -> dict[str, Any]:
     return d
 
 
+@fast("type({x}) is dict", post=True)
 def json_mapping(value: Any, path: str) -> dict[str, Any]:
     """A mapping stored as a plain ``dict`` whose contents are JSON values by
     the rules of :func:`json_object`, except that tuples pass as arrays (used
