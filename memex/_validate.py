@@ -65,6 +65,8 @@ __all__ = [
     "MAX_MS",
     "instance",
     "id_arg",
+    "record_arg",
+    "record_arg",
     "log_options",
     "store_options",
 ]
@@ -179,6 +181,19 @@ def instance(value: Any, cls: type, path: str) -> Any:
     if isinstance(value, cls):
         return value
     raise fail(path, f"a {cls.__name__}", value)
+
+
+def record_arg(value: Any, cls: Any, path: str) -> Any:
+    """Check a record argument of a public function: an instance of ``cls`` is
+    returned as is, a mapping is validated by ``cls.from_dict`` (errors named
+    under ``path``); anything else raises :class:`ValidationError` naming
+    ``path`` (``weights: expected a ScoreWeights or a mapping, got 5``)."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        return cls.from_dict(value, _path=path)
+    article = "an" if cls.__name__[0] in "AEIOU" else "a"
+    raise fail(path, f"{article} {cls.__name__} or a mapping", value)
 
 
 def id_arg(value: Any, path: str) -> str:

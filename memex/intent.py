@@ -221,12 +221,7 @@ def get_intents(
             malformed filter (named ``filter.<field>``).
     """
     v.instance(state, IntentState, "state")
-    if filter is None or isinstance(filter, IntentFilter):
-        f = filter
-    elif isinstance(filter, Mapping):
-        f = IntentFilter.from_dict(filter, _path="filter")
-    else:
-        raise v.fail("filter", "an IntentFilter or a mapping", filter)
+    f = None if filter is None else v.record_arg(filter, IntentFilter, "filter")
     return select(state, f)
 
 

@@ -125,12 +125,7 @@ def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str,
             not a :class:`MemoryItem` or a bad ``now``.
     """
     v.instance(item, MemoryItem, "item")
-    if isinstance(decay, DecayConfig):
-        cfg = decay
-    elif isinstance(decay, Mapping):
-        cfg = DecayConfig.from_dict(decay, _path="decay")
-    else:
-        raise v.fail("decay", "a DecayConfig or a mapping", decay)
+    cfg = v.record_arg(decay, DecayConfig, "decay")
     return decay_function(cfg, _time.now_ms() if now is None else now)(item)
 
 
@@ -178,12 +173,7 @@ def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *
             ``item`` that is not a :class:`MemoryItem` or a bad ``now``.
     """
     v.instance(item, MemoryItem, "item")
-    if isinstance(weights, ScoreWeights):
-        w = weights
-    elif isinstance(weights, Mapping):
-        w = ScoreWeights.from_dict(weights, _path="weights")
-    else:
-        raise v.fail("weights", "a ScoreWeights or a mapping", weights)
+    w = v.record_arg(weights, ScoreWeights, "weights")
     return score_function(w, _time.now_ms() if now is None else now)(item)
 
 
@@ -272,11 +262,7 @@ def _meta_equal(stored: Any, wanted: Any) -> bool:
 
 
 def _as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
-    if f is None or isinstance(f, MemoryFilter):
-        return f
-    if not isinstance(f, Mapping):
-        raise v.fail("filter", "a MemoryFilter or a mapping", f)
-    result: MemoryFilter = MemoryFilter.from_dict(f, _path="filter")
+    result: MemoryFilter | None = None if f is None else v.record_arg(f, MemoryFilter, "filter")
     return result
 
 
@@ -453,11 +439,7 @@ def _first(entry: tuple[int, Any]) -> int:
 
 
 def _as_options(options: QueryOptions | Mapping[str, Any] | None) -> QueryOptions | None:
-    if options is None or isinstance(options, QueryOptions):
-        return options
-    if not isinstance(options, Mapping):
-        raise v.fail("options", "a QueryOptions or a mapping", options)
-    result: QueryOptions = QueryOptions.from_dict(options, _path="options")
+    result: QueryOptions | None = None if options is None else v.record_arg(options, QueryOptions, "options")
     return result
 
 
@@ -547,12 +529,7 @@ def get_edges(state: GraphState, filter: EdgeFilter | Mapping[str, Any] | None =
             malformed filter (named ``filter.<field>``).
     """
     v.instance(state, GraphState, "state")
-    if filter is None or isinstance(filter, EdgeFilter):
-        f = filter
-    elif isinstance(filter, Mapping):
-        f = EdgeFilter.from_dict(filter, _path="filter")
-    else:
-        raise v.fail("filter", "an EdgeFilter or a mapping", filter)
+    f = None if filter is None else v.record_arg(filter, EdgeFilter, "filter")
     if f is None:
         return [e for e in state.edges.values() if e.active]
     active_only = True if f.active_only is None else f.active_only

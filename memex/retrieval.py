@@ -51,22 +51,14 @@ CostFn = Callable[[MemoryItem], float]
 
 
 def _weights(weights: ScoreWeights | Mapping[str, Any]) -> ScoreWeights:
-    if isinstance(weights, ScoreWeights):
-        return weights
-    if not isinstance(weights, Mapping):
-        raise v.fail("weights", "a ScoreWeights or a mapping", weights)
-    result: ScoreWeights = ScoreWeights.from_dict(weights, _path="weights")
+    result: ScoreWeights = v.record_arg(weights, ScoreWeights, "weights")
     return result
 
 
 def _options(options: ScoredQueryOptions | Mapping[str, Any] | None) -> ScoredQueryOptions:
     if options is None:
         return ScoredQueryOptions()
-    if isinstance(options, ScoredQueryOptions):
-        return options
-    if not isinstance(options, Mapping):
-        raise v.fail("options", "a ScoredQueryOptions or a mapping", options)
-    result: ScoredQueryOptions = ScoredQueryOptions.from_dict(options, _path="options")
+    result: ScoredQueryOptions = v.record_arg(options, ScoredQueryOptions, "options")
     return result
 
 
@@ -379,12 +371,7 @@ def apply_diversity(
             ``scored`` not a list of :class:`ScoredItem`.
     """
     scored = _scored(scored)
-    if isinstance(options, DiversityOptions):
-        opts = options
-    elif isinstance(options, Mapping):
-        opts = DiversityOptions.from_dict(options, _path="diversity")
-    else:
-        raise v.fail("diversity", "a DiversityOptions or a mapping", options)
+    opts: DiversityOptions = v.record_arg(options, DiversityOptions, "diversity")
     ap, pp, sp = opts.author_penalty, opts.parent_penalty, opts.source_penalty
     seen_author: dict[str, int] = {}
     seen_parent: dict[str, int] = {}

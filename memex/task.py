@@ -244,10 +244,5 @@ def get_tasks(state: TaskState, filter: TaskFilter | Mapping[str, Any] | None = 
             filter (named ``filter.<field>``).
     """
     v.instance(state, TaskState, "state")
-    if filter is None or isinstance(filter, TaskFilter):
-        f = filter
-    elif isinstance(filter, Mapping):
-        f = TaskFilter.from_dict(filter, _path="filter")
-    else:
-        raise v.fail("filter", "a TaskFilter or a mapping", filter)
+    f = None if filter is None else v.record_arg(filter, TaskFilter, "filter")
     return select(state, f)

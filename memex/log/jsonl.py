@@ -170,22 +170,8 @@ def read_bytes(path: str, *, document: bytes | None = None) -> bytes:
             ``"is ..."`` for the caller to name the input
             (``"slice is not valid JSON: ..."``).
     """
-    try:
-        if path == "-":
-            data = _read_all(sys.stdin.buffer, document)
-        else:
-            with open(path, "rb") as fh:
-                data = _read_all(fh, document)
-    except FileNotFoundError:
-        raise FileAccessError(path, "missing", f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise FileAccessError(
-            path, "directory", f"{path}: is a directory, expected a JSON-lines file"
-        ) from None
-    except PermissionError:
-        raise FileAccessError(path, "permission", f"{path}: permission denied") from None
-    except OSError as e:
-        raise FileAccessError(path, "os", f"cannot read {path}: {e.strerror or e}") from None
+    with _open_binary(path) as fh:  # a read error is turned into FileAccessError there too
+        data = _read_all(fh, document)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     return data
