@@ -11,7 +11,7 @@ counts under callgrind repeat exactly. Each workload builds the seeded
     done
 
 OP: ``update``, ``retract``, ``create`` (one command each, on the same
-base state), ``cascade`` (a 300-long parent chain), ``replay`` (2,000 mixed
+base state), ``build`` (``create_memory_item`` + ``memory.create``, growing the state), ``cascade`` (a 300-long parent chain), ``replay`` (2,000 mixed
 wire commands), ``query_scan``, ``scored_all``, ``smart_all``,
 ``stringify``, ``parse``, ``slice`` (import of a 200-memory slice),
 ``intents`` (200 intent creates, 200 pauses, one query). Run with bytecode
@@ -46,6 +46,13 @@ def main(op: str, n: int) -> None:
         items = [memex.MemoryItem(id=f"x{i}", scope="s", kind="k", content={"t": i}, author="u", source_kind="o", authority=0.5) for i in range(n)]
         s = state
         for it in items:
+            s, _ = apply_command(s, MemoryCreate(item=it))
+    elif op == "build":  # what a user writes: factory + create command, on the 2,000-item graph
+        s = state
+        for i in range(n):
+            it = memex.create_memory_item(scope=f"project:p{i % 20}/notes", kind="observation",
+                                          content={"text": f"note {i}"}, author="agent:a1",
+                                          source_kind="observed", authority=0.5, importance=0.3)
             s, _ = apply_command(s, MemoryCreate(item=it))
     elif op == "cascade":
         s = state

@@ -206,6 +206,27 @@ class PMap(Mapping[K, V], Generic[K, V]):
         """
         return self._index[key]
 
+    @property
+    def end(self) -> int:
+        """The position the next new key gets (one past the highest position used). O(1)."""
+        return self._next
+
+    def positioned(self) -> Iterator[tuple[int, K, V]]:
+        """``(position, key, value)`` for every entry, in insertion order. O(n)."""
+        get = self._slots.get
+        for i in range(self._next):
+            e = get(i)
+            if e is not None:
+                yield i, e[0], e[1]
+
+    def unordered_positioned(self) -> list[tuple[int, tuple[K, V]]]:
+        """``(position, (key, value))`` for every entry, in no particular order.
+
+        Read in one pass over the trie (no lookup per position), so it is the
+        fastest full read when the order does not matter. O(n).
+        """
+        return list(self._slots.items())
+
     def set(self, key: K, value: V) -> PMap[K, V]:
         """Return a new map with ``key`` bound to ``value``.
 

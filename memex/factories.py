@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from memex import _time
-from memex._uuid import safe_extract_timestamp, uuid7
+from memex._uuid import mint, safe_extract_timestamp, uuid7
 from memex._validate import fail, now_ms
 from memex.models.entities import Edge, Intent, MemoryItem, Task
 
@@ -59,16 +59,34 @@ def create_memory_item(
         ValidationError: a field has the wrong type, a score is outside [0, 1], or
             ``now`` is not an int of unix ms (0 to year 9999).
     """
-    fields = dict(locals())
-    del fields["now"]
     if now is not None:
         now = _minting_now(now)
     if id is None:
-        fields["id"] = id = uuid7(now)
-    if created_at is None:
+        if now is None:
+            id, minted = mint()  # the clock-driven id and the time it carries
+        else:
+            id, minted = uuid7(now), now
+        if created_at is None:
+            created_at = minted
+    elif created_at is None:
         ts = safe_extract_timestamp(id)
-        fields["created_at"] = ts if ts is not None else (now if now is not None else _time.now_ms())
-    return MemoryItem(**fields)
+        created_at = ts if ts is not None else (now if now is not None else _time.now_ms())
+    return MemoryItem(
+        id=id,
+        scope=scope,
+        kind=kind,
+        content=content,
+        author=author,
+        source_kind=source_kind,
+        parents=parents,
+        authority=authority,
+        conviction=conviction,
+        importance=importance,
+        created_at=created_at,
+        intent_id=intent_id,
+        task_id=task_id,
+        meta=meta,
+    )
 
 
 def create_edge(

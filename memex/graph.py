@@ -92,6 +92,9 @@ class GraphState:
     _edges_by_node: Any = attrs.field(init=False, default=None)
     _by_scope: Any = attrs.field(init=False, default=None)
     _seq: int = attrs.field(init=False, default=0)
+    # the score columns (memex.columns): None (build on first use), a Columns
+    # built for this state, or (base Columns, change node) — see memex.columns
+    _cols: Any = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         children, by_scope, by_node = IndexBuilder(), IndexBuilder(), IndexBuilder()
@@ -124,6 +127,7 @@ class GraphState:
         edges_by_node: Any,
         by_scope: Any,
         seq: int,
+        cols: Any = None,
     ) -> GraphState:
         """Build a state from parts that are already consistent (reducer use only)."""
         s = object.__new__(cls)
@@ -133,6 +137,7 @@ class GraphState:
         object.__setattr__(s, "_edges_by_node", edges_by_node)
         object.__setattr__(s, "_by_scope", by_scope)
         object.__setattr__(s, "_seq", seq)
+        object.__setattr__(s, "_cols", cols)
         return s
 
     def __eq__(self, other: object) -> bool:
@@ -260,7 +265,13 @@ def clone_graph_state(state: GraphState) -> GraphState:
     if not isinstance(state, GraphState):
         raise fail("state", "a GraphState", state)
     return GraphState._derive(
-        state.items, state.edges, state._children, state._edges_by_node, state._by_scope, state._seq
+        state.items,
+        state.edges,
+        state._children,
+        state._edges_by_node,
+        state._by_scope,
+        state._seq,
+        state._cols,
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
-from memex._pmap import bucket_put, bucket_remove, pset_add, pset_remove
+from memex._pmap import EMPTY_SET, bucket_put, bucket_remove, pset_add, pset_remove
 from memex.codec import MemoryCommandAdapter
 from memex.errors import (
     DuplicateEdgeError,
@@ -196,14 +196,39 @@ def _existing_edge(state: GraphState, edge_id: str) -> Edge:
     return edge
 
 
-def _with_items(state: GraphState, items: Any, children: Any, by_scope: Any, seq: int) -> GraphState:
+def _track(state: GraphState, pos: int, item: MemoryItem | None) -> Any:
+    """The score-column source of a state derived from ``state`` by one item change.
+
+    ``item`` (``None`` for a removal) now sits at item-map position ``pos``.
+    The change is recorded as a node ``(pos, item, previous node, count)`` on
+    top of the parent's columns (see :mod:`memex.columns`); ``None`` (build
+    from the items when next queried) when the parent has none or the list
+    would exceed half the graph plus 4,096 changes. O(1).
+    """
+    src = state._cols
+    if src is None:
+        return None
+    if type(src) is tuple:
+        base, node = src
+        count = node[3] + 1
+        if count > (len(state.items) >> 1) + 4096:
+            return None
+        return (base, (pos, item, node, count))
+    return (src, (pos, item, None, 1))
+
+
+def _with_items(
+    state: GraphState, items: Any, children: Any, by_scope: Any, seq: int, cols: Any
+) -> GraphState:
     """``state`` with a new item map and the item indexes (edges shared)."""
-    return GraphState._derive(items, state.edges, children, state._edges_by_node, by_scope, seq)
+    return GraphState._derive(items, state.edges, children, state._edges_by_node, by_scope, seq, cols)
 
 
 def _with_edges(state: GraphState, edges: Any, by_node: Any, seq: int) -> GraphState:
-    """``state`` with a new edge map and endpoint index (items shared)."""
-    return GraphState._derive(state.items, edges, state._children, by_node, state._by_scope, seq)
+    """``state`` with a new edge map and endpoint index (items and their columns shared)."""
+    return GraphState._derive(
+        state.items, edges, state._children, by_node, state._by_scope, seq, state._cols
+    )
 
 
 # -- the reducer ----------------------------------------------------------------
@@ -264,12 +289,20 @@ def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
         raise DuplicateMemoryError(item.id)
     seq = state._seq
     children = state._children
-    for p in parent_keys(item.parents):
-        children = pset_add(children, p, item.id)
+    if item.parents:
+        for p in parent_keys(item.parents):
+            children = pset_add(children, p, item.id)
     by_scope = state._by_scope
     if isinstance(item.scope, str):
-        by_scope = bucket_put(by_scope, item.scope, item.id, (seq, item))
-    new = _with_items(state, state.items.set(item.id, item), children, by_scope, seq + 1)
+        bucket = by_scope.get(item.scope)
+        by_scope = by_scope.set(
+            item.scope, (bucket if bucket is not None else EMPTY_SET).set(item.id, (seq, item))
+        )
+    items = state.items
+    cols = None if state._cols is None else _track(state, items.end, item)
+    new = GraphState._derive(
+        items.set(item.id, item), state.edges, children, state._edges_by_node, by_scope, seq + 1, cols
+    )
     return CommandResult(new, [fast_event("memory.created", cmd.type, item=item)])
 
 
@@ -279,7 +312,9 @@ def _update_item(state: GraphState, cmd: MemoryUpdate) -> CommandResult:
     children, by_scope = _reindex_item(
         state._children, state._by_scope, old, merged, _item_seq(state, old)
     )
-    new = _with_items(state, state.items.set(old.id, merged), children, by_scope, state._seq)
+    items = state.items
+    cols = None if state._cols is None else _track(state, items.position(old.id), merged)
+    new = _with_items(state, items.set(old.id, merged), children, by_scope, state._seq, cols)
     return CommandResult(new, [fast_event("memory.updated", cmd.type, item=merged)])
 
 
@@ -328,9 +363,11 @@ def _retract_item(state: GraphState, old: MemoryItem, cause: str) -> CommandResu
         edges = edges.delete(edge.edge_id)
         by_node = _drop_edge(by_node, edge)
         events.append(fast_event("edge.retracted", cause, edge=edge))
-    new = GraphState._derive(
-        state.items.delete(old.id), edges, children, by_node, by_scope, state._seq
-    )
+    items = state.items.delete(old.id)
+    cols = None
+    if state._cols is not None and items.end == state.items.end:  # not renumbered by compaction
+        cols = _track(state, state.items.position(old.id), None)
+    new = GraphState._derive(items, edges, children, by_node, by_scope, state._seq, cols)
     return CommandResult(new, events)
 
 

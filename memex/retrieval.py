@@ -15,7 +15,6 @@ the top entries with a heap instead of sorting every candidate.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -31,8 +30,10 @@ from memex.models import (
     ScoredItem,
     ScoredQueryOptions,
     ScoreWeights,
+    replace_unchecked,
 )
-from memex.query import _as_filter, candidate_entries, compile_filter, score_function
+from memex.query import _as_filter, compile_filter
+from memex.ranking import rank
 
 __all__ = [
     "get_scored_items",
@@ -135,32 +136,27 @@ def get_scored_items(
     w = _weights(weights)
     opts = _options(options)
     now = _time.now_ms() if now is None else v.now_ms(now)
-    pre = _as_filter(opts.pre)
-    pre_ok = compile_filter(pre, now=now)
-    post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
-    score = score_function(w, now)
-    min_score = opts.min_score
-    ranked: list[tuple[float, int, MemoryItem]] = []
-    for seq, it in candidate_entries(state, pre):
-        if not pre_ok(it):
-            continue
-        s = score(it)
-        if min_score is not None and s < min_score:
-            continue
-        ranked.append((s, seq, it))
-    # post is a per-item test, so applying it before ranking keeps the same survivors in the same order
-    if post_ok is not None:
-        ranked = [r for r in ranked if post_ok(r[2])]
-    start = opts.offset or 0
-    if opts.limit is not None:
-        k = start + opts.limit
-        top = heapq.nsmallest(k, ranked, key=lambda r: (-r[0], r[1])) if k < len(ranked) else None
-        if top is None:
-            ranked.sort(key=lambda r: (-r[0], r[1]))
-            top = ranked
-        return [ScoredItem(item=it, score=s) for s, _, it in top[start:k]]
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    return [ScoredItem(item=it, score=s) for s, _, it in ranked[start:]]
+    scores, items = _ranked(state, w, opts, now)
+    return [ScoredItem(item=it, score=s) for s, it in zip(scores, items, strict=True)]
+
+
+def _ranked(
+    state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int
+) -> tuple[list[float], list[MemoryItem]]:
+    """Validate the filters (both are compiled, so a malformed one fails even when
+    no item reaches it), then :func:`memex.ranking.rank`."""
+    opts = _with_pre(opts, _as_filter(opts.pre))
+    compile_filter(opts.pre, now=now)
+    if opts.post is not None:
+        compile_filter(opts.post, now=now)
+    return rank(state, w, opts, now)
+
+
+def _with_pre(opts: ScoredQueryOptions, pre: MemoryFilter | None) -> ScoredQueryOptions:
+    if pre is opts.pre:
+        return opts
+    result: ScoredQueryOptions = replace_unchecked(opts, {"pre": pre})
+    return result
 
 
 def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) -> list[ScoredItem]:
@@ -206,11 +202,36 @@ def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) ->
 _FMAX = 1.7976931348623157e308
 
 
+def _pack_pairs(
+    ranked: tuple[list[float], list[MemoryItem]], budget: float, cost_fn: CostFn
+) -> list[ScoredItem]:
+    """:func:`pack_budget` over ranked ``(scores, items)`` lists: a :class:`ScoredItem`
+    is built only for the entries kept. Same rule, same errors."""
+    remaining = _budget(budget)
+    scores, items = ranked
+    kept: list[ScoredItem] = []
+    for i, it in enumerate(items):
+        c = cost_fn(it)
+        if type(c) is not int and type(c) is not float:
+            if isinstance(c, bool) or not isinstance(c, int | float):
+                raise _bad_cost_of(c, it)
+        if not (0 <= c <= _FMAX):  # NaN, negative, infinite or beyond the double range
+            raise _bad_cost_of(c, it)
+        if c <= remaining:
+            kept.append(ScoredItem(item=it, score=scores[i]))
+            remaining -= c
+    return kept
+
+
 def _bad_cost(c: Any, entry: ScoredItem) -> ValidationError:
+    return _bad_cost_of(c, entry.item)
+
+
+def _bad_cost_of(c: Any, item: MemoryItem) -> ValidationError:
     big = isinstance(c, int) and c.bit_length() > 64
     shown = f"an integer of {c.bit_length()} bits" if big else repr(c)
     return ValidationError(
-        f'cost_fn must return a finite non-negative number, got {shown} (item "{v.path_key(entry.item.id)}")',
+        f'cost_fn must return a finite non-negative number, got {shown} (item "{v.path_key(item.id)}")',
         "cost_fn",
     )
 
@@ -238,8 +259,11 @@ def get_items_by_budget(
     """
     _budget(budget)
     _cost_fn(cost_fn)
-    ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
-    return pack_budget(ranked, budget, cost_fn)
+    _state(state)
+    w = _weights(weights)
+    now = _time.now_ms() if now is None else v.now_ms(now)
+    opts = ScoredQueryOptions(pre=_as_filter(filter))
+    return _pack_pairs(_ranked(state, w, opts, now), budget, cost_fn)
 
 
 # ----------------------------------------------------------------------------- contradictions
@@ -465,6 +489,12 @@ def smart_retrieve(
         raise v.fail("diversity", "a DiversityOptions or a mapping", diversity)
     _budget(budget)
     _cost_fn(cost_fn)
+    if contradictions in (None, "ignore") and diversity is None:
+        _state(state)
+        w = _weights(weights)
+        at = _time.now_ms() if now is None else v.now_ms(now)
+        best = _ranked(state, w, ScoredQueryOptions(pre=_as_filter(filter)), at)
+        return _pack_pairs(best, budget, cost_fn)
     ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
     if contradictions == "filter":
         ranked = filter_contradictions(state, ranked)

@@ -1,0 +1,281 @@
+"""Score columns: the numbers ranking reads, as numpy arrays, kept current per state.
+
+A :class:`Columns` holds, for a sequence of item slots, the fields that
+scoring and the simple filters read: ``authority``, ``conviction`` and
+``importance`` (NaN where absent, with ``conviction0``/``importance0`` where
+absent counts 0, as the score formula counts it), the item time in unix ms
+(``time`` with ``has_time``: ``created_at``, else the UUIDv7 time of the id),
+``kind``/``author``/``source_kind`` (object arrays), the items themselves and
+``live`` (``False`` for an empty slot). Ranking then costs a few vector
+operations instead of one Python call per item (:mod:`memex.retrieval`).
+
+**A state's columns** (:func:`columns_of`) are indexed by the position of each
+item in the state's item map (insertion order; a retracted item leaves an
+empty slot). Rebuilding them per command would cost O(n); instead:
+
+* the reducer records every item change on the new state as a node of a
+  linked list ``(position, item or None, previous node, count)`` on top of
+  the last built columns (the *base*), so a command pays for one tuple;
+* the first ranking query on a state copies the base arrays (a C ``memcpy``
+  of ~8 bytes per item and column), writes the recorded changes into them
+  (O(changes), newest first), and keeps the result on the state: states
+  derived from it record their changes on top of the new base;
+* a state without a base (built from maps, decoded, or the result of a
+  batch) builds its columns from the items, O(n), once; the reducer drops a
+  list that grows past half the graph plus 4,096 changes, so an unqueried
+  lineage never holds more than that many superseded items.
+
+Measured alternatives (``benchmarks/test_bench_columns.py``): rebuilding from
+the items on every query after a command costs O(n) Python per query; the
+copy-and-patch above costs O(n) ``memcpy`` plus O(changes) Python.
+
+numpy is imported by this module only; :mod:`memex.retrieval` and
+:mod:`memex.query` import it on first use, so ``import memex`` stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import attrgetter, itemgetter
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memex._gc import gc_paused
+from memex._uuid import safe_extract_timestamp
+from memex.graph import GraphState
+from memex.models import DecayConfig, MemoryItem
+
+__all__ = ["Columns", "columns_of", "decay_multipliers", "EXACT_INT"]
+
+#: Integers of at most this magnitude convert to a double exactly; a column or
+#: bound beyond it is compared per item instead (Python compares ints exactly).
+EXACT_INT = 2**53
+
+_INTERVAL_MS: dict[str, int] = {"hour": 3_600_000, "day": 86_400_000, "week": 604_800_000}
+_NAN = float("nan")
+_FIRST = itemgetter(0)
+_AUTHORITY = attrgetter("authority")
+_CONVICTION = attrgetter("conviction")
+_IMPORTANCE = attrgetter("importance")
+_CREATED = attrgetter("created_at")
+_KIND = attrgetter("kind")
+_AUTHOR = attrgetter("author")
+_SOURCE_KIND = attrgetter("source_kind")
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def _time_of(item: MemoryItem) -> int | None:
+    ts = item.created_at
+    return ts if ts is not None else safe_extract_timestamp(item.id)
+
+
+def _floats(values: list[Any]) -> FloatArray:
+    """Numbers (``None`` = absent) as float64, NaN where absent."""
+    if None in values:
+        values = [_NAN if x is None else x for x in values]
+    return np.fromiter(values, dtype=np.float64, count=len(values))
+
+
+def _objects(values: Sequence[Any]) -> npt.NDArray[Any]:
+    """An object array of ``values`` (``fromiter``: no probing of members for nested sequences)."""
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+class Columns:
+    """Column arrays for ``size`` item slots (see the module docstring).
+
+    Attributes (numpy arrays of length ``size``): ``items`` (object; ``None``
+    in an empty slot), ``live`` (bool), ``authority``, ``conviction``,
+    ``importance`` (float64, NaN where absent), ``conviction0``,
+    ``importance0`` (float64, 0 where absent), ``time`` (int64 unix ms, 0
+    where unknown), ``has_time`` (bool), ``kind``, ``author``,
+    ``source_kind`` (object). ``exact`` is ``False`` when a score column holds
+    an integer beyond 2**53 in magnitude (range tests then run per item).
+
+    Build with :meth:`from_items` or :func:`columns_of`; the arrays are not
+    to be modified once built.
+    """
+
+    __slots__ = (
+        "size",
+        "items",
+        "live",
+        "authority",
+        "conviction",
+        "importance",
+        "conviction0",
+        "importance0",
+        "time",
+        "has_time",
+        "kind",
+        "author",
+        "source_kind",
+        "exact",
+    )
+
+    size: int
+    items: npt.NDArray[Any]
+    live: BoolArray
+    authority: FloatArray
+    conviction: FloatArray
+    importance: FloatArray
+    conviction0: FloatArray
+    importance0: FloatArray
+    time: npt.NDArray[np.int64]
+    has_time: BoolArray
+    kind: npt.NDArray[Any]
+    author: npt.NDArray[Any]
+    source_kind: npt.NDArray[Any]
+    exact: bool
+
+    @classmethod
+    def empty(cls, size: int) -> Columns:
+        """Columns of ``size`` empty slots."""
+        c = object.__new__(cls)
+        c.size = size
+        c.items = np.full(size, None, dtype=object)
+        c.live = np.zeros(size, dtype=bool)
+        c.authority = np.zeros(size)
+        c.conviction = np.full(size, _NAN)
+        c.importance = np.full(size, _NAN)
+        c.conviction0 = np.zeros(size)
+        c.importance0 = np.zeros(size)
+        c.time = np.zeros(size, dtype=np.int64)
+        c.has_time = np.zeros(size, dtype=bool)
+        c.kind = np.full(size, None, dtype=object)
+        c.author = np.full(size, None, dtype=object)
+        c.source_kind = np.full(size, None, dtype=object)
+        c.exact = True
+        return c
+
+    @classmethod
+    def from_items(cls, items: Sequence[MemoryItem]) -> Columns:
+        """Columns of the given items, slot ``i`` holding ``items[i]``. O(k) for k items."""
+        c = cls.empty(len(items))
+        c.put(np.arange(len(items)), items)
+        return c
+
+    def clear(self, positions: npt.NDArray[np.intp]) -> None:
+        """Empty the slots ``positions``. O(k)."""
+        self.items[positions] = None
+        self.live[positions] = False
+        self.kind[positions] = self.author[positions] = self.source_kind[positions] = None
+        self.has_time[positions] = False
+
+    def put(self, positions: npt.NDArray[np.intp], items: Sequence[MemoryItem]) -> None:
+        """Write ``items[j]`` into slot ``positions[j]``.
+
+        Positions must be distinct. O(k) for k items (one pass per field
+        through C-level attribute getters, then vector writes).
+        """
+        k = len(items)
+        if k == 0:
+            return
+        self.items[positions] = _objects(items)
+        self.live[positions] = True
+        a = _floats(list(map(_AUTHORITY, items)))
+        cv = _floats(list(map(_CONVICTION, items)))
+        im = _floats(list(map(_IMPORTANCE, items)))
+        self.authority[positions] = a
+        self.conviction[positions] = cv
+        self.importance[positions] = im
+        self.conviction0[positions] = np.nan_to_num(cv, nan=0.0)
+        self.importance0[positions] = np.nan_to_num(im, nan=0.0)
+        times = list(map(_CREATED, items))
+        if None in times:
+            times = [ts if ts is not None else _time_of(it) for ts, it in zip(times, items, strict=True)]
+            known = np.fromiter((t is not None for t in times), dtype=bool, count=k)
+            times = [0 if t is None else t for t in times]
+        else:
+            known = np.ones(k, dtype=bool)
+        self.has_time[positions] = known
+        self.time[positions] = np.fromiter(times, dtype=np.int64, count=k)
+        self.kind[positions] = _objects(list(map(_KIND, items)))
+        self.author[positions] = _objects(list(map(_AUTHOR, items)))
+        self.source_kind[positions] = _objects(list(map(_SOURCE_KIND, items)))
+        if self.exact:
+            for col in (a, cv, im):
+                if np.any(np.abs(col) > EXACT_INT):
+                    self.exact = False
+
+    def grown_copy(self, size: int) -> Columns:
+        """A copy with ``size >= self.size`` slots (the new ones empty). O(size) ``memcpy``."""
+        c = Columns.empty(size)
+        n = self.size
+        for name in Columns.__slots__[1:-1]:
+            getattr(c, name)[:n] = getattr(self, name)
+        c.exact = self.exact
+        return c
+
+
+def _scratch(state: GraphState) -> Columns:
+    items = state.items
+    cols = Columns.empty(items.end)
+    slots = items.unordered_positioned()
+    if slots:
+        positions = np.fromiter(map(_FIRST, slots), dtype=np.intp, count=len(slots))
+        values = [pair[1] for _pos, pair in slots]
+        cols.put(positions, values)
+    return cols
+
+
+def _patched(base: Columns, node: Any, state: GraphState) -> Columns:
+    changes: dict[int, MemoryItem | None] = {}
+    while node is not None:
+        pos, item, node, _count = node
+        if pos not in changes:  # the newest change of a slot wins
+            changes[pos] = item
+    cols = base.grown_copy(state.items.end)
+    gone = [pos for pos, item in changes.items() if item is None]
+    if gone:
+        cols.clear(np.array(gone, dtype=np.intp))
+    kept = [(pos, item) for pos, item in changes.items() if item is not None]
+    if kept:
+        cols.put(np.array([pos for pos, _ in kept], dtype=np.intp), [item for _, item in kept])
+    return cols
+
+
+def columns_of(state: GraphState) -> Columns:
+    """The columns of ``state``'s items, indexed by item-map position; cached on the state.
+
+    Cost: O(1) when built before for this state; O(n) ``memcpy`` plus
+    O(changes) when a base was built for an ancestor; O(n) from the items
+    otherwise (see the module docstring).
+    """
+    src = state._cols
+    if type(src) is Columns:
+        return src
+    with gc_paused():  # the build allocates per-item lists the collector need not walk
+        cols = _scratch(state) if src is None else _patched(src[0], src[1], state)
+    object.__setattr__(state, "_cols", cols)  # a cache: the state's value is unchanged
+    return cols
+
+
+def decay_multipliers(cfg: DecayConfig, now: int, times: npt.NDArray[np.int64]) -> FloatArray:
+    """The decay multiplier of items with the given times (unix ms) at ``now``.
+
+    The formula of :func:`memex.query.decay_function`, element-wise:
+    ``age = now - time``; ``age <= 0`` gives 1; with ``n = age / interval``,
+    exponential ``(1 - rate) ** n``, linear ``max(0, 1 - rate * n)``, step
+    ``(1 - rate) ** floor(n)``. Results equal the per-item formula within a
+    relative 1e-12 (``numpy.power`` may round the last bit differently).
+    """
+    interval = _INTERVAL_MS[cfg.interval]
+    age = now - times
+    n = age / interval
+    base = 1 - cfg.rate
+    with np.errstate(all="ignore"):
+        if cfg.type == "exponential":
+            m = np.power(float(base), n)
+        elif cfg.type == "linear":
+            m = np.maximum(0.0, 1 - cfg.rate * n)
+        else:
+            m = np.power(float(base), np.floor(n))
+    m = np.where(age <= 0, 1.0, m)
+    result: FloatArray = m.astype(np.float64, copy=False)
+    return result
+

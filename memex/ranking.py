@@ -1,0 +1,261 @@
+"""Ranking: ``pre`` filter → score → order → ``min_score`` → ``post`` → window.
+
+:func:`rank` is the one implementation behind :func:`memex.get_scored_items`,
+:func:`memex.get_items_by_budget` and :func:`memex.smart_retrieve`. It
+returns ``(score, item)`` pairs, so callers build result records only for
+what they return.
+
+Two evaluation strategies give the same result:
+
+* **columns** (:mod:`memex.columns`), for 128 candidates or more: the
+  ``author``, ``kind``, ``source_kind``, ``range``, ``decay`` and ``created``
+  criteria of the ``pre`` filter, the score and decay formulas and
+  ``min_score`` are vector operations; the other criteria (ids, intents,
+  tasks, parents, ``not``, ``meta``, ``or``) and the ``post`` filter are
+  tested per item on the survivors only; the top ``offset + limit`` are
+  selected with ``numpy.argpartition`` and sorted, ties (equal scores) in
+  insertion order. Unscoped calls read the state's cached columns; a
+  ``scope``/``scope_prefix``/``ids`` call builds small columns from the
+  candidates the indexes give.
+* **per item**, for fewer candidates, and whenever the columns cannot
+  reproduce the per-item result exactly: an item without a usable time meets
+  a time criterion or decay (the per-item path raises the same
+  :class:`~memex.InvalidTimestampError`, naming the first such item), a score
+  is NaN (an overflowing weight), or a bound or score is an integer beyond
+  2**53 (Python compares those exactly, doubles do not).
+
+Scores of the two strategies are equal within a relative 1e-12 (``numpy``'s
+``power`` may round the last bit of a decay multiplier differently); entries
+whose scores differ by less than that may swap places.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from memex.graph import GraphState
+from memex.models import (
+    MemoryFilter,
+    MemoryItem,
+    ScoredQueryOptions,
+    ScoreWeights,
+    replace_unchecked,
+)
+from memex.query import candidate_entries, compile_filter, score_function
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from memex.columns import Columns
+
+__all__ = ["rank", "MIN_COLUMNAR"]
+
+#: Candidate count from which ranking runs on columns.
+MIN_COLUMNAR = 128
+
+#: ``(scores, items)``: two parallel lists in rank order (no per-entry tuples:
+#: floats are not tracked by the cyclic garbage collector, pairs would be).
+Ranked = tuple[list[float], list[MemoryItem]]
+
+# the pre-filter criteria the columns evaluate; every other criterion is tested per item
+_COLUMN_KEYS = ("author", "kind", "source_kind", "range", "decay", "created")
+_CLEARED = dict.fromkeys(_COLUMN_KEYS)
+_EXACT = 2**53
+
+
+def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now: int) -> Ranked:
+    """Rank ``state``'s items, best first, the ``[offset : offset + limit]`` window.
+
+    Args:
+        state: the graph.
+        weights: validated weights (``decay`` included).
+        opts: validated options (``pre``, ``post``, ``min_score``, ``limit``, ``offset``).
+        now: unix ms for decay and time criteria.
+    Returns:
+        ``(scores, items)``: parallel lists in rank order (score descending,
+        equal scores in insertion order).
+    Raises:
+        InvalidTimestampError: decay or a time criterion reaches an item
+            without a usable time (the first such item in candidate order).
+
+    Complexity: O(c) for c candidates (vector operations on columns, or one
+    Python call per item below 128 candidates) plus O(k log k) to order the
+    k = offset + limit best (O(m log m) for m survivors without a limit).
+    """
+    pre = opts.pre
+    if pre is None or (pre.ids is None and pre.scope is None and pre.scope_prefix is None):
+        if len(state.items) >= MIN_COLUMNAR:
+            from memex.columns import columns_of
+
+            cols = columns_of(state)
+            out = _columnar(cols, None, weights, opts, now)
+            if out is not None:
+                return out
+        return _per_item(enumerate(state.items.values()), weights, opts, now)
+    entries = candidate_entries(state, pre)
+    if not isinstance(entries, list):
+        entries = list(entries)
+    if len(entries) >= MIN_COLUMNAR:
+        from memex.columns import Columns
+
+        entries.sort(key=_first)
+        cols = Columns.from_items([it for _, it in entries])
+        out = _columnar(cols, None, weights, opts, now)
+        if out is not None:
+            return out
+    return _per_item(entries, weights, opts, now)
+
+
+def _first(entry: tuple[int, Any]) -> int:
+    return entry[0]
+
+
+def _per_item(
+    entries: Iterable[tuple[int, MemoryItem]], weights: ScoreWeights, opts: ScoredQueryOptions, now: int
+) -> Ranked:
+    """Rank one Python call per item; ``entries`` are ``(insertion key, item)``, any order."""
+    pre_ok = compile_filter(opts.pre, now=now)
+    post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
+    score = score_function(weights, now)
+    min_score = opts.min_score
+    ranked: list[tuple[float, int, MemoryItem]] = []
+    for seq, it in entries:
+        if not pre_ok(it):
+            continue
+        s = score(it)
+        if min_score is not None and s < min_score:
+            continue
+        ranked.append((s, seq, it))
+    # post is a per-item test, so applying it before ranking keeps the same survivors in the same order
+    if post_ok is not None:
+        ranked = [r for r in ranked if post_ok(r[2])]
+    start = opts.offset or 0
+    key = _rank_key
+    if opts.limit is not None:
+        k = start + opts.limit
+        if k < len(ranked):
+            ranked = heapq.nsmallest(k, ranked, key=key)[start:k]
+        else:
+            ranked.sort(key=key)
+            ranked = ranked[start:k]
+    else:
+        ranked.sort(key=key)
+        ranked = ranked[start:]
+    return [r[0] for r in ranked], [r[2] for r in ranked]
+
+
+def _rank_key(r: tuple[float, int, MemoryItem]) -> tuple[float, int]:
+    return (-r[0], r[1])
+
+
+def _huge(x: Any) -> bool:
+    return type(x) is int and not -_EXACT <= x <= _EXACT
+
+
+def _column_mask(
+    cols: Columns, sel: npt.NDArray[np.intp], flt: MemoryFilter, now: int
+) -> npt.NDArray[np.bool_] | None:
+    """The column criteria of ``flt`` on the slots ``sel``; ``None`` when they cannot be exact."""
+    import numpy as np
+
+    from memex.columns import decay_multipliers
+
+    mask = np.ones(len(sel), dtype=bool)
+    for key in ("author", "kind", "source_kind"):
+        wanted = getattr(flt, key)
+        if wanted is not None:
+            mask &= getattr(cols, key)[sel] == wanted
+    if flt.range is not None:
+        for name in ("authority", "conviction", "importance"):
+            r = getattr(flt.range, name)
+            if r is None:
+                continue
+            if not cols.exact or _huge(r.min) or _huge(r.max):
+                return None
+            col = getattr(cols, name)[sel]
+            mask &= ~np.isnan(col)
+            if r.min is not None:
+                mask &= col >= r.min
+            if r.max is not None:
+                mask &= col <= r.max
+    if flt.decay is not None:
+        mask &= decay_multipliers(flt.decay.config, now, cols.time[sel]) >= flt.decay.min
+    if flt.created is not None:
+        times = cols.time[sel]
+        if flt.created.before is not None:
+            mask &= times < float(flt.created.before)
+        if flt.created.after is not None:
+            mask &= times >= float(flt.created.after)
+    return mask
+
+
+def _columnar(
+    cols: Columns, sel: Any, weights: ScoreWeights, opts: ScoredQueryOptions, now: int
+) -> Ranked | None:
+    """Rank on columns; ``None`` when only the per-item path gives the exact result."""
+    import numpy as np
+
+    from memex.columns import decay_multipliers
+
+    if sel is None:
+        sel = np.flatnonzero(cols.live)
+    pre, post, min_score = opts.pre, opts.post, opts.min_score
+    if _huge(min_score):
+        return None
+    items = cols.items
+    timed = bool(cols.has_time[sel].all())
+    rest: MemoryFilter | None = None
+    if pre is not None:
+        timeful = pre.decay is not None or pre.created is not None or pre.not_ is not None or bool(pre.or_)
+        if timeful and not timed:
+            return None
+        mask = _column_mask(cols, sel, pre, now)
+        if mask is None:
+            return None
+        sel = sel[mask]
+        rest = replace_unchecked(pre, _CLEARED)
+        if _has_criteria(rest):
+            ok = compile_filter(rest, now=now)
+            sel = sel[np.fromiter((ok(it) for it in items[sel]), dtype=bool, count=len(sel))]
+    if (weights.decay is not None or post is not None) and not timed and not cols.has_time[sel].all():
+        return None
+    wa = float(weights.authority or 0)
+    wc = float(weights.conviction or 0)
+    wi = float(weights.importance or 0)
+    with np.errstate(all="ignore"):
+        scores = wa * cols.authority[sel] + wc * cols.conviction0[sel] + wi * cols.importance0[sel]
+        if weights.decay is not None:
+            scores = scores * decay_multipliers(weights.decay, now, cols.time[sel])
+    if np.isnan(scores).any():
+        return None
+    if min_score is not None:
+        keep = scores >= min_score
+        sel, scores = sel[keep], scores[keep]
+    if post is not None:
+        ok = compile_filter(post, now=now)
+        keep = np.fromiter((ok(it) for it in items[sel]), dtype=bool, count=len(sel))
+        sel, scores = sel[keep], scores[keep]
+    start = opts.offset or 0
+    m = len(scores)
+    if opts.limit is not None and start + opts.limit < m:
+        k = start + opts.limit
+        if k == 0:
+            return [], []
+        neg = -scores
+        cut = neg[np.argpartition(neg, k - 1)[k - 1]]  # the k-th best score (negated)
+        better = np.flatnonzero(neg < cut)
+        tied = np.flatnonzero(neg == cut)[: k - len(better)]  # ties at the cut: the earliest
+        top = np.concatenate((better, tied))
+        order = top[np.lexsort((top, neg[top]))]
+    else:
+        order = np.argsort(-scores, kind="stable")
+    order = order[start:]
+    ranked_items: list[MemoryItem] = items[sel[order]].tolist()
+    return scores[order].tolist(), ranked_items
+
+
+def _has_criteria(flt: MemoryFilter) -> bool:
+    return any(getattr(flt, name) is not None for name, _wire, _check in MemoryFilter._FIELDS)
