@@ -36,6 +36,7 @@ import immutables
 
 __all__ = [
     "PMap",
+    "PMapBuilder",
     "as_pmap",
     "Index",
     "EMPTY_INDEX",
@@ -260,6 +261,73 @@ class PMap(Mapping[K, V], Generic[K, V]):
         """Return the given keys (all present) ordered by insertion. O(k log k)."""
         idx = self._index
         return sorted(keys, key=idx.__getitem__)
+
+
+class PMapBuilder(Generic[K, V]):
+    """A mutable, insertion-ordered copy of a :class:`PMap` for folding many changes.
+
+    Changes go to mutable views of the two tries (``immutables.Map.mutate()``):
+    a trie node is copied on its first change and then changed in place, where
+    a persistent :meth:`PMap.set` copies the whole path on every change.
+    :meth:`finish` freezes the result once; the source map is never touched.
+    Positions follow :class:`PMap`'s rules (new keys last, replacing keeps the
+    position); holes left by deletions are compacted at :meth:`finish` when
+    they outnumber the live entries. Not thread safe.
+
+    Complexity: :meth:`get`, :meth:`set`, :meth:`delete` O(log n);
+    :meth:`finish` O(1) (O(n) when it compacts).
+    """
+
+    __slots__ = ("_index", "_slots", "_next")
+
+    def __init__(self, source: PMap[K, V]) -> None:
+        self._index: Any = source._index.mutate()
+        self._slots: Any = source._slots.mutate()
+        self._next = source._next
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def get(self, key: K) -> V | None:
+        """The value of ``key``, or ``None``."""
+        pos = self._index.get(key)
+        if pos is None:
+            return None
+        value: V = self._slots[pos][1]
+        return value
+
+    def position(self, key: K) -> int:
+        """The key's position (see :meth:`PMap.position`); ``KeyError`` if absent."""
+        pos: int = self._index[key]
+        return pos
+
+    def set(self, key: K, value: V) -> None:
+        """Bind ``key`` to ``value`` (an existing key keeps its position)."""
+        pos = self._index.get(key)
+        if pos is None:
+            pos = self._next
+            self._index[key] = pos
+            self._next = pos + 1
+        self._slots[pos] = (key, value)
+
+    def delete(self, key: K) -> None:
+        """Remove ``key``; ``KeyError`` if absent."""
+        pos = self._index[key]
+        del self._index[key]
+        del self._slots[pos]
+
+    def finish(self) -> PMap[K, V]:
+        """The frozen result (the builder must not be used afterwards)."""
+        index = self._index.finish()
+        slots = self._slots.finish()
+        result: PMap[K, V] = PMap._make(index, slots, self._next)
+        live = len(index)
+        if self._next > _MIN_COMPACT and self._next - live > live:
+            result = PMap(result._pairs())
+        return result
 
 
 def as_pmap(value: Any, owner: str) -> PMap[Any, Any]:

@@ -162,6 +162,8 @@ class GraphState:
         bucket = self._children.get(parent_id)
         if not bucket:
             return []
+        if len(bucket) == 1:
+            return list(bucket.keys())
         return self.items.sort_keys_by_position(bucket.keys())
 
     def edges_of(self, item_id: str) -> list[Edge]:

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
+from memex._gc import gc_paused
 from memex.factories import create_edge
 from memex.graph import GraphState
 from memex.models import (
@@ -40,6 +41,7 @@ from memex.namespaces import fold_commands
 from memex.provenance import parent_list
 from memex.query import get_children
 from memex.reducer import CommandResult
+from memex.transient import GraphBuilder
 
 __all__ = [
     "Contradiction",
@@ -376,9 +378,18 @@ def cascade_retract(
     children-index driven, no scan of the graph; iterative.
     """
     _args(state, item_id=item_id)
-    commands = plan_cascade_retract(state, item_id, author, reason)
-    result = fold_commands(state, commands)
-    return CascadeResult(result.state, result.events, [c.item_id for c in commands])
+    order = _cascade_order(state, item_id)
+    if item_id in state.items:
+        order.append(item_id)
+    if not order:
+        return CascadeResult(state, [], [])
+    MemoryRetract(item_id=order[0], author=author, reason=reason)  # the arguments' checks, once
+    builder = GraphBuilder(state)  # one mutable copy for the whole cascade
+    events: list[MemoryLifecycleEvent] = []
+    with gc_paused():
+        for x in order:
+            events.extend(builder.retract_item(x))
+    return CascadeResult(builder.finish(), events, order)
 
 
 def plan_cascade_retract(

@@ -32,6 +32,7 @@ from memex.intent import IntentState, apply_intent_command, create_intent_state
 from memex.models import Command, MemoryLifecycleEvent
 from memex.reducer import CommandResult, apply_command
 from memex.task import TaskState, apply_task_command, create_task_state
+from memex.transient import GraphBuilder
 
 __all__ = [
     "Namespace",
@@ -175,26 +176,36 @@ def fold(
     Raises:
         whatever the first failing command raises, when ``on_error`` is ``None``.
 
-    The cyclic garbage collector is paused during the fold (a fold allocates
-    millions of small acyclic objects). Complexity: the sum of the commands'
-    costs, O(log n) each.
+    Memory commands are applied to one mutable copy of the memory graph
+    (:class:`memex.transient.GraphBuilder`), frozen once at the end: the
+    same rules, errors and events as :func:`memex.apply_command`, without a
+    persistent version per command. The cyclic garbage collector is paused
+    during the fold (a fold allocates millions of small acyclic objects).
+    Complexity: the sum of the commands' costs, O(log n) each.
     """
     current: list[Any] = list(states)
+    memory = GraphBuilder(states.mem)  # memory commands change one mutable copy
     last = None
     with gc_paused():
         for n, (key, name, payload) in enumerate(records, 1):
+            space = NAMESPACES.get(name, _MEMORY) if isinstance(name, str) else _MEMORY
             try:
-                cmd, events = apply_in_place(current, name, payload)
+                cmd = space.adapter.validate_python(payload)
+                if space is _MEMORY:
+                    events = memory.apply(cmd)
+                else:
+                    current[space.slot], events = space.reduce(current[space.slot], cmd)
             except FOLD_ERRORS as e:
                 if on_error is None:
                     raise
                 on_error(key, payload, e)
             else:
                 if on_applied is not None:
-                    on_applied(key, namespace(name).name, cmd, events)
+                    on_applied(key, space.name, cmd, events)
             last = key
             if progress is not None:
                 progress(n)
+        current[0] = memory.finish()
     return FoldResult(States(*current), last)
 
 
