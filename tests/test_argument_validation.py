@@ -20,6 +20,7 @@ import memex
 from memex import ValidationError
 from memex.log import SQLiteEventLog
 from memex.retrieval import pack_budget
+from tests.deep_values import deep
 
 # ids minted here must not advance the process-wide UUIDv7 state other tests pin the clock against
 pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")
@@ -27,15 +28,6 @@ pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")
 NOW = 1_700_000_000_000
 ITEM = dict(id="a", scope="s", kind="k", content={}, author="x", source_kind="o", authority=0.5, created_at=NOW)
 DECAY = {"rate": 0.1, "interval": "day", "type": "exponential"}
-
-
-def deep(n: int, key: str = "a") -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    cur = d
-    for _ in range(n):
-        cur[key] = {}
-        cur = cur[key]
-    return d
 
 
 @pytest.fixture

@@ -132,6 +132,17 @@ def test_ids_and_stamps_never_go_back_whatever_the_clock_does(steps: list[int]) 
 
 
 # ----------------------------------------------------------------------------- store stamps
+def _db_at_t0(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """The path of a new database under ``tmp_path``, the clock pinned at ``T0``."""
+    _pin_clock(monkeypatch, T0)
+    return str(tmp_path / "m.db")
+
+
+def _create_note(s: memex.MemexStore) -> memex.MemoryItem:
+    """Create the memory that the store-stamp tests then update."""
+    return s.create(scope="u", kind="o", content={}, author="a", source_kind="o", authority=0.9)
+
+
 def _log_stamps(db: str) -> list[int]:
     with memex.SQLiteEventLog(db) as lg:
         return [parse_iso_ts(r.envelope.ts) for r in lg.read()]
@@ -140,10 +151,9 @@ def _log_stamps(db: str) -> list[int]:
 def test_store_write_after_the_clock_steps_back_is_stamped_at_the_last_record_time(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    db = str(tmp_path / "m.db")
-    _pin_clock(monkeypatch, T0)
+    db = _db_at_t0(monkeypatch, tmp_path)
     with memex.MemexStore.open(db) as s:
-        it = s.create(scope="u", kind="o", content={}, author="a", source_kind="o", authority=0.9)
+        it = _create_note(s)
     # a new process (no memory of earlier ids) whose wall clock is 5 s behind
     monkeypatch.setattr(memex._uuid, "_last_ms", -1)
     _pin_clock(monkeypatch, T0 - 5_000)
@@ -160,10 +170,9 @@ def test_store_write_after_the_clock_steps_back_is_stamped_at_the_last_record_ti
 def test_store_stamps_follow_the_clock_when_it_moves_forward(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    db = str(tmp_path / "m.db")
-    _pin_clock(monkeypatch, T0)
+    db = _db_at_t0(monkeypatch, tmp_path)
     with memex.MemexStore.open(db) as s:
-        it = s.create(scope="u", kind="o", content={}, author="a", source_kind="o", authority=0.9)
+        it = _create_note(s)
         _pin_clock(monkeypatch, T0 + 7)
         s.update(it.id, {"importance": 0.8}, author="a")
     assert _log_stamps(db) == [T0, T0 + 7]
@@ -172,8 +181,7 @@ def test_store_stamps_follow_the_clock_when_it_moves_forward(
 def test_write_after_an_imported_future_record_is_not_stamped_before_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    db = str(tmp_path / "m.db")
-    _pin_clock(monkeypatch, T0)
+    db = _db_at_t0(monkeypatch, tmp_path)
     item = _item(id="m1").to_dict()
     future = {"id": memex.uuid7(T0 + 60_000), "namespace": "memory", "type": "memory.create",
               "ts": "2024-03-09T16:01:00.000Z", "payload": {"type": "memory.create", "item": item}}
@@ -192,10 +200,9 @@ def _state_json(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 def test_clock_skew_export_replays_and_reimports_to_the_store_state(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db, out = str(tmp_path / "m.db"), str(tmp_path / "e.jsonl")
-    _pin_clock(monkeypatch, T0)
+    db, out = _db_at_t0(monkeypatch, tmp_path), str(tmp_path / "e.jsonl")
     with memex.MemexStore.open(db) as s:
-        it = s.create(scope="u", kind="o", content={}, author="a", source_kind="o", authority=0.9)
+        it = _create_note(s)
         _pin_clock(monkeypatch, T0 - 5_000)  # the wall clock steps back 5 s
         s.update(it.id, {"importance": 0.8}, author="a")
         monkeypatch.setattr(memex._uuid, "_last_ms", -1)  # and again, as a fresh process would see it

@@ -262,13 +262,20 @@ def test_bad_log_options_are_validation_errors(tmp_path: Path, kwargs: dict[str,
 
 
 # --------------------------------------------------------------------------- close
-def test_close_closes_the_log_even_when_the_snapshot_write_fails(
-    db: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _store_to_snapshot_on_close(db: str) -> tuple[memex.MemexStore, memex.SQLiteEventLog]:
+    """The store of ``db`` opened with snapshots on and one record written (so
+    closing it saves a snapshot), and its log."""
     s = memex.MemexStore.open(db, snapshot_every=100)
     _create(s)
     lg = s.log
     assert isinstance(lg, memex.SQLiteEventLog)
+    return s, lg
+
+
+def test_close_closes_the_log_even_when_the_snapshot_write_fails(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s, lg = _store_to_snapshot_on_close(db)
 
     def full(state: bytes, position: int) -> None:
         raise memex.StorageError(db, "database or disk is full")
@@ -285,10 +292,7 @@ def test_close_closes_the_log_even_when_the_snapshot_write_fails(
 def test_close_closes_the_log_when_the_snapshot_raises_anything(
     db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    s = memex.MemexStore.open(db, snapshot_every=100)
-    _create(s)
-    lg = s.log
-    assert isinstance(lg, memex.SQLiteEventLog)
+    s, lg = _store_to_snapshot_on_close(db)
 
     def interrupted(state: bytes, position: int) -> None:
         raise KeyboardInterrupt
@@ -510,12 +514,19 @@ def test_two_imports_through_two_symlinks_both_succeed(
     assert memex.SQLiteEventLog(real, read_only=True).head() == 124
 
 
-def test_an_import_that_meets_another_writer_retries_on_top_of_its_records(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _importer_and_writer(tmp_path: Path) -> tuple[str, memex.MemexStore, memex.MemexStore]:
+    """A new database under ``tmp_path`` and two stores open on it: the one
+    that imports, and another writer that races it."""
     path = str(tmp_path / "m.db")
     importer = memex.MemexStore.open(path, snapshot_every=None)
     writer = memex.MemexStore.open(path, snapshot_every=None)
+    return path, importer, writer
+
+
+def test_an_import_that_meets_another_writer_retries_on_top_of_its_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, importer, writer = _importer_and_writer(tmp_path)
     source = memex.MemexStore()
     envs = []
     for i in range(6):
@@ -548,9 +559,7 @@ def test_an_import_that_meets_another_writer_retries_on_top_of_its_records(
 def test_an_import_that_meets_a_conflicting_writer_reports_the_envelope(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = str(tmp_path / "m.db")
-    importer = memex.MemexStore.open(path, snapshot_every=None)
-    writer = memex.MemexStore.open(path, snapshot_every=None)
+    _, importer, writer = _importer_and_writer(tmp_path)
     target = _create(importer, "target")
     source = memex.MemexStore(mem=importer.mem)
     source.update("target", {"importance": 0.9}, author="a")

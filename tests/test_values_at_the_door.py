@@ -33,6 +33,7 @@ from memex.limits import (
 from memex.serialization import decode_states, encode_states
 from memex.testing.builders import build, edge, item
 from memex.transplant.codec import slice_from_json
+from tests.deep_values import deep, deep_list
 
 # ids minted here must not advance the process-wide UUIDv7 state other tests pin the clock against
 pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")
@@ -40,26 +41,6 @@ pytestmark = pytest.mark.usefixtures("fresh_uuid_generator")
 NOW = 1_700_000_000_000
 LONE = "\ud800"
 ITEM = dict(id="a", scope="s", kind="k", content={}, author="x", source_kind="o", authority=0.5)
-
-
-def deep(n: int, key: str = "a") -> dict[str, Any]:
-    """``{key: {key: ... {}}}`` with ``n`` nested objects under the top one."""
-    d: dict[str, Any] = {}
-    cur = d
-    for _ in range(n):
-        cur[key] = {}
-        cur = cur[key]
-    return d
-
-
-def deep_list(n: int) -> list[Any]:
-    out: list[Any] = []
-    cur = out
-    for _ in range(n - 1):
-        nxt: list[Any] = []
-        cur.append(nxt)
-        cur = nxt
-    return out
 
 
 def create(state: memex.GraphState, **fields: Any) -> memex.GraphState:

@@ -1,6 +1,9 @@
 """The embedded event log: :class:`SQLiteEventLog` on the standard library's :mod:`sqlite3`.
 
-Everything that knows the SQLite schema lives here.
+Everything that knows the SQLite schema lives here. The class's reading and
+audit methods are in :mod:`memex.log._sqlite_read` (a mixin it inherits), the
+path checks, SQLite error mapping and the one-writer lock in
+:mod:`memex.log._sqlite_files`; their public names are re-exported here.
 """
 
 from __future__ import annotations
@@ -8,31 +11,35 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import stat
 import threading
 import time
-import urllib.parse
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
-from types import TracebackType
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memex import _jsonfmt
 from memex._validate import log_options
-from memex.codec import decode_json
 from memex.envelope import EventEnvelope
 from memex.errors import (
     ConcurrencyError,
     FileAccessError,
     IdempotencyConflictError,
-    MemexError,
     ReadOnlyStoreError,
-    StorageError,
-    StoreBusyError,
-    UnreadableRecordError,
     ValidationError,
 )
+from memex.log._sqlite_files import (
+    _BUSY_CODES,
+    _check_file,
+    _display,
+    _read_only_uri,
+    _refuse_foreign,
+    _SqlErrors,
+    _table_names,
+    _text,
+    path_bytes,
+    require_memex_database,
+    storage_error,
+    writer_lock,
+)
+from memex.log._sqlite_read import _SQLiteReads
 from memex.log.chain import (
     GENESIS_HASH,
     as_envelope,
@@ -43,7 +50,6 @@ from memex.log.chain import (
     events_bytes,
     record_hash,
 )
-from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
 
 __all__ = [
     "SQLiteEventLog",
@@ -83,138 +89,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
 """
 
 _TABLES = frozenset({"records", "rejections", "snapshots"})
-_CHUNK = 2048  # rows fetched per query by read()/verify()
-_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
-_NOTADB = 26  # SQLITE_NOTADB
 
-
-def path_bytes(path: Any) -> bytes:
-    """The file-system bytes of a database path (``str``, ``bytes`` or path-like).
-
-    Raises:
-        ValidationError: ``path`` is not a path, or a ``str`` holding a lone
-            surrogate that is not a byte of a non-UTF-8 file name (only
-            U+DC80..U+DCFF stand for such bytes), naming ``path``.
-    """
-    try:
-        return os.fsencode(path)
-    except TypeError:
-        raise ValidationError(f"path: expected a file path, got {type(path).__name__}", "path") from None
-    except UnicodeEncodeError:
-        raise ValidationError(
-            "path: expected a file name, got text with a lone surrogate that stands for no byte", "path"
-        ) from None
-
-
-def _display(path: str | bytes) -> str:
-    """A path as text for messages and attributes (undecodable bytes kept as surrogate escapes)."""
-    return os.fsdecode(path)
-
-
-def storage_error(error: sqlite3.Error, path: str | bytes) -> MemexError:
-    """The memex error for an error SQLite raised on the database ``path``.
-
-    Args:
-        error: what :mod:`sqlite3` raised.
-        path: the database file.
-    Returns:
-        :class:`~memex.errors.StoreBusyError` for a lock that did not clear
-        within the busy timeout (``SQLITE_BUSY``, ``SQLITE_LOCKED``);
-        :class:`~memex.errors.FileAccessError` (reason ``"not_database"``)
-        for a file that is not an SQLite database (``SQLITE_NOTADB``);
-        :class:`~memex.errors.StorageError` for anything else (a full disk, a
-        read-only file or directory, a file that cannot be opened, an I/O
-        error, a closed connection). The cause is SQLite's message.
-    """
-    shown = _display(path)
-    cause = str(error) or type(error).__name__
-    code = getattr(error, "sqlite_errorcode", None)
-    primary = code & 0xFF if isinstance(code, int) else None
-    if primary in _BUSY_CODES or (primary is None and "locked" in cause):
-        return StoreBusyError(shown, cause, f"{shown}: the database is busy ({cause}); retry later")
-    if primary == _NOTADB:
-        return FileAccessError(shown, "not_database", f"{shown}: not a memex database ({cause})")
-    return StorageError(shown, cause)
-
-
-def _text(data: bytes) -> str:
-    """SQLite text as ``str``: bytes that are not UTF-8 (a damaged page) are kept as
-    surrogate escapes instead of raising, so a damaged row is reported like any
-    unreadable record (its id or envelope does not match) and never stops a read."""
-    return data.decode("utf-8", "surrogateescape")
-
-
-class _SqlErrors:
-    """A context manager turning :class:`sqlite3.Error` into memex errors for one database."""
-
-    __slots__ = ("path",)
-
-    def __init__(self, path: str | bytes) -> None:
-        self.path = path
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if isinstance(error, sqlite3.Error):
-            raise storage_error(error, self.path) from error
-        if isinstance(error, UnicodeDecodeError):  # text SQLite hands over undecoded
-            raise StorageError(_display(self.path), f"damaged text in the database ({error})") from error
-
-
-def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
-    """Refuse a path that cannot be a database file; return whether the file exists.
-
-    Raises:
-        ValidationError: a NUL character in the path.
-        FileAccessError: an empty path (reason ``"missing"``), a missing file
-            when ``must_exist`` (``"missing"``), a directory (``"directory"``),
-            or something other than a regular file, such as ``/dev/null``
-            (``"not_database"``); a path that cannot be looked at
-            (``"permission"``, ``"os"``).
-    """
-    if not raw:
-        raise FileAccessError(shown, "missing", "an empty path names no database file")
-    if b"\x00" in raw:
-        raise ValidationError("path: a file name cannot hold a NUL character", "path")
-    try:
-        st = os.stat(raw)
-    except FileNotFoundError:
-        if must_exist:
-            raise FileAccessError(shown, "missing", f"{shown}: no such file") from None
-        return False
-    except PermissionError as e:
-        raise FileAccessError(shown, "permission", f"{shown}: {e.strerror or e}") from None
-    except OSError as e:
-        raise FileAccessError(shown, "os", f"{shown}: {e.strerror or e}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise FileAccessError(shown, "directory", f"{shown}: is a directory, expected a memex database")
-    if not stat.S_ISREG(st.st_mode):
-        raise FileAccessError(shown, "not_database", f"{shown}: not a regular file, expected a memex database")
-    return True
-
-
-def _read_only_uri(raw: bytes) -> str:
-    """An SQLite URI opening the file ``raw`` read-only (never creating it)."""
-    return "file:" + urllib.parse.quote(os.path.abspath(raw)) + "?mode=ro"
-
-
-def _table_names(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
-def _refuse_foreign(names: set[str], shown: str) -> None:
-    """Raise :class:`FileAccessError` when an SQLite database holds tables but not memex's."""
-    if names and "records" not in names:
-        raise FileAccessError(
-            shown, "not_database",
-            f"{shown}: not a memex database (an SQLite database of another application; left untouched)",
-        )
-
-
-class SQLiteEventLog:
+class SQLiteEventLog(_SQLiteReads):
     """The embedded :class:`EventLog` on the standard library's :mod:`sqlite3`.
 
     One file (plus SQLite's ``-wal``/``-shm`` companions) in WAL mode; any
@@ -489,271 +365,6 @@ class SQLiteEventLog:
             )
         return positions
 
-    # -- reading -------------------------------------------------------------------
-    def head(self) -> int:
-        """The last position (0 when empty). O(1)."""
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT max(position) FROM records").fetchone()
-        return int(row[0] or 0)
-
-    def latest_ts_ms(self) -> int | None:
-        """The latest envelope time in the log (unix ms; the running maximum of
-        every record's ``ts`` up to the head), or ``None`` when empty. O(1).
-
-        A writer stamps new records no earlier than this, so the log's time
-        order and its position order agree.
-        """
-        with self._lock:
-            row = self._conn.execute("SELECT max_ts FROM records ORDER BY position DESC LIMIT 1").fetchone()
-        return None if row is None else int(row[0])
-
-    def head_hash(self) -> str:
-        """The chain hash at :meth:`head` as hex (64 zeros when empty). O(1)."""
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT hash FROM records ORDER BY position DESC LIMIT 1").fetchone()
-        return (GENESIS_HASH if row is None else blob(row[0])).hex()
-
-    def _unreadable(self, position: int, error: Exception) -> UnreadableRecordError:
-        """The error for the record at ``position`` whose bytes cannot be decoded."""
-        eid: str | None = None
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT id FROM records WHERE position = ?", (position,)).fetchone()
-        if row is not None and isinstance(row[0], str):
-            eid = row[0]
-        cause = str(error) if isinstance(error, MemexError) else f"{type(error).__name__}: {error}"
-        return UnreadableRecordError(self.path, position, eid, cause)
-
-    def _record(self, row: tuple[Any, ...]) -> LogRecord:
-        try:
-            wire = decode_json(blob(row[1]), stored=True)
-            env: EventEnvelope[Any] = EventEnvelope(
-                id=wire["id"],
-                namespace=wire["namespace"],
-                type=wire["type"],
-                ts=wire["ts"],
-                trace_id=wire.get("trace_id"),
-                payload=wire.get("payload"),
-            )
-            events = decode_json(blob(row[2]), stored=True)
-        except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
-            raise self._unreadable(row[0], e) from None
-        return LogRecord(row[0], env, events, blob(row[3]).hex())
-
-    def read(self, from_position: int = 0, to_position: int | None = None) -> Iterator[LogRecord]:
-        """Yield the records with ``from_position <= position <= to_position`` in order.
-
-        Rows are fetched in chunks, so the iterator holds no lock between
-        chunks and sees records appended while it runs (up to ``to_position``).
-        O(k) for k records.
-
-        Raises:
-            UnreadableRecordError: a stored record cannot be decoded; the
-                iterator stops there (read again from its ``next_position``
-                for the rest).
-        """
-        for row in self._rows("position, envelope, events, hash", from_position, to_position):
-            yield self._record(row)
-
-    def _rows(self, columns: str, from_position: int, to_position: int | None) -> Iterator[tuple[Any, ...]]:
-        """Rows of ``records`` (``columns``, position first) for ``from_position..to_position``,
-        fetched in chunks so no lock is held between chunks.
-
-        Raises:
-            UnreadableRecordError: a row's stored position is damaged (not an
-                integer, or not after the previous row's and inside the range
-                asked for, as a damaged database page can return). A run of
-                such rows is reported once, at the first position after the
-                last good row, with ``next_position`` the next good row (or
-                the end of the chunk), so reading again from there always
-                moves forward.
-        """
-        nxt = max(from_position, 1)
-        last = to_position
-        while last is None or nxt <= last:
-            hi = nxt + _CHUNK - 1 if last is None else min(last, nxt + _CHUNK - 1)
-            with self._lock, self._guard:
-                rows = self._conn.execute(
-                    f"SELECT {columns} FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
-                    (nxt, hi),
-                ).fetchall()
-            if not rows:
-                return
-            prev = nxt - 1
-            i = 0
-            while i < len(rows):
-                pos = rows[i][0]
-                if type(pos) is int and prev < pos <= hi:
-                    yield rows[i]
-                    prev = pos
-                    i += 1
-                    continue
-                bad = [rows[i][0]]
-                i += 1
-                while i < len(rows) and not (type(rows[i][0]) is int and prev < rows[i][0] <= hi):
-                    bad.append(rows[i][0])
-                    i += 1
-                resume = rows[i][0] if i < len(rows) else hi + 1
-                shown = ", ".join(repr(b) for b in bad[:3]) + (", ..." if len(bad) > 3 else "")
-                raise UnreadableRecordError(
-                    self.path,
-                    prev + 1,
-                    None,
-                    f"{len(bad)} row(s) after position {prev} have a damaged position (read {shown}); "
-                    f"positions {prev + 1}..{resume - 1} cannot be read",
-                    resume,
-                )
-            nxt = prev + 1
-
-    def read_commands(
-        self, from_position: int = 0, to_position: int | None = None
-    ) -> Iterator[tuple[int, str, Any]]:
-        """Yield ``(position, namespace, payload)`` for positions ``from_position..to_position``.
-
-        Like :meth:`read` but decodes only the envelopes (not the events):
-        the input of a fold. O(k) for k records.
-
-        Raises:
-            UnreadableRecordError: as :meth:`read`.
-        """
-        for pos, env in self._rows("position, envelope", from_position, to_position):
-            try:
-                wire = decode_json(blob(env), stored=True)
-                namespace = wire["namespace"]
-                payload = wire.get("payload")
-            except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
-                raise self._unreadable(pos, e) from None
-            yield pos, namespace, payload
-
-    def position_as_of(self, ts_ms: int) -> int:
-        """The length of the longest prefix whose envelope times are all ``<= ts_ms`` (unix ms).
-
-        O(log n): a running maximum of the times is indexed.
-        """
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT max(position) FROM records WHERE max_ts <= ?", (ts_ms,)).fetchone()
-        return int(row[0] or 0)
-
-    def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
-        """Yield positions ``1..p``, the longest prefix whose envelope ``ts`` are all ``<= ts_ms``."""
-        p = self.position_as_of(ts_ms)
-        if p == 0:
-            return iter(())
-        return self.read(1, p)
-
-    def rejection(self, envelope_id: str) -> Rejection | None:
-        """The recorded rejection of envelope ``envelope_id``, or ``None``. O(log n)."""
-        with self._lock, self._guard:
-            row = self._conn.execute(
-                "SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,)
-            ).fetchone()
-        return None if row is None else Rejection(row[0], blob(row[1]), str(row[2]), int(row[3]))
-
-    def lookup(self, envelope_id: str) -> LogRecord | None:
-        """The record holding envelope ``envelope_id``, or ``None``. O(log n)."""
-        with self._lock, self._guard:
-            row = self._conn.execute(
-                "SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,)
-            ).fetchone()
-        return None if row is None else self._record(row)
-
-    def subscribe(
-        self, from_position: int = 0, *, poll_interval: float = 0.05, idle_timeout: float | None = None
-    ) -> Iterator[LogRecord]:
-        """Yield every record after ``from_position``, then new ones as they are appended.
-
-        Args:
-            from_position: the last position the subscriber has processed
-                (0 = from the start).
-            poll_interval: seconds between polls once caught up.
-            idle_timeout: stop after this many seconds without a new record
-                (``None`` = never stop; close the generator to end it).
-        Yields:
-            :class:`LogRecord` objects in position order; a projection reads
-            ``record.events``.
-        """
-        last = from_position
-        idle_since = time.monotonic()
-        while True:
-            got = False
-            for rec in self.read(last + 1):
-                got = True
-                last = rec.position
-                yield rec
-            if got:
-                idle_since = time.monotonic()
-            elif idle_timeout is not None and time.monotonic() - idle_since >= idle_timeout:
-                return
-            time.sleep(poll_interval)
-
-    # -- audit ---------------------------------------------------------------------
-    def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:
-        """Recompute the hash chain from 32 zero bytes and check every record.
-
-        Detects a record whose bytes, id, time or hash were edited, a deleted
-        record (a gap), records swapped or reordered, and a broken running
-        time index. Given ``expected_head=(position, hex hash)`` an auditor
-        recorded earlier, also detects records removed from the end (or the
-        history rewritten before it).
-
-        Returns:
-            :class:`VerifyResult` with ``first_bad`` the first bad position.
-        Complexity: O(n) time (one SHA-256 per record), O(chunk) memory.
-        """
-        prev = GENESIS_HASH
-        expect = 1
-        max_ts: int | None = None
-        at_expected: bytes | None = None
-        while True:
-            with self._lock, self._guard:
-                rows = self._conn.execute(
-                    "SELECT position, ts_ms, max_ts, envelope, events, hash, id FROM records WHERE position >= ? ORDER BY position LIMIT ?",
-                    (expect, _CHUNK),
-                ).fetchall()
-            if not rows:
-                break
-            for pos, ts, mts, env, evs, stored, rid in rows:
-                if pos != expect:
-                    return VerifyResult(False, expect - 1, prev.hex(), expect, f"position {expect} is missing")
-                # the id column (used for idempotent appends) must be the envelope's own id,
-                # which canonical bytes always carry first
-                if not isinstance(rid, str) or not blob(env).startswith(b'{"id":' + _jsonfmt.dumpb(rid) + b","):
-                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: id column altered")
-                if not isinstance(ts, int) or not isinstance(mts, int):
-                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time altered")
-                h = record_hash(prev, pos, ts, blob(env), blob(evs))
-                if h != blob(stored):
-                    return VerifyResult(
-                        False, pos - 1, prev.hex(), pos, f"position {pos}: record or chain hash does not match"
-                    )
-                max_ts = ts if max_ts is None else max(max_ts, ts)
-                if mts != max_ts:
-                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time index altered")
-                prev = h
-                if expected_head is not None and pos == expected_head[0]:
-                    at_expected = h
-                expect += 1
-        head = expect - 1
-        if expected_head is not None:
-            epos, ehash = expected_head
-            if epos > head:
-                return VerifyResult(
-                    False, head, prev.hex(), head + 1,
-                    f"records {head + 1}..{epos} are missing (expected head at position {epos})",
-                )
-            if epos > 0 and (at_expected is None or at_expected.hex() != ehash.lower()):
-                return VerifyResult(False, head, prev.hex(), epos, f"position {epos}: hash differs from the expected head")
-            if epos == 0 and ehash.lower() != GENESIS_HASH.hex():
-                return VerifyResult(False, head, prev.hex(), 1, "expected head hash of an empty log is 64 zeros")
-        return VerifyResult(True, head, prev.hex())
-
-    def hash_at(self, position: int) -> str | None:
-        """The stored chain hash at ``position`` (hex), 64 zeros for 0, ``None`` past the head."""
-        if position == 0:
-            return GENESIS_HASH.hex()
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT hash FROM records WHERE position = ?", (position,)).fetchone()
-        return None if row is None else blob(row[0]).hex()
-
     # -- snapshots -----------------------------------------------------------------
     def save_snapshot(self, state: bytes, position: int) -> None:
         """Store ``state`` (opaque bytes) as the state after folding positions ``1..position``.
@@ -786,138 +397,3 @@ class SQLiteEventLog:
                     c.execute("ROLLBACK")
                 raise
 
-    def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
-        """The latest snapshot at or before ``max_position`` that matches the chain.
-
-        A snapshot whose recorded chain hash differs from the log's hash at its
-        position (the history it was taken from was changed), or whose state
-        bytes do not match their SHA-256, is skipped with a
-        :class:`RuntimeWarning`, and the next older one is tried.
-        O(s) for s snapshots tried.
-        """
-        with self._lock, self._guard:
-            rows = self._conn.execute(
-                "SELECT position, hash, state, state_hash FROM snapshots WHERE position <= ? ORDER BY position DESC",
-                (max_position if max_position is not None else 2**62,),
-            ).fetchall()
-        for pos, h, state, state_hash in rows:
-            h_hex = blob(h).hex()
-            if self.hash_at(pos) != h_hex:
-                warnings.warn(
-                    f"memex: snapshot at position {pos} does not match the log's chain; ignored",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                continue
-            if hashlib.sha256(blob(state)).digest() != blob(state_hash):
-                warnings.warn(
-                    f"memex: snapshot at position {pos} is corrupt (state hash mismatch); ignored",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                continue
-            return Snapshot(pos, h_hex, blob(state))
-        return None
-
-    def snapshot_positions(self) -> list[int]:
-        """Positions of the stored snapshots, ascending."""
-        with self._lock, self._guard:
-            return [r[0] for r in self._conn.execute("SELECT position FROM snapshots ORDER BY position")]
-
-
-# ---------------------------------------------------------------------------
-# For tools that open a log by path (the command line): is the file a memex
-# database, and one writer at a time.
-# ---------------------------------------------------------------------------
-
-
-def require_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
-    """Check that ``path`` is an existing memex database, without changing it.
-
-    A reader must not turn some other file into a memex database: the file is
-    opened read-only (SQLite URI ``mode=ro``, never created) and must already
-    hold the ``records`` table.
-
-    Args:
-        path: the database file (``str``, ``bytes`` or path-like).
-    Returns:
-        ``path`` as text (undecodable bytes kept as surrogate escapes).
-    Raises:
-        FileAccessError: the file is missing (reason ``"missing"``), a
-            directory (``"directory"``), or not a memex database
-            (``"not_database"``: not a regular file, not SQLite, or no
-            ``records`` table).
-        StoreBusyError, StorageError: SQLite cannot read the file.
-    """
-    raw = path_bytes(path)
-    shown = _display(raw)
-    _check_file(raw, shown, must_exist=True)
-    try:
-        with closing(sqlite3.connect(_read_only_uri(raw), uri=True)) as conn:
-            conn.text_factory = _text
-            found = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
-            ).fetchone()
-    except sqlite3.Error as e:
-        raise storage_error(e, raw) from None
-    if found is None:
-        raise FileAccessError(
-            shown, "not_database", f"{shown}: not a memex database (no records table)"
-        )
-    return shown
-
-
-def _check_lockable(raw: bytes, shown: str) -> None:
-    """Refuse, before any file is created next to it, a path no writer may use:
-    not a regular file, or an SQLite database of another application."""
-    if not _check_file(raw, shown, must_exist=False) or os.path.getsize(raw) == 0:
-        return
-    try:  # read-write, so that closing it removes any WAL files it had to create
-        with closing(sqlite3.connect(raw)) as conn:
-            conn.text_factory = _text
-            names = _table_names(conn)
-    except sqlite3.Error as e:
-        raise storage_error(e, raw) from None
-    _refuse_foreign(names, shown)
-
-
-@contextmanager
-def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Iterator[None]:
-    """Hold an exclusive advisory lock for the block (one importer at a time per database file).
-
-    Two importers at once would otherwise race: the loser's batch meets a
-    moved head (:class:`~memex.errors.ConcurrencyError`) or counts records
-    the other one stored. With the lock the second waits for the first and
-    then finds its records already stored. The lock file is
-    ``<resolved path>.lock``: the path with its symbolic links resolved, so
-    two names of one database (a symlink, ``./x`` and ``x``) share one lock.
-    Where ``fcntl`` is missing (not POSIX) the block runs unlocked.
-
-    A path no writer may use is refused before the lock file is created, so
-    it leaves nothing behind: a directory, something other than a regular
-    file (``/dev/null``), or another application's SQLite database.
-
-    Args:
-        path: the database file (``str``, ``bytes`` or path-like); the lock
-            file is created if needed.
-    Raises:
-        FileAccessError: a refused path (reasons as :class:`SQLiteEventLog`),
-            or the lock file cannot be opened (reason ``"os"``).
-    """
-    raw = path_bytes(path)
-    shown = _display(raw)
-    _check_lockable(raw, shown)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    try:
-        fh = open(os.path.realpath(raw) + b".lock", "a+b")  # noqa: SIM115 - held for the whole block
-    except OSError as e:
-        raise FileAccessError(shown, "os", f"cannot lock {shown}: {e.strerror or e}") from None
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        yield
-    finally:
-        fh.close()

@@ -1,0 +1,263 @@
+"""The files behind :class:`~memex.log.sqlite.SQLiteEventLog`: path checks and SQLite errors.
+
+Everything the embedded log needs before and around its SQLite connection
+that is not the schema: a path as file-system bytes (:func:`path_bytes`),
+the refusal of paths that cannot be a memex database, SQLite's errors as
+memex errors (:func:`storage_error`, the ``_SqlErrors`` guard), SQLite text
+that is not UTF-8, and, for tools that open a log by path, the check that a
+file is a memex database (:func:`require_memex_database`) and the one-writer
+lock (:func:`writer_lock`). :mod:`memex.log.sqlite` re-exports all of it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from types import TracebackType
+from typing import Any
+
+from memex.errors import (
+    FileAccessError,
+    MemexError,
+    StorageError,
+    StoreBusyError,
+    ValidationError,
+)
+
+__all__ = [
+    "path_bytes",
+    "storage_error",
+    "require_memex_database",
+    "writer_lock",
+]
+
+_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
+_NOTADB = 26  # SQLITE_NOTADB
+
+
+def path_bytes(path: Any) -> bytes:
+    """The file-system bytes of a database path (``str``, ``bytes`` or path-like).
+
+    Raises:
+        ValidationError: ``path`` is not a path, or a ``str`` holding a lone
+            surrogate that is not a byte of a non-UTF-8 file name (only
+            U+DC80..U+DCFF stand for such bytes), naming ``path``.
+    """
+    try:
+        return os.fsencode(path)
+    except TypeError:
+        raise ValidationError(f"path: expected a file path, got {type(path).__name__}", "path") from None
+    except UnicodeEncodeError:
+        raise ValidationError(
+            "path: expected a file name, got text with a lone surrogate that stands for no byte", "path"
+        ) from None
+
+
+def _display(path: str | bytes) -> str:
+    """A path as text for messages and attributes (undecodable bytes kept as surrogate escapes)."""
+    return os.fsdecode(path)
+
+
+def storage_error(error: sqlite3.Error, path: str | bytes) -> MemexError:
+    """The memex error for an error SQLite raised on the database ``path``.
+
+    Args:
+        error: what :mod:`sqlite3` raised.
+        path: the database file.
+    Returns:
+        :class:`~memex.errors.StoreBusyError` for a lock that did not clear
+        within the busy timeout (``SQLITE_BUSY``, ``SQLITE_LOCKED``);
+        :class:`~memex.errors.FileAccessError` (reason ``"not_database"``)
+        for a file that is not an SQLite database (``SQLITE_NOTADB``);
+        :class:`~memex.errors.StorageError` for anything else (a full disk, a
+        read-only file or directory, a file that cannot be opened, an I/O
+        error, a closed connection). The cause is SQLite's message.
+    """
+    shown = _display(path)
+    cause = str(error) or type(error).__name__
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in _BUSY_CODES or (primary is None and "locked" in cause):
+        return StoreBusyError(shown, cause, f"{shown}: the database is busy ({cause}); retry later")
+    if primary == _NOTADB:
+        return FileAccessError(shown, "not_database", f"{shown}: not a memex database ({cause})")
+    return StorageError(shown, cause)
+
+
+def _text(data: bytes) -> str:
+    """SQLite text as ``str``: bytes that are not UTF-8 (a damaged page) are kept as
+    surrogate escapes instead of raising, so a damaged row is reported like any
+    unreadable record (its id or envelope does not match) and never stops a read."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+class _SqlErrors:
+    """A context manager turning :class:`sqlite3.Error` into memex errors for one database."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str | bytes) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(error, sqlite3.Error):
+            raise storage_error(error, self.path) from error
+        if isinstance(error, UnicodeDecodeError):  # text SQLite hands over undecoded
+            raise StorageError(_display(self.path), f"damaged text in the database ({error})") from error
+
+
+def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
+    """Refuse a path that cannot be a database file; return whether the file exists.
+
+    Raises:
+        ValidationError: a NUL character in the path.
+        FileAccessError: an empty path (reason ``"missing"``), a missing file
+            when ``must_exist`` (``"missing"``), a directory (``"directory"``),
+            or something other than a regular file, such as ``/dev/null``
+            (``"not_database"``); a path that cannot be looked at
+            (``"permission"``, ``"os"``).
+    """
+    if not raw:
+        raise FileAccessError(shown, "missing", "an empty path names no database file")
+    if b"\x00" in raw:
+        raise ValidationError("path: a file name cannot hold a NUL character", "path")
+    try:
+        st = os.stat(raw)
+    except FileNotFoundError:
+        if must_exist:
+            raise FileAccessError(shown, "missing", f"{shown}: no such file") from None
+        return False
+    except PermissionError as e:
+        raise FileAccessError(shown, "permission", f"{shown}: {e.strerror or e}") from None
+    except OSError as e:
+        raise FileAccessError(shown, "os", f"{shown}: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileAccessError(shown, "directory", f"{shown}: is a directory, expected a memex database")
+    if not stat.S_ISREG(st.st_mode):
+        raise FileAccessError(shown, "not_database", f"{shown}: not a regular file, expected a memex database")
+    return True
+
+
+def _read_only_uri(raw: bytes) -> str:
+    """An SQLite URI opening the file ``raw`` read-only (never creating it)."""
+    return "file:" + urllib.parse.quote(os.path.abspath(raw)) + "?mode=ro"
+
+
+def _table_names(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _refuse_foreign(names: set[str], shown: str) -> None:
+    """Raise :class:`FileAccessError` when an SQLite database holds tables but not memex's."""
+    if names and "records" not in names:
+        raise FileAccessError(
+            shown, "not_database",
+            f"{shown}: not a memex database (an SQLite database of another application; left untouched)",
+        )
+
+
+# ---------------------------------------------------------------------------
+# For tools that open a log by path (the command line): is the file a memex
+# database, and one writer at a time.
+# ---------------------------------------------------------------------------
+
+
+def require_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
+    """Check that ``path`` is an existing memex database, without changing it.
+
+    A reader must not turn some other file into a memex database: the file is
+    opened read-only (SQLite URI ``mode=ro``, never created) and must already
+    hold the ``records`` table.
+
+    Args:
+        path: the database file (``str``, ``bytes`` or path-like).
+    Returns:
+        ``path`` as text (undecodable bytes kept as surrogate escapes).
+    Raises:
+        FileAccessError: the file is missing (reason ``"missing"``), a
+            directory (``"directory"``), or not a memex database
+            (``"not_database"``: not a regular file, not SQLite, or no
+            ``records`` table).
+        StoreBusyError, StorageError: SQLite cannot read the file.
+    """
+    raw = path_bytes(path)
+    shown = _display(raw)
+    _check_file(raw, shown, must_exist=True)
+    try:
+        with closing(sqlite3.connect(_read_only_uri(raw), uri=True)) as conn:
+            conn.text_factory = _text
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
+            ).fetchone()
+    except sqlite3.Error as e:
+        raise storage_error(e, raw) from None
+    if found is None:
+        raise FileAccessError(
+            shown, "not_database", f"{shown}: not a memex database (no records table)"
+        )
+    return shown
+
+
+def _check_lockable(raw: bytes, shown: str) -> None:
+    """Refuse, before any file is created next to it, a path no writer may use:
+    not a regular file, or an SQLite database of another application."""
+    if not _check_file(raw, shown, must_exist=False) or os.path.getsize(raw) == 0:
+        return
+    try:  # read-write, so that closing it removes any WAL files it had to create
+        with closing(sqlite3.connect(raw)) as conn:
+            conn.text_factory = _text
+            names = _table_names(conn)
+    except sqlite3.Error as e:
+        raise storage_error(e, raw) from None
+    _refuse_foreign(names, shown)
+
+
+@contextmanager
+def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Iterator[None]:
+    """Hold an exclusive advisory lock for the block (one importer at a time per database file).
+
+    Two importers at once would otherwise race: the loser's batch meets a
+    moved head (:class:`~memex.errors.ConcurrencyError`) or counts records
+    the other one stored. With the lock the second waits for the first and
+    then finds its records already stored. The lock file is
+    ``<resolved path>.lock``: the path with its symbolic links resolved, so
+    two names of one database (a symlink, ``./x`` and ``x``) share one lock.
+    Where ``fcntl`` is missing (not POSIX) the block runs unlocked.
+
+    A path no writer may use is refused before the lock file is created, so
+    it leaves nothing behind: a directory, something other than a regular
+    file (``/dev/null``), or another application's SQLite database.
+
+    Args:
+        path: the database file (``str``, ``bytes`` or path-like); the lock
+            file is created if needed.
+    Raises:
+        FileAccessError: a refused path (reasons as :class:`SQLiteEventLog`),
+            or the lock file cannot be opened (reason ``"os"``).
+    """
+    raw = path_bytes(path)
+    shown = _display(raw)
+    _check_lockable(raw, shown)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        fh = open(os.path.realpath(raw) + b".lock", "a+b")  # noqa: SIM115 - held for the whole block
+    except OSError as e:
+        raise FileAccessError(shown, "os", f"cannot lock {shown}: {e.strerror or e}") from None
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        fh.close()

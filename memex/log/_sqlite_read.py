@@ -1,0 +1,348 @@
+"""The read and audit side of :class:`~memex.log.sqlite.SQLiteEventLog`.
+
+``_SQLiteReads`` is the mixin the log class inherits its queries from: the
+head, reading records (in chunks, reporting damaged rows so a reader can
+skip them and go on), reading as of a time, rejections and lookups,
+:meth:`~_SQLiteReads.verify` of the hash chain, and reading snapshots. It
+holds no state of its own: it reads the connection, lock, error guard and
+path the log class sets up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from memex import _jsonfmt
+from memex.codec import decode_json
+from memex.envelope import EventEnvelope
+from memex.errors import MemexError, UnreadableRecordError
+from memex.log._sqlite_files import _SqlErrors
+from memex.log.chain import GENESIS_HASH, blob, record_hash
+from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
+
+_CHUNK = 2048  # rows fetched per query by read()/verify()
+
+
+class _SQLiteReads:
+    """The reading methods of :class:`~memex.log.sqlite.SQLiteEventLog` (a mixin).
+
+    Attributes (set by the log class):
+        path: the database file as text.
+        _conn: the SQLite connection; _lock: the lock serialising its use;
+        _guard: turns :class:`sqlite3.Error` into memex errors.
+    """
+
+    path: str
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+    _guard: _SqlErrors
+
+    # -- reading -------------------------------------------------------------------
+    def head(self) -> int:
+        """The last position (0 when empty). O(1)."""
+        with self._lock, self._guard:
+            row = self._conn.execute("SELECT max(position) FROM records").fetchone()
+        return int(row[0] or 0)
+
+    def latest_ts_ms(self) -> int | None:
+        """The latest envelope time in the log (unix ms; the running maximum of
+        every record's ``ts`` up to the head), or ``None`` when empty. O(1).
+
+        A writer stamps new records no earlier than this, so the log's time
+        order and its position order agree.
+        """
+        with self._lock:
+            row = self._conn.execute("SELECT max_ts FROM records ORDER BY position DESC LIMIT 1").fetchone()
+        return None if row is None else int(row[0])
+
+    def head_hash(self) -> str:
+        """The chain hash at :meth:`head` as hex (64 zeros when empty). O(1)."""
+        with self._lock, self._guard:
+            row = self._conn.execute("SELECT hash FROM records ORDER BY position DESC LIMIT 1").fetchone()
+        return (GENESIS_HASH if row is None else blob(row[0])).hex()
+
+    def _unreadable(self, position: int, error: Exception) -> UnreadableRecordError:
+        """The error for the record at ``position`` whose bytes cannot be decoded."""
+        eid: str | None = None
+        with self._lock, self._guard:
+            row = self._conn.execute("SELECT id FROM records WHERE position = ?", (position,)).fetchone()
+        if row is not None and isinstance(row[0], str):
+            eid = row[0]
+        cause = str(error) if isinstance(error, MemexError) else f"{type(error).__name__}: {error}"
+        return UnreadableRecordError(self.path, position, eid, cause)
+
+    def _record(self, row: tuple[Any, ...]) -> LogRecord:
+        try:
+            wire = decode_json(blob(row[1]), stored=True)
+            env: EventEnvelope[Any] = EventEnvelope(
+                id=wire["id"],
+                namespace=wire["namespace"],
+                type=wire["type"],
+                ts=wire["ts"],
+                trace_id=wire.get("trace_id"),
+                payload=wire.get("payload"),
+            )
+            events = decode_json(blob(row[2]), stored=True)
+        except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            raise self._unreadable(row[0], e) from None
+        return LogRecord(row[0], env, events, blob(row[3]).hex())
+
+    def read(self, from_position: int = 0, to_position: int | None = None) -> Iterator[LogRecord]:
+        """Yield the records with ``from_position <= position <= to_position`` in order.
+
+        Rows are fetched in chunks, so the iterator holds no lock between
+        chunks and sees records appended while it runs (up to ``to_position``).
+        O(k) for k records.
+
+        Raises:
+            UnreadableRecordError: a stored record cannot be decoded; the
+                iterator stops there (read again from its ``next_position``
+                for the rest).
+        """
+        for row in self._rows("position, envelope, events, hash", from_position, to_position):
+            yield self._record(row)
+
+    def _rows(self, columns: str, from_position: int, to_position: int | None) -> Iterator[tuple[Any, ...]]:
+        """Rows of ``records`` (``columns``, position first) for ``from_position..to_position``,
+        fetched in chunks so no lock is held between chunks.
+
+        Raises:
+            UnreadableRecordError: a row's stored position is damaged (not an
+                integer, or not after the previous row's and inside the range
+                asked for, as a damaged database page can return). A run of
+                such rows is reported once, at the first position after the
+                last good row, with ``next_position`` the next good row (or
+                the end of the chunk), so reading again from there always
+                moves forward.
+        """
+        nxt = max(from_position, 1)
+        last = to_position
+        while last is None or nxt <= last:
+            hi = nxt + _CHUNK - 1 if last is None else min(last, nxt + _CHUNK - 1)
+            with self._lock, self._guard:
+                rows = self._conn.execute(
+                    f"SELECT {columns} FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
+                    (nxt, hi),
+                ).fetchall()
+            if not rows:
+                return
+            prev = nxt - 1
+            i = 0
+            while i < len(rows):
+                pos = rows[i][0]
+                if type(pos) is int and prev < pos <= hi:
+                    yield rows[i]
+                    prev = pos
+                    i += 1
+                    continue
+                bad = [rows[i][0]]
+                i += 1
+                while i < len(rows) and not (type(rows[i][0]) is int and prev < rows[i][0] <= hi):
+                    bad.append(rows[i][0])
+                    i += 1
+                resume = rows[i][0] if i < len(rows) else hi + 1
+                shown = ", ".join(repr(b) for b in bad[:3]) + (", ..." if len(bad) > 3 else "")
+                raise UnreadableRecordError(
+                    self.path,
+                    prev + 1,
+                    None,
+                    f"{len(bad)} row(s) after position {prev} have a damaged position (read {shown}); "
+                    f"positions {prev + 1}..{resume - 1} cannot be read",
+                    resume,
+                )
+            nxt = prev + 1
+
+    def read_commands(
+        self, from_position: int = 0, to_position: int | None = None
+    ) -> Iterator[tuple[int, str, Any]]:
+        """Yield ``(position, namespace, payload)`` for positions ``from_position..to_position``.
+
+        Like :meth:`read` but decodes only the envelopes (not the events):
+        the input of a fold. O(k) for k records.
+
+        Raises:
+            UnreadableRecordError: as :meth:`read`.
+        """
+        for pos, env in self._rows("position, envelope", from_position, to_position):
+            try:
+                wire = decode_json(blob(env), stored=True)
+                namespace = wire["namespace"]
+                payload = wire.get("payload")
+            except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+                raise self._unreadable(pos, e) from None
+            yield pos, namespace, payload
+
+    def position_as_of(self, ts_ms: int) -> int:
+        """The length of the longest prefix whose envelope times are all ``<= ts_ms`` (unix ms).
+
+        O(log n): a running maximum of the times is indexed.
+        """
+        with self._lock, self._guard:
+            row = self._conn.execute("SELECT max(position) FROM records WHERE max_ts <= ?", (ts_ms,)).fetchone()
+        return int(row[0] or 0)
+
+    def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
+        """Yield positions ``1..p``, the longest prefix whose envelope ``ts`` are all ``<= ts_ms``."""
+        p = self.position_as_of(ts_ms)
+        if p == 0:
+            return iter(())
+        return self.read(1, p)
+
+    def rejection(self, envelope_id: str) -> Rejection | None:
+        """The recorded rejection of envelope ``envelope_id``, or ``None``. O(log n)."""
+        with self._lock, self._guard:
+            row = self._conn.execute(
+                "SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,)
+            ).fetchone()
+        return None if row is None else Rejection(row[0], blob(row[1]), str(row[2]), int(row[3]))
+
+    def lookup(self, envelope_id: str) -> LogRecord | None:
+        """The record holding envelope ``envelope_id``, or ``None``. O(log n)."""
+        with self._lock, self._guard:
+            row = self._conn.execute(
+                "SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,)
+            ).fetchone()
+        return None if row is None else self._record(row)
+
+    def subscribe(
+        self, from_position: int = 0, *, poll_interval: float = 0.05, idle_timeout: float | None = None
+    ) -> Iterator[LogRecord]:
+        """Yield every record after ``from_position``, then new ones as they are appended.
+
+        Args:
+            from_position: the last position the subscriber has processed
+                (0 = from the start).
+            poll_interval: seconds between polls once caught up.
+            idle_timeout: stop after this many seconds without a new record
+                (``None`` = never stop; close the generator to end it).
+        Yields:
+            :class:`LogRecord` objects in position order; a projection reads
+            ``record.events``.
+        """
+        last = from_position
+        idle_since = time.monotonic()
+        while True:
+            got = False
+            for rec in self.read(last + 1):
+                got = True
+                last = rec.position
+                yield rec
+            if got:
+                idle_since = time.monotonic()
+            elif idle_timeout is not None and time.monotonic() - idle_since >= idle_timeout:
+                return
+            time.sleep(poll_interval)
+
+    # -- audit ---------------------------------------------------------------------
+    def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:
+        """Recompute the hash chain from 32 zero bytes and check every record.
+
+        Detects a record whose bytes, id, time or hash were edited, a deleted
+        record (a gap), records swapped or reordered, and a broken running
+        time index. Given ``expected_head=(position, hex hash)`` an auditor
+        recorded earlier, also detects records removed from the end (or the
+        history rewritten before it).
+
+        Returns:
+            :class:`VerifyResult` with ``first_bad`` the first bad position.
+        Complexity: O(n) time (one SHA-256 per record), O(chunk) memory.
+        """
+        prev = GENESIS_HASH
+        expect = 1
+        max_ts: int | None = None
+        at_expected: bytes | None = None
+        while True:
+            with self._lock, self._guard:
+                rows = self._conn.execute(
+                    "SELECT position, ts_ms, max_ts, envelope, events, hash, id FROM records WHERE position >= ? ORDER BY position LIMIT ?",
+                    (expect, _CHUNK),
+                ).fetchall()
+            if not rows:
+                break
+            for pos, ts, mts, env, evs, stored, rid in rows:
+                if pos != expect:
+                    return VerifyResult(False, expect - 1, prev.hex(), expect, f"position {expect} is missing")
+                # the id column (used for idempotent appends) must be the envelope's own id,
+                # which canonical bytes always carry first
+                if not isinstance(rid, str) or not blob(env).startswith(b'{"id":' + _jsonfmt.dumpb(rid) + b","):
+                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: id column altered")
+                if not isinstance(ts, int) or not isinstance(mts, int):
+                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time altered")
+                h = record_hash(prev, pos, ts, blob(env), blob(evs))
+                if h != blob(stored):
+                    return VerifyResult(
+                        False, pos - 1, prev.hex(), pos, f"position {pos}: record or chain hash does not match"
+                    )
+                max_ts = ts if max_ts is None else max(max_ts, ts)
+                if mts != max_ts:
+                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time index altered")
+                prev = h
+                if expected_head is not None and pos == expected_head[0]:
+                    at_expected = h
+                expect += 1
+        head = expect - 1
+        if expected_head is not None:
+            epos, ehash = expected_head
+            if epos > head:
+                return VerifyResult(
+                    False, head, prev.hex(), head + 1,
+                    f"records {head + 1}..{epos} are missing (expected head at position {epos})",
+                )
+            if epos > 0 and (at_expected is None or at_expected.hex() != ehash.lower()):
+                return VerifyResult(False, head, prev.hex(), epos, f"position {epos}: hash differs from the expected head")
+            if epos == 0 and ehash.lower() != GENESIS_HASH.hex():
+                return VerifyResult(False, head, prev.hex(), 1, "expected head hash of an empty log is 64 zeros")
+        return VerifyResult(True, head, prev.hex())
+
+    def hash_at(self, position: int) -> str | None:
+        """The stored chain hash at ``position`` (hex), 64 zeros for 0, ``None`` past the head."""
+        if position == 0:
+            return GENESIS_HASH.hex()
+        with self._lock, self._guard:
+            row = self._conn.execute("SELECT hash FROM records WHERE position = ?", (position,)).fetchone()
+        return None if row is None else blob(row[0]).hex()
+
+    # -- snapshots -----------------------------------------------------------------
+    def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
+        """The latest snapshot at or before ``max_position`` that matches the chain.
+
+        A snapshot whose recorded chain hash differs from the log's hash at its
+        position (the history it was taken from was changed), or whose state
+        bytes do not match their SHA-256, is skipped with a
+        :class:`RuntimeWarning`, and the next older one is tried.
+        O(s) for s snapshots tried.
+        """
+        with self._lock, self._guard:
+            rows = self._conn.execute(
+                "SELECT position, hash, state, state_hash FROM snapshots WHERE position <= ? ORDER BY position DESC",
+                (max_position if max_position is not None else 2**62,),
+            ).fetchall()
+        for pos, h, state, state_hash in rows:
+            h_hex = blob(h).hex()
+            if self.hash_at(pos) != h_hex:
+                warnings.warn(
+                    f"memex: snapshot at position {pos} does not match the log's chain; ignored",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                continue
+            if hashlib.sha256(blob(state)).digest() != blob(state_hash):
+                warnings.warn(
+                    f"memex: snapshot at position {pos} is corrupt (state hash mismatch); ignored",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                continue
+            return Snapshot(pos, h_hex, blob(state))
+        return None
+
+    def snapshot_positions(self) -> list[int]:
+        """Positions of the stored snapshots, ascending."""
+        with self._lock, self._guard:
+            return [r[0] for r in self._conn.execute("SELECT position FROM snapshots ORDER BY position")]
