@@ -164,3 +164,25 @@ def test_without_matplotlib_the_table_is_still_written(
     assert (tmp_path / "compare.md").read_text().startswith("# memex compared with memex-python")
     assert not (tmp_path / "compare.png").exists()
     assert "pip install -e '.[bench]'" in capsys.readouterr().out
+
+
+def test_scale_reports_per_call_times_and_ratios() -> None:
+    ours = harness.Side("ours", Path(sys.executable), Path("/o"), "ours")
+    canned = {
+        ("smart_retrieve_scoped", 10**6): {"ms": 200.0, "check": {}},
+        ("smart_retrieve", 10**4): {"ms": 100.0, "check": {}},
+        ("create_marginal", 10**6): {"ms": 6.0, "check": {"commands": 1000}},
+        ("create_marginal", 1000): {"ms": 4.0, "check": {"commands": 1000}},
+        ("replay_memory", 10**6): {
+            "ms": 30_000.0,
+            "check": {"rss_bytes_per_item": 900.0, "peak_rss_mib": 2000.0},
+        },
+    }
+    sc = harness.scale(ours, runner=lambda s, w, n, t: canned[(w, n)], log=lambda s: None)
+    assert sc["smart_retrieve_scoped_ms"] == 10.0 and sc["smart_retrieve_unscoped_small_ms"] == 5.0
+    assert sc["smart_retrieve_ratio"] == 2.0
+    assert (sc["create_us_big"], sc["create_us_small"], sc["create_ratio"]) == (6.0, 4.0, 1.5)
+    assert sc["replay_s"] == 30.0 and sc["replay_rss_bytes_per_item"] == 900.0
+    md = harness.render_markdown({"meta": _meta(), "results": [], "order": [], "scale": sc})
+    assert "| ratio scoped@1,000,000 / unscoped@10,000 | 2.00x |" in md
+    assert "| `memory.create` per command at n = 1,000,000 | 6.00 µs |" in md

@@ -316,8 +316,10 @@ def scale(
         "create_small_n": small_create,
         "replay_s": replay["ms"] / 1000,
         "replay_rss_bytes_per_item": replay["check"]["rss_bytes_per_item"],
-        "memory_method": "ru_maxrss after minus before the replay_commands call, / n "
-        "(includes the returned lifecycle events)",
+        "replay_peak_rss_mib": replay["check"]["peak_rss_mib"],
+        "memory_method": "ru_maxrss after minus before the replay_commands call, / n; the "
+        "commands are wire dicts that exist before the call, so it counts the item records, "
+        "the state's maps and indexes and the returned lifecycle events",
     }
     out["smart_retrieve_ratio"] = out["smart_retrieve_scoped_ms"] / out["smart_retrieve_unscoped_small_ms"]
     out["create_ratio"] = out["create_us_big"] / out["create_us_small"]
@@ -410,8 +412,9 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"| `memory.create` per command at n = {sc['n']:,} | {sc['create_us_big']:.2f} µs |",
             f"| `memory.create` per command at n = {sc['create_small_n']:,} | {sc['create_us_small']:.2f} µs |",
             f"| ratio | {sc['create_ratio']:.2f}x |",
-            f"| `replay_commands` of {sc['n']:,} creates | {sc['replay_s']:.1f} s |",
-            f"| peak memory per item | {sc['replay_rss_bytes_per_item']:,.0f} bytes |",
+            f"| `replay_commands` of {sc['n']:,} creates (wire dicts) | {sc['replay_s']:.1f} s |",
+            f"| peak memory per item (RSS growth during the replay / n) | {sc['replay_rss_bytes_per_item']:,.0f} bytes |",
+            f"| peak RSS of that process | {sc['replay_peak_rss_mib']:,.0f} MiB |",
             "",
             f"Memory: {sc['memory_method']}.",
         ]

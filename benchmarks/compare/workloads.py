@@ -449,23 +449,28 @@ def w_create_marginal(n: int, data: Data) -> Result:
 
 
 def w_replay_memory(n: int, data: Data) -> Result:
-    """``replay_commands`` of n creates, with the peak-RSS growth during the replay.
+    """``replay_commands`` of n wire-dict creates, with the peak-RSS growth during the replay.
 
-    Memory: ``ru_maxrss`` after minus before the replay call, divided by n (bytes
-    per item; it includes the replay's list of lifecycle events). The command
-    list exists before the first reading, so it is not counted.
+    The commands are wire dicts (``{"type": "memory.create", "item": {...}}``, what a
+    decoded log holds), so the replay builds the item records itself. Memory:
+    ``ru_maxrss`` after minus before the replay call, divided by n (bytes per
+    item: the records, the state's maps and indexes, and the replay's list of
+    lifecycle events). The command list exists, and stays alive, before the first
+    reading, so it is not counted and its memory is not reused.
     """
     import resource
 
     items, _ = data.graph(n)
-    commands = create_commands(items)
-    del items
+    commands = [{"type": "memory.create", "item": _wire_item(kw)} for kw in items]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     ms, res = _timed(lambda: memex.replay_commands(commands))
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kib = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    per_item = (after - before) * kib / n
-    return ms, {"items": len(res.state.items), "rss_bytes_per_item": round(per_item, 1)}
+    unit = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return ms, {
+        "items": len(res.state.items),
+        "rss_bytes_per_item": round((after - before) * unit / n, 1),
+        "peak_rss_mib": round(after * unit / 2**20, 1),
+    }
 
 
 FUNCS: dict[str, Callable[[int, Data], Result]] = {
