@@ -429,7 +429,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.ticker import NullFormatter
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     except ImportError:
         return False
     workloads = list(dict.fromkeys(r["workload"] for r in report["results"]))
@@ -454,7 +454,14 @@ def plot(report: dict[str, Any], path: Path) -> bool:
         per = "command" if _CALLS.get(w) == "n" else "call"
         ax.set_title(f"{w} (ms per {per})", fontsize=9)
         ax.tick_params(labelsize=7, which="both")
-        ax.yaxis.set_minor_formatter(NullFormatter())  # no label on every minor tick
+        lo, hi = ax.get_ylim()
+        decades = math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1
+        if decades >= 2:  # two labelled powers of ten or more: minor ticks stay quiet
+            ax.yaxis.set_minor_formatter(NullFormatter())
+        else:  # at most one power of ten in view: label a few minor ticks, plainly
+            subs = (1.0, 2.0, 5.0) if hi / lo >= 3 else tuple(range(1, 10))
+            ax.yaxis.set_minor_locator(LogLocator(subs=subs))
+            ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: f"{y:.3g}"))
         ax.grid(True, which="both", alpha=0.3)
     axes.flat[0].legend(fontsize=7)
     fig.supxlabel("n (items)", fontsize=9)
