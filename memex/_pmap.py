@@ -220,14 +220,6 @@ class PMap(Mapping[K, V], Generic[K, V]):
             if e is not None:
                 yield i, e[0], e[1]
 
-    def unordered_positioned(self) -> list[tuple[int, tuple[K, V]]]:
-        """``(position, (key, value))`` for every entry, in no particular order.
-
-        Read in one pass over the trie (no lookup per position), so it is the
-        fastest full read when the order does not matter. O(n).
-        """
-        return list(self._slots.items())
-
     def set(self, key: K, value: V) -> PMap[K, V]:
         """Return a new map with ``key`` bound to ``value``.
 

@@ -33,8 +33,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from memex.columns import Columns, columns_of, decay_multipliers
 from memex.graph import GraphState
 from memex.models import (
     MemoryFilter,
@@ -44,12 +48,6 @@ from memex.models import (
     replace_unchecked,
 )
 from memex.query import candidate_entries, compile_filter, score_function
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    from memex.columns import Columns
 
 __all__ = ["rank", "MIN_COLUMNAR"]
 
@@ -88,8 +86,6 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
     pre = opts.pre
     if pre is None or (pre.ids is None and pre.scope is None and pre.scope_prefix is None):
         if len(state.items) >= MIN_COLUMNAR:
-            from memex.columns import columns_of
-
             cols = columns_of(state)
             out = _columnar(cols, None, weights, opts, now)
             if out is not None:
@@ -99,8 +95,6 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
     if not isinstance(entries, list):
         entries = list(entries)
     if len(entries) >= MIN_COLUMNAR:
-        from memex.columns import Columns
-
         entries.sort(key=_first)
         cols = Columns.from_items([it for _, it in entries])
         out = _columnar(cols, None, weights, opts, now)
@@ -159,15 +153,11 @@ def _column_mask(
     cols: Columns, sel: npt.NDArray[np.intp], flt: MemoryFilter, now: int
 ) -> npt.NDArray[np.bool_] | None:
     """The column criteria of ``flt`` on the slots ``sel``; ``None`` when they cannot be exact."""
-    import numpy as np
-
-    from memex.columns import decay_multipliers
-
     mask = np.ones(len(sel), dtype=bool)
     for key in ("author", "kind", "source_kind"):
         wanted = getattr(flt, key)
         if wanted is not None:
-            mask &= getattr(cols, key)[sel] == wanted
+            mask &= cols.text(key)[sel] == wanted
     if flt.range is not None:
         for name in ("authority", "conviction", "importance"):
             r = getattr(flt.range, name)
@@ -196,10 +186,6 @@ def _columnar(
     cols: Columns, sel: Any, weights: ScoreWeights, opts: ScoredQueryOptions, now: int
 ) -> Ranked | None:
     """Rank on columns; ``None`` when only the per-item path gives the exact result."""
-    import numpy as np
-
-    from memex.columns import decay_multipliers
-
     if sel is None:
         sel = np.flatnonzero(cols.live)
     pre, post, min_score = opts.pre, opts.post, opts.min_score
