@@ -11,6 +11,7 @@ reference: the same entries in the same order, scores within a relative
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -290,3 +291,50 @@ def test_both_sides_of_the_columnar_threshold_rank_alike(n: int) -> None:
     w = {"authority": 1, "decay": {"rate": 0.2, "interval": "hour", "type": "exponential"}}
     got = [(e.score, e.item.id) for e in get_scored_items(state, w, {"limit": 20}, now=NOW)]
     _agree(got, _reference(state, w, {"limit": 20}))
+
+
+def _ranked_state(n: int) -> GraphState:
+    state = create_graph_state()
+    for i in range(n):
+        item = MemoryItem(id=f"p{i:03d}", scope="s", kind="k", content={"i": i}, author="u",
+                          source_kind="observed", authority=1 - i / n, created_at=NOW)
+        state = apply_command(state, MemoryCreate(item=item)).state
+    return state
+
+
+def test_an_invalid_cost_before_a_cost_fn_exception_is_the_error() -> None:
+    state = _ranked_state(200)
+
+    def cost(it: MemoryItem) -> Any:
+        i = it.content["i"]
+        if i == 3:
+            return -1
+        if i == 5:
+            raise KeyError("boom")
+        return 1
+
+    with pytest.raises(memex.ValidationError, match=r'got -1 \(item "p003"\)'):
+        smart_retrieve(state, budget=10, cost_fn=cost, weights={"authority": 1}, now=NOW)
+
+
+def test_a_cost_fn_exception_before_any_invalid_cost_propagates() -> None:
+    state = _ranked_state(200)
+
+    def cost(it: MemoryItem) -> Any:
+        if it.content["i"] == 2:
+            raise KeyError("boom")
+        return float("nan") if it.content["i"] == 7 else 1
+
+    with pytest.raises(KeyError, match="boom"):
+        smart_retrieve(state, budget=10, cost_fn=cost, weights={"authority": 1}, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"),
+    [(True, "True"), ("3", "'3'"), (float("inf"), "inf"), (10**400, "an integer of 1329 bits"), (None, "None")],
+)
+def test_every_kind_of_invalid_cost_is_named_with_its_item(bad: Any, shown: str) -> None:
+    state = _ranked_state(200)
+    with pytest.raises(memex.ValidationError, match=rf'got {re.escape(shown)} \(item "p004"\)'):
+        smart_retrieve(state, budget=10, cost_fn=lambda it: bad if it.content["i"] == 4 else 0.5,
+                       weights={"authority": 1}, now=NOW)
