@@ -311,6 +311,17 @@ class PMapBuilder(Generic[K, V]):
         del self._index[key]
         del self._slots[pos]
 
+    def pop(self, key: K) -> V | None:
+        """Remove ``key`` and return its value; ``None`` (nothing changed) if absent.
+
+        One walk of each trie (:meth:`get` then :meth:`delete` would walk each twice).
+        """
+        pos = self._index.pop(key, None)
+        if pos is None:
+            return None
+        value: V = self._slots.pop(pos)[1]
+        return value
+
     def finish(self) -> PMap[K, V]:
         """The frozen result (the builder must not be used afterwards)."""
         index = self._index.finish()

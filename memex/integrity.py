@@ -332,18 +332,22 @@ def _cascade_order(state: GraphState, item_id: str) -> list[str]:
     """Descendants of ``item_id`` in DFS post-order, iteratively."""
     order: list[str] = []
     visited = {item_id}
+    child_ids = state.child_ids
     # (is_exit, id); children pushed in index order, the last popped first
-    stack: list[tuple[bool, str]] = [(False, c) for c in state.child_ids(item_id)]
+    stack: list[tuple[bool, str]] = [(False, c) for c in child_ids(item_id)]
+    pop, push = stack.pop, stack.append
     while stack:
-        is_exit, x = stack.pop()
+        is_exit, x = pop()
         if is_exit:
             order.append(x)
             continue
         if x in visited:
             continue
         visited.add(x)
-        stack.append((True, x))
-        stack.extend((False, c) for c in state.child_ids(x) if c not in visited)
+        push((True, x))
+        for c in child_ids(x):
+            if c not in visited:
+                push((False, c))
     return order
 
 
@@ -378,18 +382,16 @@ def cascade_retract(
     children-index driven, no scan of the graph; iterative.
     """
     _args(state, item_id=item_id)
-    order = _cascade_order(state, item_id)
-    if item_id in state.items:
-        order.append(item_id)
-    if not order:
-        return CascadeResult(state, [], [])
-    MemoryRetract(item_id=order[0], author=author, reason=reason)  # the arguments' checks, once
-    builder = GraphBuilder(state)  # one mutable copy for the whole cascade
-    events: list[MemoryLifecycleEvent] = []
-    with gc_paused():
-        for x in order:
-            events.extend(builder.retract_item(x))
-    return CascadeResult(builder.finish(), events, order)
+    with gc_paused():  # a cascade allocates many short-lived objects the collector need not walk
+        order = _cascade_order(state, item_id)
+        if item_id in state.items:
+            order.append(item_id)
+        if not order:
+            return CascadeResult(state, [], [])
+        MemoryRetract(item_id=order[0], author=author, reason=reason)  # the arguments' checks, once
+        builder = GraphBuilder(state)  # one mutable copy for the whole cascade
+        events = builder.retract_items(order)  # each exists and is listed once (visited set)
+        return CascadeResult(builder.finish(), events, order)
 
 
 def plan_cascade_retract(

@@ -46,14 +46,18 @@ def _seq_of(entry: tuple[int, Any]) -> int:
     return entry[0]
 
 
+_EMPTIED = object()  # marks a bucket whose last member a batch removed
+
+
 class _Buckets:
     """A mutable view of an index ``bucket -> {member: value}`` whose buckets are mutable too.
 
     A bucket is opened (``mutate()``) on its first change and changed in
     place afterwards, so a batch that removes 2,000 items of one scope does
-    not copy that scope's bucket 2,000 times; :meth:`finish` freezes each
-    opened bucket and writes them all into the index in one pass (an emptied
-    bucket is dropped).
+    not copy that scope's bucket 2,000 times; removing the only member of a
+    bucket just marks it emptied. :meth:`finish` freezes each opened bucket
+    and writes them all into the index in one pass (an emptied bucket is
+    dropped).
     """
 
     __slots__ = ("_index", "_open")
@@ -65,22 +69,26 @@ class _Buckets:
     def get(self, bucket: Any) -> Any:
         """The bucket (a mapping supporting ``get``, ``in`` and ``len``), or ``None``."""
         m = self._open.get(bucket)
-        return m if m is not None else self._index.get(bucket)
+        if m is None:
+            return self._index.get(bucket)
+        return None if m is _EMPTIED else m
 
     def values(self, bucket: Any) -> list[Any]:
         """The bucket's values (any order); ``[]`` for no bucket."""
         m = self._open.get(bucket)
-        if m is not None:  # a mutation cannot be iterated: freeze it and reopen
-            frozen = m.finish()
-            self._open[bucket] = frozen.mutate()
-            return list(frozen.values())
-        b = self._index.get(bucket)
-        return list(b.values()) if b else []
+        if m is None:
+            b = self._index.get(bucket)
+            return list(b.values()) if b else []
+        if m is _EMPTIED:
+            return []
+        frozen = m.finish()  # a mutation cannot be iterated: freeze it and reopen
+        self._open[bucket] = frozen.mutate()
+        return list(frozen.values())
 
     def _opened(self, bucket: Any) -> Any:
         m = self._open.get(bucket)
-        if m is None:
-            b = self._index.get(bucket)
+        if m is None or m is _EMPTIED:
+            b = self._index.get(bucket) if m is None else None
             m = self._open[bucket] = (b if b is not None else EMPTY_SET).mutate()
         return m
 
@@ -90,11 +98,17 @@ class _Buckets:
 
     def remove(self, bucket: Any, key: Any) -> None:
         """Delete ``index[bucket][key]`` if present."""
-        if bucket not in self._open:
+        m = self._open.get(bucket)
+        if m is None:
             b = self._index.get(bucket)
             if b is None or key not in b:
                 return
-        m = self._opened(bucket)
+            if len(b) == 1:
+                self._open[bucket] = _EMPTIED
+                return
+            m = self._open[bucket] = b.mutate()
+        elif m is _EMPTIED:
+            return
         if key in m:
             del m[key]
 
@@ -104,8 +118,8 @@ class _Buckets:
             return self._index
         index = self._index.mutate()
         for bucket, m in self._open.items():
-            b = m.finish()
-            if len(b):
+            b = m if m is _EMPTIED else m.finish()
+            if b is not _EMPTIED and len(b):
                 index[bucket] = b
             elif bucket in index:
                 del index[bucket]
@@ -239,6 +253,45 @@ class GraphBuilder:
             events.append(fast_event("edge.retracted", cause, edge=edge))
         self.items.delete(old.id)
         self._changed = True
+        return events
+
+    def retract_items(self, ids: list[str], cause: str = "memory.retract") -> list[MemoryLifecycleEvent]:
+        """:meth:`retract_item` for each of ``ids`` in order, in one tight loop (cascades).
+
+        Raises:
+            MemoryNotFoundError: an id is absent or listed twice; the items
+                before it stay retracted in the builder (a caller that cannot
+                accept that checks first).
+        """
+        events: list[MemoryLifecycleEvent] = []
+        add = events.append
+        items = self.items
+        children_remove, scope_remove = self.children.remove, self.by_scope.remove
+        node_values = self.by_node.values
+        for item_id in ids:
+            old = items.pop(item_id)  # nothing below can fail, so remove it first
+            if old is None:
+                raise MemoryNotFoundError(item_id)
+            parents = old.parents
+            if parents:
+                if len(parents) == 1 and type(parents) is list:
+                    children_remove(parents[0], item_id)  # a non-string parent finds no bucket
+                else:
+                    for p in parent_keys(parents):
+                        children_remove(p, item_id)
+            if isinstance(old.scope, str):
+                scope_remove(old.scope, item_id)
+            add(fast_event("memory.retracted", cause, item=old))
+            entries = node_values(item_id)
+            if entries:
+                entries.sort(key=_seq_of)
+                self._edges_changed = True
+                for _, edge in entries:
+                    self.edges.delete(edge.edge_id)
+                    self._drop_edge(edge)
+                    add(fast_event("edge.retracted", cause, edge=edge))
+        if ids:
+            self._items_changed = self._changed = True
         return events
 
     def _put_edge(self, edge: Edge, seq: int) -> None:
