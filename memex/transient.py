@@ -118,8 +118,8 @@ class _Buckets:
             return self._index
         index = self._index.mutate()
         for bucket, m in self._open.items():
-            b = m if m is _EMPTIED else m.finish()
-            if b is not _EMPTIED and len(b):
+            b: Any = None if m is _EMPTIED else m.finish()
+            if b is not None and len(b):
                 index[bucket] = b
             elif bucket in index:
                 del index[bucket]
