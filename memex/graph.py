@@ -176,6 +176,8 @@ class GraphState:
         bucket = self._edges_by_node.get(item_id)
         if not bucket:
             return []
+        if len(bucket) == 1:
+            return [entry[1] for entry in bucket.values()]
         return [e for _, e in sorted(bucket.values(), key=_first)]
 
     def edge_ids_of(self, item_id: str) -> list[str]:

@@ -434,11 +434,7 @@ def mark_alias(
 
 def _alias_targets(state: GraphState, item_id: str) -> list[str]:
     """``to`` of the active ALIAS edges leaving ``item_id``, in edge insertion order (O(d log d))."""
-    out = []
-    for e in state.edges_of(item_id):
-        if e.kind == "ALIAS" and e.active and e.from_ == item_id:
-            out.append(e.to)
-    return out
+    return [e.to for e in state.edges_of(item_id) if e.kind == "ALIAS" and e.active and e.from_ == item_id]
 
 
 def get_aliases(state: GraphState, item_id: str) -> list[MemoryItem]:
@@ -476,20 +472,23 @@ def get_alias_group(state: GraphState, item_id: str) -> list[MemoryItem]:
         ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
     _args(state, item_id=item_id)
-    items = state.items
+    get = state.items.get
     out: list[MemoryItem] = []
     visited: set[str] = set()
     stack = [item_id]
+    pop, push = stack.pop, stack.append
     while stack:
-        x = stack.pop()
+        x = pop()
         if x in visited:
             continue
         visited.add(x)
-        item = items.get(x)
+        item = get(x)
         if item is not None:
             out.append(item)
         # pushing only unvisited targets visits the same ids in the same order
-        stack.extend(t for t in _alias_targets(state, x) if t not in visited)
+        for t in _alias_targets(state, x):
+            if t not in visited:
+                push(t)
     return out
 
 

@@ -194,6 +194,9 @@ def get_support_tree(state: GraphState, item_id: str) -> SupportNode | None:
     return root
 
 
+_DONE = object()  # the end of a parents iterator
+
+
 def get_support_set(state: GraphState, item_id: str) -> list[MemoryItem]:
     """Return every item in the support of ``item_id``, once each, root first.
 
@@ -215,20 +218,20 @@ def get_support_set(state: GraphState, item_id: str) -> list[MemoryItem]:
         return []
     out = [root_item]
     visited = {item_id}
-    stack: list[tuple[list[Any], int]] = [(parent_list(root_item), 0)]
+    # one iterator over each open item's parents: the top is the item being walked
+    stack: list[Iterator[Any]] = [iter(parent_list(root_item))]
+    get, push, pop = items.get, stack.append, stack.pop
     while stack:
-        pids, i = stack[-1]
-        if i >= len(pids):
-            stack.pop()
+        pid = next(stack[-1], _DONE)
+        if pid is _DONE:
+            pop()
             continue
-        stack[-1] = (pids, i + 1)
-        pid = pids[i]
         if not isinstance(pid, str) or pid in visited:
             continue
-        parent = items.get(pid)
+        parent = get(pid)
         if parent is None:
             continue
         visited.add(pid)
         out.append(parent)
-        stack.append((parent_list(parent), 0))
+        push(iter(parent_list(parent)))
     return out

@@ -407,8 +407,9 @@ def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[t
     """``(order key, item)`` for the items ``flt`` can possibly match, unordered.
 
     The one place that picks an index for a filter: ``ids`` → those ids;
-    ``scope`` → the scope index; ``scope_prefix`` → the scopes with that
-    prefix; otherwise every item. The order key sorts like insertion order (a
+    ``scope`` → the scope index; ``has_parent`` or ``parents.includes`` →
+    the children index; ``scope_prefix`` → the scopes with that prefix;
+    otherwise every item. The order key sorts like insertion order (a
     scope index entry's ``seq``, else the item map's position), so a caller
     that ranks anyway can break ties by it without sorting the candidates
     first. The caller still applies the full filter. O(k) for k candidates.
@@ -419,9 +420,31 @@ def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[t
             return [(items.position(i), items[i]) for i in dict.fromkeys(flt.ids) if i in items]
         if flt.scope is not None:
             return state.scope_entries(flt.scope)
+        parent = _indexed_parent(flt)
+        if parent is not None:
+            return [(items.position(i), items[i]) for i in state.child_ids(parent)]
         if flt.scope_prefix is not None:
             return state.scope_prefix_entries(flt.scope_prefix)
     return enumerate(items.values())
+
+
+def _indexed_parent(flt: MemoryFilter) -> str | None:
+    """The parent id whose children index answers ``flt`` (``has_parent`` or ``parents.includes``)."""
+    if isinstance(flt.has_parent, str):
+        return flt.has_parent
+    if flt.parents is not None and isinstance(flt.parents.includes, str):
+        return flt.parents.includes
+    return None
+
+
+def is_indexed(flt: MemoryFilter | None) -> bool:
+    """Whether :func:`candidate_entries` reads ``flt``'s candidates from an index (not every item)."""
+    return flt is not None and (
+        flt.ids is not None
+        or flt.scope is not None
+        or flt.scope_prefix is not None
+        or _indexed_parent(flt) is not None
+    )
 
 
 def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[MemoryItem]:
@@ -429,7 +452,7 @@ def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[Mem
 
     O(n) for no index, O(k log k) for k candidates from an index.
     """
-    if flt is None or (flt.ids is None and flt.scope is None and flt.scope_prefix is None):
+    if not is_indexed(flt):
         return state.items.values()
     return [it for _, it in sorted(candidate_entries(state, flt), key=_first)]
 

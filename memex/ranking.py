@@ -47,7 +47,7 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
-from memex.query import candidate_entries, compile_filter, score_function
+from memex.query import candidate_entries, compile_filter, is_indexed, score_function
 
 __all__ = ["rank", "MIN_COLUMNAR"]
 
@@ -84,7 +84,7 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
     k = offset + limit best (O(m log m) for m survivors without a limit).
     """
     pre = opts.pre
-    if pre is None or (pre.ids is None and pre.scope is None and pre.scope_prefix is None):
+    if not is_indexed(pre):
         if len(state.items) >= MIN_COLUMNAR:
             cols = columns_of(state)
             out = _columnar(cols, None, weights, opts, now)

@@ -173,7 +173,7 @@ def _reference(state: GraphState, weights: dict[str, Any], options: dict[str, An
     opts = ScoredQueryOptions.from_dict(options)
     w = ScoreWeights.from_dict(weights)
     entries = candidate_entries(state, opts.pre)
-    if opts.pre is None or (opts.pre.scope is None and opts.pre.ids is None):
+    if opts.pre is None or (opts.pre.scope is None and opts.pre.ids is None and opts.pre.has_parent is None):
         entries = enumerate(state.items.values())
     scores, items = ranking._per_item(entries, w, opts, NOW)
     return [(s, it.id) for s, it in zip(scores, items, strict=True)]
@@ -338,3 +338,17 @@ def test_every_kind_of_invalid_cost_is_named_with_its_item(bad: Any, shown: str)
     with pytest.raises(memex.ValidationError, match=rf'got {re.escape(shown)} \(item "p004"\)'):
         smart_retrieve(state, budget=10, cost_fn=lambda it: bad if it.content["i"] == 4 else 0.5,
                        weights={"authority": 1}, now=NOW)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_step, max_size=80), st.sampled_from(IDS[:6]), st.sampled_from(["has_parent", "includes"]))
+def test_parent_filters_read_the_children_index_and_match_a_scan(
+    steps: list[tuple[str, Any, Any]], parent: str, key: str
+) -> None:
+    state = _run(steps)
+    flt: dict[str, Any] = {"has_parent": parent} if key == "has_parent" else {"parents": {"includes": parent}}
+    want = [it.id for it in state.items.values() if parent in (it.parents or ())]
+    assert [it.id for it in memex.get_items(state, flt)] == want
+    assert [it.id for it in memex.get_items(state, {**flt, "kind": "policy"})] == [
+        i for i in want if state.items[i].kind == "policy"
+    ]
