@@ -104,10 +104,11 @@ def from_json(data: Mapping[str, Any]) -> GraphState:
 def _from_json(data: Any, where: str) -> GraphState:
     if not isinstance(data, Mapping):
         raise fail(where.rstrip(".") or "state", "an object with items and edges", data)
-    return GraphState(
-        items=_pairs(data, "items", MemoryItem, "id", where),
-        edges=_pairs(data, "edges", Edge, "edge_id", where),
-    )
+    with gc_paused():  # a bulk load: many new objects, none cyclic
+        return GraphState(
+            items=_pairs(data, "items", MemoryItem, "id", where),
+            edges=_pairs(data, "edges", Edge, "edge_id", where),
+        )
 
 
 def stringify(state: GraphState, pretty: bool = False) -> str:
@@ -116,7 +117,8 @@ def stringify(state: GraphState, pretty: bool = False) -> str:
     Numbers print as JavaScript prints them and non-ASCII text is kept as is,
     so the text matches the TypeScript library's ``stringify``.
     """
-    return _jsonfmt.dumps(to_json(state), pretty=pretty)
+    with gc_paused():  # one dict per entity, all garbage right after
+        return _jsonfmt.dumps(to_json(state), pretty=pretty)
 
 
 def parse(text: str | bytes) -> GraphState:
@@ -134,7 +136,8 @@ def parse(text: str | bytes) -> GraphState:
     if not isinstance(text, str | bytes | bytearray):
         raise fail("text", "str or bytes", text)
     data = bytes(text) if isinstance(text, bytearray) else text
-    return from_json(decode_json(data, record=False))
+    with gc_paused():  # the decoded tree is a bulk of new, acyclic objects
+        return from_json(decode_json(data, record=False))
 
 
 SkippedRecord = tuple[int, "str | None", str]
