@@ -1,7 +1,9 @@
 """The read side of the memory graph: filters, sorting, scoring and lookups.
 
-Pure functions of a :class:`~memex.graph.GraphState`: the filter algebra,
-sorting and paging, lookups, and the score and decay formulas.
+Pure functions of a :class:`~memex.graph.GraphState`: sorting and paging,
+lookups, and the candidates a filter is tested on. The filter algebra lives
+in :mod:`memex.filters` and the time, score and decay formulas in
+:mod:`memex.scoring`; both are re-exported here.
 ``now`` (unix ms, keyword-only) defaults to the package clock and is read
 once per call. Where the state has an index for a query (ids, scope, scope
 prefix, children, a node's edges) the answer comes from it instead of a scan.
@@ -9,26 +11,30 @@ prefix, children, a node's edges) the answer comes from it instead of a scan.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memex import _time
 from memex import _validate as v
-from memex._uuid import safe_extract_timestamp
-from memex.errors import InvalidTimestampError
+from memex.filters import Predicate as Predicate
+from memex.filters import _as_filter as _as_filter
+from memex.filters import compile_filter, matches_filter
 from memex.graph import GraphState
 from memex.models import (
-    DecayConfig,
     Edge,
     EdgeFilter,
     MemoryFilter,
     MemoryItem,
     QueryOptions,
-    ScoreWeights,
     SortOption,
 )
-from memex.models.queries import check_filter_depth
+from memex.scoring import (
+    INTERVAL_MS,
+    compute_decay_multiplier,
+    compute_score,
+    decay_function,
+    item_timestamp,
+    score_function,
+)
 
 __all__ = [
     "INTERVAL_MS",
@@ -50,131 +56,6 @@ __all__ = [
     "score_function",
     "sort_items",
 ]
-
-#: Length of each decay interval in milliseconds.
-INTERVAL_MS: dict[str, int] = {"hour": 3_600_000, "day": 86_400_000, "week": 604_800_000}
-
-Predicate = Callable[[MemoryItem], bool]
-
-
-# ----------------------------------------------------------------------------- time
-def item_timestamp(item: MemoryItem) -> int:
-    """Return an item's time in unix ms: ``created_at`` if set (0 counts), else its UUIDv7 time.
-
-    Raises:
-        InvalidTimestampError: neither is available
-            (``Cannot determine timestamp for item "<id>": set created_at or use a UUIDv7 id``).
-    """
-    ts = item.created_at
-    if ts is not None:
-        return ts
-    ts = safe_extract_timestamp(item.id)
-    if ts is None:
-        raise InvalidTimestampError(
-            f'Cannot determine timestamp for item "{item.id}": set created_at or use a UUIDv7 id'
-        )
-    return ts
-
-
-def decay_function(cfg: DecayConfig, now: int) -> Callable[[MemoryItem], float]:
-    """Compile a decay config into ``item -> multiplier`` at a fixed ``now`` (unix ms).
-
-    The one implementation of the decay formula (TypeScript MemEX
-    ``computeDecayMultiplier``): ``age = now - item time``; ``age <= 0`` gives
-    ``1.0``; with ``n = age / interval``, exponential ``(1 - rate) ** n``,
-    linear ``max(0, 1 - rate * n)``, step ``(1 - rate) ** floor(n)``.
-    Used by :func:`compute_decay_multiplier`, the ``decay`` filter and scoring.
-    """
-    now = v.now_ms(now)
-    if not isinstance(cfg, DecayConfig):
-        raise v.fail("decay", "a DecayConfig", cfg)
-    interval = INTERVAL_MS[cfg.interval]
-    rate = cfg.rate
-    kind = cfg.type
-
-    def multiplier(item: MemoryItem) -> float:
-        age = now - item_timestamp(item)
-        if age <= 0:
-            return 1.0
-        n = age / interval
-        if kind == "exponential":
-            return float((1 - rate) ** n)
-        if kind == "linear":
-            return float(max(0.0, 1 - rate * n))
-        return float((1 - rate) ** math.floor(n))
-
-    return multiplier
-
-
-def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str, Any], *, now: int | None = None) -> float:
-    """Return the multiplier in [0, 1] by which ``item``'s score has decayed at ``now``.
-
-    ``age = now - item time`` (ms); ``age <= 0`` (including items from the
-    future) gives ``1.0``. With ``n = age / interval``: exponential
-    ``(1 - rate) ** n``; linear ``max(0, 1 - rate * n)``; step
-    ``(1 - rate) ** floor(n)`` (TypeScript MemEX ``computeDecayMultiplier``).
-
-    Args:
-        item: the memory item.
-        decay: a :class:`DecayConfig` or its mapping.
-        now: unix ms; default the package clock.
-    Raises:
-        InvalidTimestampError: the item has no usable time.
-        ValidationError: a malformed ``decay`` (named ``decay.<field>``:
-            ``rate`` in [0, 1], ``interval``, ``type``), an ``item`` that is
-            not a :class:`MemoryItem` or a bad ``now``.
-    """
-    v.instance(item, MemoryItem, "item")
-    cfg = v.record_arg(decay, DecayConfig, "decay")
-    return decay_function(cfg, _time.now_ms() if now is None else now)(item)
-
-
-def score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], float]:
-    """Compile weights into ``item -> score`` at a fixed ``now`` (the formula of
-    :func:`compute_score`), so a query validates the weights once, not per item.
-    Weights are used as floats, so a product beyond the double range is
-    ``inf`` rather than an ``OverflowError``.
-
-    Raises:
-        ValidationError: ``weights`` is not a :class:`ScoreWeights` or ``now``
-            is not an int of unix ms.
-    """
-    now = v.now_ms(now)
-    if not isinstance(weights, ScoreWeights):
-        raise v.fail("weights", "a ScoreWeights", weights)
-    wa = float(weights.authority or 0)
-    wc = float(weights.conviction or 0)
-    wi = float(weights.importance or 0)
-
-    def linear(it: MemoryItem) -> float:
-        return float(wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
-
-    if weights.decay is None:
-        return linear
-    multiplier = decay_function(weights.decay, now)
-
-    def decayed(it: MemoryItem) -> float:
-        return float(
-            (wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0)) * multiplier(it)
-        )
-
-    return decayed
-
-
-def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *, now: int | None = None) -> float:
-    """Return ``wa*authority + wc*(conviction or 0) + wi*(importance or 0)``, times decay if set.
-
-    Summed left to right; a missing weight counts 0; when ``weights.decay`` is
-    set the sum is multiplied by :func:`compute_decay_multiplier`.
-
-    Raises:
-        InvalidTimestampError: decay is set and the item has no usable time.
-        ValidationError: malformed weights (named ``weights.<field>``), an
-            ``item`` that is not a :class:`MemoryItem` or a bad ``now``.
-    """
-    v.instance(item, MemoryItem, "item")
-    w = v.record_arg(weights, ScoreWeights, "weights")
-    return score_function(w, _time.now_ms() if now is None else now)(item)
 
 
 # ----------------------------------------------------------------------------- sorting
@@ -225,184 +106,7 @@ def sort_items(items: list[MemoryItem], sort: SortOption | list[SortOption] | No
     return out
 
 
-# ----------------------------------------------------------------------------- filters
-_MISSING = object()
-
-
-def _resolve_path(meta: Any, path: str) -> Any:
-    cur = meta
-    for seg in path.split("."):
-        if isinstance(cur, dict):
-            if seg not in cur:
-                return _MISSING
-            cur = cur[seg]
-        elif isinstance(cur, list):
-            if not seg.isascii() or not seg.isdigit() or (len(seg) > 1 and seg[0] == "0"):
-                return _MISSING
-            i = int(seg)
-            if i >= len(cur):
-                return _MISSING
-            cur = cur[i]
-        else:
-            return _MISSING
-    return cur
-
-
-def _meta_equal(stored: Any, wanted: Any) -> bool:
-    """JavaScript ``===`` on JSON values: containers are never equal, bool is not a number."""
-    if isinstance(wanted, dict | list | tuple) or isinstance(stored, dict | list | tuple):
-        return False
-    if isinstance(wanted, bool) or isinstance(stored, bool):
-        return isinstance(wanted, bool) and isinstance(stored, bool) and wanted == stored
-    if isinstance(wanted, int | float) and isinstance(stored, int | float):
-        return bool(stored == wanted)
-    if wanted is None or stored is None:
-        return wanted is None and stored is None
-    return type(stored) is type(wanted) and bool(stored == wanted)
-
-
-def _as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
-    result: MemoryFilter | None = None if f is None else v.record_arg(f, MemoryFilter, "filter")
-    return result
-
-
-# The exact-match criteria, in test order: filter key -> the predicate made
-# from the filter's value (equal to it, or a non-empty field in the list).
-# Plain closures: a scan calls one per item, so no generic accessor in between.
-_EXACT: tuple[tuple[str, Callable[[Any], Predicate]], ...] = (
-    ("author", lambda w: lambda it: it.author == w),
-    ("kind", lambda w: lambda it: it.kind == w),
-    ("source_kind", lambda w: lambda it: it.source_kind == w),
-    ("intent_id", lambda w: lambda it: it.intent_id == w),
-    ("intent_ids", lambda w: lambda it: bool(it.intent_id) and it.intent_id in w),
-    ("task_id", lambda w: lambda it: it.task_id == w),
-    ("task_ids", lambda w: lambda it: bool(it.task_id) and it.task_id in w),
-)
-
-
-def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | None = None) -> Predicate:
-    """Compile a filter into a predicate ``item -> bool``.
-
-    Criteria are tested in the order :class:`~memex.MemoryFilter` lists them
-    (ids, scope, scope_prefix, author, kind, source_kind, intent_id,
-    intent_ids, task_id, task_ids, range, has_parent, is_root, parents,
-    decay, created, not, meta, meta_has, or) and the first failure stops
-    the test, so a later criterion's error (a missing timestamp) only surfaces
-    for items that reach it. ``now`` is fixed at compile time (default: the
-    clock, read once). Compiling once and testing many items avoids
-    re-validating the filter per item.
-    """
-    return _compile(_as_filter(f), _time.now_ms() if now is None else v.now_ms(now), 1)
-
-
-def _compile(flt: MemoryFilter | None, now: int, depth: int) -> Predicate:
-    if flt is None:
-        return lambda item: True
-    if depth == 1:
-        check_filter_depth(flt)  # an instance built in Python was never checked
-    checks: list[Predicate] = []
-    add = checks.append
-
-    if flt.ids is not None:
-        ids = frozenset(flt.ids)
-        add(lambda it: it.id in ids)
-    if flt.scope is not None:
-        scope = flt.scope
-        add(lambda it: it.scope == scope)
-    if flt.scope_prefix is not None:
-        prefix = flt.scope_prefix
-        add(lambda it: isinstance(it.scope, str) and it.scope.startswith(prefix))
-    for key, make in _EXACT:
-        wanted = getattr(flt, key)
-        if wanted is not None:
-            add(make(frozenset(wanted) if isinstance(wanted, list) else wanted))
-    if flt.range is not None:
-        for name in ("authority", "conviction", "importance"):
-            r = getattr(flt.range, name)
-            if r is None:
-                continue
-
-            def in_range(it: MemoryItem, name: str = name, lo: Any = r.min, hi: Any = r.max) -> bool:
-                val = getattr(it, name)
-                if val is None:
-                    return False
-                if lo is not None and not val >= lo:
-                    return False
-                return not (hi is not None and not val <= hi)
-
-            add(in_range)
-    if flt.has_parent is not None:
-        hp = flt.has_parent
-        add(lambda it: hp in (it.parents or ()))
-    if flt.is_root is not None:
-        want_root = flt.is_root
-        add(lambda it: (not it.parents) == want_root)
-    if flt.parents is not None:
-        pf = flt.parents
-        if pf.includes is not None:
-            inc = pf.includes
-            add(lambda it: inc in (it.parents or ()))
-        if pf.includes_any is not None:
-            anyof = pf.includes_any
-            add(lambda it: any(p in (it.parents or ()) for p in anyof))
-        if pf.includes_all is not None:
-            allof = pf.includes_all
-            add(lambda it: all(p in (it.parents or ()) for p in allof))
-        if pf.count is not None:
-            clo, chi = pf.count.min, pf.count.max
-            add(
-                lambda it: (clo is None or len(it.parents or ()) >= clo)
-                and (chi is None or len(it.parents or ()) <= chi)
-            )
-    if flt.decay is not None:
-        decay_of, dmin = decay_function(flt.decay.config, now), flt.decay.min
-        add(lambda it: decay_of(it) >= dmin)
-    if flt.created is not None:
-        before, after = flt.created.before, flt.created.after
-        if before is not None:
-            add(lambda it: item_timestamp(it) < before)
-        if after is not None:
-            add(lambda it: item_timestamp(it) >= after)
-    if flt.not_ is not None:
-        inner = _compile(flt.not_, now, depth + 1)
-        add(lambda it: not inner(it))
-    if flt.meta is not None:
-        wanted = list(flt.meta.items())
-        add(lambda it: all(_meta_equal(_resolve_path(it.meta, p), w) for p, w in wanted))
-    if flt.meta_has is not None:
-        paths = list(flt.meta_has)
-        add(lambda it: all(_resolve_path(it.meta, p) is not _MISSING for p in paths))
-    if flt.or_:
-        alts = [_compile(sub, now, depth + 1) for sub in flt.or_]
-        add(lambda it: any(a(it) for a in alts))
-
-    if not checks:
-        return lambda item: True
-    if len(checks) == 1:
-        return checks[0]
-
-    def predicate(it: MemoryItem) -> bool:
-        for c in checks:
-            if not c(it):
-                return False
-        return True
-
-    return predicate
-
-
-def matches_filter(item: MemoryItem, f: MemoryFilter | Mapping[str, Any], *, now: int | None = None) -> bool:
-    """Return whether ``item`` satisfies filter ``f`` (every present key must hold; ``{}`` matches all).
-
-    Raises:
-        InvalidTimestampError: a reached ``decay``/``created`` criterion needs
-            a time the item lacks.
-        ValidationError: a malformed filter mapping, an ``item`` that is not
-            a :class:`MemoryItem` or a bad ``now``.
-    """
-    v.instance(item, MemoryItem, "item")
-    return compile_filter(f, now=now)(item)
-
-
+# ----------------------------------------------------------------------------- candidates and lookups
 def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[tuple[int, MemoryItem]]:
     """``(order key, item)`` for the items ``flt`` can possibly match, unordered.
 

@@ -1,7 +1,8 @@
 """``MemexStore``: one object holding the memory, intent and task graphs, optionally durable.
 
-:mod:`~memex.store.core` holds the store itself; :mod:`~memex.store.ingest`
-the import of envelopes that already carry ids and times.
+:mod:`~memex.store.core` holds the store itself; :mod:`~memex.store.recovery`
+reading its log back (snapshot and tail, what cannot be read);
+:mod:`~memex.store.ingest` the import of envelopes that already carry ids and times.
 """
 
 from memex.log import EventLog, SQLiteEventLog
