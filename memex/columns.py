@@ -280,7 +280,7 @@ def columns_of(state: GraphState) -> Columns:
 def decay_multipliers(cfg: DecayConfig, now: int, times: npt.NDArray[np.int64]) -> FloatArray:
     """The decay multiplier of items with the given times (unix ms) at ``now``.
 
-    The formula of :func:`memex.query.decay_function`, element-wise:
+    The formula of :func:`memex.scoring.decay_function`, element-wise:
     ``age = now - time``; ``age <= 0`` gives 1; with ``n = age / interval``,
     exponential ``(1 - rate) ** n``, linear ``max(0, 1 - rate * n)``, step
     ``(1 - rate) ** floor(n)``. Results equal the per-item formula within a

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from memex import _time
+from memex._gc import gc_paused
 from memex import _validate as v
 from memex.errors import ValidationError
 from memex.graph import GraphState
@@ -137,7 +138,8 @@ def get_scored_items(
     opts = _options(options)
     now = _time.now_ms() if now is None else v.now_ms(now)
     scores, items = _ranked(state, w, opts, now)
-    return [ScoredItem(item=it, score=s) for s, it in zip(scores, items, strict=True)]
+    with gc_paused():  # up to one result record per item, none cyclic
+        return [ScoredItem(item=it, score=s) for s, it in zip(scores, items, strict=True)]
 
 
 def _ranked(
@@ -526,11 +528,12 @@ def smart_retrieve(
         at = _time.now_ms() if now is None else v.now_ms(now)
         best = _ranked(state, w, ScoredQueryOptions(pre=_as_filter(filter)), at)
         return _pack_pairs(best, budget, cost_fn)
-    ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
-    if contradictions == "filter":
-        ranked = filter_contradictions(state, ranked)
-    elif contradictions == "surface":
-        ranked = surface_contradictions(state, ranked)
-    if diversity is not None:
-        ranked = apply_diversity(ranked, diversity)
-    return pack_budget(ranked, budget, cost_fn)
+    with gc_paused():  # one short-lived result record per candidate, none cyclic
+        ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
+        if contradictions == "filter":
+            ranked = filter_contradictions(state, ranked)
+        elif contradictions == "surface":
+            ranked = surface_contradictions(state, ranked)
+        if diversity is not None:
+            ranked = apply_diversity(ranked, diversity)
+        return pack_budget(ranked, budget, cost_fn)
