@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
+from memex._gc import gc_paused
 from memex._uuid import safe_extract_timestamp, uuid7
+from memex.codec import MemoryCommandAdapter
 from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.intent import IntentState
@@ -38,6 +40,7 @@ from memex.models import (
 )
 from memex.namespaces import States, apply_in_place
 from memex.task import TaskState
+from memex.transient import GraphBuilder
 from memex.transplant.export import check_states
 from memex.transplant.records import (
     ImportPlan,
@@ -103,19 +106,32 @@ def _mint(old_id: str, known: Callable[[str], bool], created_at: Any = None) -> 
 
 class _Fold:
     """The working graphs of an import (``parts``: ``[mem, intents, tasks]``) and the
-    commands folded so far, with their events."""
+    commands folded so far, with their events.
+
+    The memory graph is a :class:`~memex.transient.GraphBuilder` (one mutable
+    copy for the whole import, frozen once by :attr:`states`); its ``items``
+    and ``edges`` answer ``in`` and ``get`` like the state's maps.
+    """
 
     def __init__(self, states: States) -> None:
-        self.parts: list[Any] = list(states)
+        self.parts: list[Any] = [GraphBuilder(states.mem), states.intents, states.tasks]
         self.records: list[tuple[str, Command, list[Any]]] = []
+        self._states: States | None = None
 
     def apply(self, namespace: str, cmd: Command) -> None:
-        cmd, events = apply_in_place(self.parts, namespace, cmd)
+        if namespace == "memory":
+            cmd = MemoryCommandAdapter.validate_python(cmd)
+            events: list[Any] = self.parts[0].apply(cmd)
+        else:
+            cmd, events = apply_in_place(self.parts, namespace, cmd)
         self.records.append((namespace, cmd, events))
 
     @property
     def states(self) -> States:
-        return States(*self.parts)
+        """The folded graphs (the memory builder is frozen on first use)."""
+        if self._states is None:
+            self._states = States(self.parts[0].finish(), self.parts[1], self.parts[2])
+        return self._states
 
 
 class _Kind(NamedTuple):
@@ -412,5 +428,6 @@ def fold_import(
     :class:`ImportPlan`, the folded :class:`~memex.namespaces.States`, and one
     ``(namespace, command, events)`` record per planned command, in order.
     """
-    plan, f = _plan(states, slice, skip_existing_ids, shallow_compare_existing, re_id_on_difference)
-    return plan, f.states, f.records
+    with gc_paused():  # an import allocates many short-lived, acyclic objects
+        plan, f = _plan(states, slice, skip_existing_ids, shallow_compare_existing, re_id_on_difference)
+        return plan, f.states, f.records
