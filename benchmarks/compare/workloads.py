@@ -38,6 +38,7 @@ collector is left as in normal use (enabled, not frozen).
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import inspect
 import json
@@ -242,8 +243,16 @@ def _ids(results: list[Any]) -> list[str]:
 Result = tuple[float, dict[str, Any]]
 
 
+def _start() -> float:
+    """Settle the heap, then read the clock: the setup's garbage (and the objects a
+    load allocated with the collector paused) is collected before, not during, the
+    measured part, on both sides."""
+    gc.collect()
+    return time.perf_counter()
+
+
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t = time.perf_counter()
+    t = _start()
     out = fn()
     return (time.perf_counter() - t) * 1000, out
 
@@ -253,7 +262,7 @@ def w_build(n: int, data: Data) -> Result:
     items, _ = data.graph(n)
     state = memex.create_graph_state()
     create, apply, command = memex.create_memory_item, memex.apply_command, memex.MemoryCreate
-    t = time.perf_counter()
+    t = _start()
     for kw in items:
         state = apply(state, command(item=create(**kw))).state
     ms = (time.perf_counter() - t) * 1000
@@ -265,7 +274,7 @@ def w_get_items_scope(n: int, data: Data) -> Result:
     state = load_state(*data.graph(n))
     scopes = [SCOPES[(7 * k) % len(SCOPES)] for k in range(QUERY_CALLS)]
     get_items = memex.get_items
-    t = time.perf_counter()
+    t = _start()
     counts = [len(get_items(state, {"scope": s})) for s in scopes]
     ms = (time.perf_counter() - t) * 1000
     return ms, {"hits": sum(counts)}
@@ -279,7 +288,7 @@ def w_get_items_parents(n: int, data: Data) -> Result:
     rng = random.Random(7)
     ps = [rng.choice(with_parents)["parents"][0] for _ in range(QUERY_CALLS)]
     get_items = memex.get_items
-    t = time.perf_counter()
+    t = _start()
     counts = [len(get_items(state, {"parents": {"includes": p}})) for p in ps]
     ms = (time.perf_counter() - t) * 1000
     return ms, {"hits": sum(counts)}
@@ -292,7 +301,7 @@ def w_get_scored_decay(n: int, data: Data) -> Result:
     """
     state = load_state(*data.graph(n))
     get_scored = memex.get_scored_items
-    t = time.perf_counter()
+    t = _start()
     results = [get_scored(state, WEIGHTS_DECAY, {"limit": 50}) for _ in range(SCORED_CALLS)]
     ms = (time.perf_counter() - t) * 1000
     return ms, {"returned": len(results[-1]), "ids": digest(_ids(results[-1]))}
@@ -302,7 +311,7 @@ def w_smart_retrieve(n: int, data: Data) -> Result:
     """20 unscoped ``smart_retrieve(state, budget=2000, cost_fn=..., weights=...)``."""
     state = load_state(*data.graph(n))
     retrieve = memex.smart_retrieve
-    t = time.perf_counter()
+    t = _start()
     results = [
         retrieve(state, budget=2000, cost_fn=token_cost, weights=RETRIEVE_WEIGHTS)
         for _ in range(SCORED_CALLS)
@@ -322,7 +331,7 @@ def w_smart_retrieve_cd(n: int, data: Data) -> Result:
     kinds = {e["kind"] for e in edges}
     retrieve = memex.smart_retrieve
     policies = ["filter", "surface"] * (SCORED_CALLS // 2)
-    t = time.perf_counter()
+    t = _start()
     results = [
         retrieve(
             state,
@@ -389,7 +398,7 @@ def w_replay(n: int, data: Data) -> Result:
 def w_stringify_parse(n: int, data: Data) -> Result:
     """``stringify(state)`` then ``parse(text)``."""
     state = load_state(*data.graph(n))
-    t = time.perf_counter()
+    t = _start()
     text = memex.stringify(state)
     back = memex.parse(text)
     ms = (time.perf_counter() - t) * 1000
@@ -405,7 +414,7 @@ def w_slice(n: int, data: Data) -> Result:
     chosen = set(SCOPES[::10])
     ids = [kw["id"] for kw in items if kw["scope"] in chosen]
     intents, tasks = memex.create_intent_state(), memex.create_task_state()
-    t = time.perf_counter()
+    t = _start()
     exported = memex.export_slice(state, intents, tasks, memory_ids=ids)
     res = memex.import_slice(memex.create_graph_state(), intents, tasks, exported)
     ms = (time.perf_counter() - t) * 1000
@@ -421,7 +430,7 @@ def w_smart_retrieve_scoped(n: int, data: Data) -> Result:
     """20 ``smart_retrieve`` with a ``scope`` filter (one scope = 1% of the graph)."""
     state = load_state(*data.graph(n))
     retrieve = memex.smart_retrieve
-    t = time.perf_counter()
+    t = _start()
     results = [
         retrieve(
             state,
@@ -441,7 +450,7 @@ def w_create_marginal(n: int, data: Data) -> Result:
     state = load_state(*data.graph(n))
     extra = [data.item_kwargs() for _ in range(1000)]
     create, apply, command = memex.create_memory_item, memex.apply_command, memex.MemoryCreate
-    t = time.perf_counter()
+    t = _start()
     for kw in extra:
         state = apply(state, command(item=create(**kw))).state
     ms = (time.perf_counter() - t) * 1000
@@ -480,7 +489,7 @@ FUNCS: dict[str, Callable[[int, Data], Result]] = {
 
 def run(side: str, n: int, workload: str, seed: int = 1) -> dict[str, Any]:
     """Run one workload at size ``n`` and return the JSON-able record."""
-    t = time.perf_counter()
+    t = _start()
     ms, check = FUNCS[workload](n, Data(seed))
     return {
         "side": side,
