@@ -49,8 +49,8 @@ from memex.models import DecayConfig, MemoryItem
 
 __all__ = ["Columns", "columns_of", "decay_multipliers", "EXACT_INT"]
 
-#: Integers of at most this magnitude convert to a double exactly; a column or
-#: bound beyond it is compared per item instead (Python compares ints exactly).
+#: Integers below this magnitude convert to a double exactly; a column or bound
+#: at or beyond it is compared per item instead (Python compares ints exactly).
 EXACT_INT = 2**53
 
 _INTERVAL_MS: dict[str, int] = {"hour": 3_600_000, "day": 86_400_000, "week": 604_800_000}
@@ -193,7 +193,8 @@ class Columns:
             col[positions] = _objects(list(map(attrgetter(name), items)))
         if self.exact:
             for col in (a, cv, im):
-                if np.any(np.abs(col) > EXACT_INT):
+                # >=: an int just beyond 2**53 converts to exactly 2**53
+                if np.any(np.abs(col) >= EXACT_INT):
                     self.exact = False
 
     def text(self, name: str) -> npt.NDArray[Any]:

@@ -95,11 +95,12 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
     if not isinstance(entries, list):
         entries = list(entries)
     if len(entries) >= MIN_COLUMNAR:
-        entries.sort(key=_first)
-        cols = Columns.from_items([it for _, it in entries])
+        ordered = sorted(entries, key=_first)
+        cols = Columns.from_items([it for _, it in ordered])
         out = _columnar(cols, None, weights, opts, now)
         if out is not None:
             return out
+    # the index's own order: the per-item path names the first bad item in it
     return _per_item(entries, weights, opts, now)
 
 
@@ -146,7 +147,8 @@ def _rank_key(r: tuple[float, int, MemoryItem]) -> tuple[float, int]:
 
 
 def _huge(x: Any) -> bool:
-    return type(x) is int and not -_EXACT <= x <= _EXACT
+    """An int a double may not hold exactly (2**53 + 1 converts to 2**53)."""
+    return isinstance(x, int) and not -_EXACT < x < _EXACT
 
 
 def _column_mask(

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from memex import _time
-from memex._gc import gc_paused
 from memex import _validate as v
+from memex._gc import gc_paused
 from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import (
@@ -190,11 +190,8 @@ def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) ->
     kept: list[ScoredItem] = []
     for entry in scored:
         c = cost_fn(entry.item)
-        if type(c) is not int and type(c) is not float:
-            if isinstance(c, bool) or not isinstance(c, int | float):
-                raise _bad_cost(c, entry)
-        if not (0 <= c <= _FMAX):  # NaN, negative, infinite or beyond the double range
-            raise _bad_cost(c, entry)
+        if not ((type(c) is float or type(c) is int) and 0 <= c <= _FMAX):
+            _check_cost(c, entry.item)  # raises unless an int/float subclass in range
         if c <= remaining:
             kept.append(entry)
             remaining -= c
@@ -208,56 +205,28 @@ def _pack_pairs(
     ranked: tuple[list[float], list[MemoryItem]], budget: float, cost_fn: CostFn
 ) -> list[ScoredItem]:
     """:func:`pack_budget` over ranked ``(scores, items)`` lists: a :class:`ScoredItem`
-    is built only for the entries kept. Same rule, same errors.
-
-    ``cost_fn`` is called on every entry in rank order (C-level ``map``); the
-    costs are then checked together and packed in one pass over plain
-    numbers. If ``cost_fn`` raises, an invalid cost returned before it is
-    reported instead, as an entry-by-entry loop would have stopped there.
-    """
+    is built only for the entries kept. Same rule, same errors, and ``cost_fn``
+    is not called after the first invalid cost."""
     remaining = _budget(budget)
     scores, items = ranked
-    costs: list[Any] = []
-    try:
-        costs.extend(map(cost_fn, items))
-    except BaseException:
-        _check_costs(costs, items)  # an earlier invalid cost is the error the loop would raise
-        raise
-    _check_costs(costs, items)
     kept: list[ScoredItem] = []
-    for i, c in enumerate(costs):
+    for i, it in enumerate(items):
+        c = cost_fn(it)
+        if not ((type(c) is float or type(c) is int) and 0 <= c <= _FMAX):
+            _check_cost(c, it)  # raises unless an int/float subclass in range
         if c <= remaining:
-            kept.append(ScoredItem(item=items[i], score=scores[i]))
+            kept.append(ScoredItem(item=it, score=scores[i]))
             remaining -= c
     return kept
 
 
-_NUMBER_TYPES = frozenset((int, float))
-
-
-def _check_costs(costs: list[Any], items: list[MemoryItem]) -> None:
-    """Raise the error of the first cost that is not a finite number in [0, 1.8e308]."""
-    if costs and set(map(type, costs)) <= _NUMBER_TYPES:
-        try:
-            total, low, high = sum(costs), min(costs), max(costs)
-        except OverflowError:  # an int beyond the double range among floats: the loop names it
-            pass
-        else:
-            # a NaN or an infinity makes the sum NaN or infinite; the bounds catch the rest
-            if low >= 0 and high <= _FMAX and total - total == 0:
-                return
-    elif not costs:
-        return
-    for c, it in zip(costs, items, strict=False):
-        if type(c) is not int and type(c) is not float:
-            if isinstance(c, bool) or not isinstance(c, int | float):
-                raise _bad_cost_of(c, it)
-        if not (0 <= c <= _FMAX):  # NaN, negative, infinite or beyond the double range
-            raise _bad_cost_of(c, it)
-
-
-def _bad_cost(c: Any, entry: ScoredItem) -> ValidationError:
-    return _bad_cost_of(c, entry.item)
+def _check_cost(c: Any, item: MemoryItem) -> None:
+    """Raise the packing error for ``c`` unless it is a finite number in [0, 1.8e308]."""
+    if type(c) is not int and type(c) is not float:
+        if isinstance(c, bool) or not isinstance(c, int | float):
+            raise _bad_cost_of(c, item)
+    if not (0 <= c <= _FMAX):  # NaN, negative, infinite or beyond the double range
+        raise _bad_cost_of(c, item)
 
 
 def _bad_cost_of(c: Any, item: MemoryItem) -> ValidationError:

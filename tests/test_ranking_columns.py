@@ -352,3 +352,42 @@ def test_parent_filters_read_the_children_index_and_match_a_scan(
     assert [it.id for it in memex.get_items(state, {**flt, "kind": "policy"})] == [
         i for i in want if state.items[i].kind == "policy"
     ]
+
+
+def test_cost_fn_is_not_called_after_the_first_invalid_cost() -> None:
+    state = _ranked_state(200)
+    calls: list[int] = []
+
+    def cost(it: MemoryItem) -> Any:
+        calls.append(it.content["i"])
+        return True if it.content["i"] == 0 else 1
+
+    with pytest.raises(memex.ValidationError, match="got True"):
+        smart_retrieve(state, budget=10, cost_fn=cost, weights={"authority": 1}, now=NOW)
+    assert calls == [0]  # the best entry's cost stopped the packing
+
+
+def test_a_score_just_beyond_two_to_the_53_is_compared_exactly() -> None:
+    state = _ranked_state(200)
+    state = apply_command(state, MemoryUpdate(item_id="p005", partial={"authority": 2**53 + 1}, author="u")).state
+    for bound in ({"max": 2**53}, {"max": 2**53 - 1}):
+        got = [e.item.id for e in get_scored_items(
+            state, {"authority": 1}, {"pre": {"range": {"authority": bound}}, "limit": 3}, now=NOW)]
+        assert "p005" not in got and got == ["p000", "p001", "p002"]
+    state = apply_command(state, MemoryUpdate(item_id="p006", partial={"authority": -(2**53) - 1}, author="u")).state
+    got = [e.item.id for e in get_scored_items(
+        state, {"authority": 1}, {"pre": {"range": {"authority": {"min": -(2**53)}}}, "limit": 300}, now=NOW)]
+    assert "p006" not in got and "p005" in got
+
+
+def test_indexed_candidates_name_the_first_timeless_item_in_index_order() -> None:
+    state = create_graph_state()
+    for i in range(130):  # plain ids, no created_at: no item has a time
+        item = MemoryItem(id=f"n{i:03d}", scope="s", kind="k", content={}, author="u",
+                          source_kind="observed", authority=0.5)
+        state = apply_command(state, MemoryCreate(item=item)).state
+    ids = [f"n{i:03d}" for i in reversed(range(130))]
+    w = {"authority": 1, "decay": {"rate": 0.1, "interval": "day", "type": "linear"}}
+    for k in (127, 128, 130):
+        with pytest.raises(InvalidTimestampError, match='"n129"'):
+            get_scored_items(state, w, {"pre": {"ids": ids[:k]}}, now=10**12)

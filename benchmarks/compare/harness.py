@@ -104,9 +104,25 @@ class Side:
             )
 
 
+def installed_memex(python: Path) -> Path:
+    """The memex package directory ``python`` imports from a directory outside the
+    repository (where the children run): this repository's ``memex/`` for an
+    editable install, a copy in ``site-packages`` for a regular one."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [str(python), "-I", "-c", "import memex, sys; sys.stdout.write(memex.__file__)"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return Path(out.stdout.strip()).resolve().parent
+
+
 def ours_side() -> Side:
-    """Our package: the current interpreter, memex from this repository."""
-    return Side("ours", Path(sys.executable), REPO / "memex", "memex (this repo)")
+    """Our package: the current interpreter, memex as it installed this project
+    (this repository's ``memex/`` or its installed copy)."""
+    return Side("ours", Path(sys.executable), installed_memex(Path(sys.executable)), "memex (this repo)")
 
 
 def peer_side(venv: Path = PEER_VENV) -> Side:
@@ -116,7 +132,7 @@ def peer_side(venv: Path = PEER_VENV) -> Side:
 
 def fake_peer_side() -> Side:
     """Testing only: a "peer" that is our own package in a second subprocess."""
-    return Side("peer", Path(sys.executable), REPO / "memex", "fake peer (ours)")
+    return Side("peer", Path(sys.executable), installed_memex(Path(sys.executable)), "fake peer (ours)")
 
 
 def ensure_peer_venv(venv: Path = PEER_VENV, log: Callable[[str], None] = print) -> Path:
@@ -418,7 +434,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             "",
             f"Memory: {sc['memory_method']}.",
         ]
-    lines += ["", "Plot: `docs/compare.png` (time per call against n, log-log). Raw results: `docs/compare.json`.", ""]
+    lines += ["", "Plot: `compare.png` next to this file (time per call against n, log-log). Raw results: `compare.json`.", ""]
     return "\n".join(lines)
 
 
@@ -556,4 +572,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = write_reports(report, a.out_dir)
     print(render_markdown(report))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
+    failed = [
+        f"{r['workload']} n={r['n']} {side}"
+        for r in report["results"]
+        for side in ("peer", "ours")
+        if r[side]["status"].startswith("error")
+    ]
+    if failed:
+        print(f"error: {len(failed)} run(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
