@@ -119,17 +119,36 @@ def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[t
     first. The caller still applies the full filter. O(k) for k candidates.
     """
     items = state.items
-    if flt is not None:
-        if flt.ids is not None:
-            return [(items.position(i), items[i]) for i in dict.fromkeys(flt.ids) if i in items]
-        if flt.scope is not None:
-            return state.scope_entries(flt.scope)
-        parent = _indexed_parent(flt)
-        if parent is not None:
-            return [(items.position(i), items[i]) for i in state.child_ids(parent)]
-        if flt.scope_prefix is not None:
-            return state.scope_prefix_entries(flt.scope_prefix)
-    return enumerate(items.values())
+    index = index_of(flt)
+    if index is None:
+        return enumerate(items.values())
+    kind, key = index
+    if kind == "ids":
+        return [(items.position(i), items[i]) for i in dict.fromkeys(key) if i in items]
+    if kind == "scope":
+        return state.scope_entries(key)
+    if kind == "parent":
+        return [(items.position(i), items[i]) for i in state.child_ids(key)]
+    return state.scope_prefix_entries(key)
+
+
+def index_of(flt: MemoryFilter | None) -> tuple[str, Any] | None:
+    """The index :func:`candidate_entries` reads for ``flt``: ``("ids", ids)``,
+    ``("scope", scope)``, ``("parent", parent id)`` (``has_parent`` or
+    ``parents.includes``), ``("scope_prefix", prefix)``, in that order of
+    preference; ``None`` for a scan of every item."""
+    if flt is None:
+        return None
+    if flt.ids is not None:
+        return ("ids", flt.ids)
+    if flt.scope is not None:
+        return ("scope", flt.scope)
+    parent = _indexed_parent(flt)
+    if parent is not None:
+        return ("parent", parent)
+    if flt.scope_prefix is not None:
+        return ("scope_prefix", flt.scope_prefix)
+    return None
 
 
 def _indexed_parent(flt: MemoryFilter) -> str | None:
@@ -143,12 +162,7 @@ def _indexed_parent(flt: MemoryFilter) -> str | None:
 
 def is_indexed(flt: MemoryFilter | None) -> bool:
     """Whether :func:`candidate_entries` reads ``flt``'s candidates from an index (not every item)."""
-    return flt is not None and (
-        flt.ids is not None
-        or flt.scope is not None
-        or flt.scope_prefix is not None
-        or _indexed_parent(flt) is not None
-    )
+    return index_of(flt) is not None
 
 
 def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[MemoryItem]:
