@@ -15,8 +15,9 @@ Two evaluation strategies give the same result:
   tested per item on the survivors only; the top ``offset + limit`` are
   selected with ``numpy.argpartition`` and sorted, ties (equal scores) in
   insertion order. Unscoped calls read the state's cached columns; a
-  ``scope``/``scope_prefix``/``ids`` call builds small columns from the
-  candidates the indexes give.
+  ``scope`` or ``scope_prefix`` call reads columns of that scope's items,
+  built once per state from the scope index and kept in the state's memo.
+  ``ids`` and parent filters (a handful of candidates) rank per item.
 * **per item**, for fewer candidates, and whenever the columns cannot
   reproduce the per-item result exactly: an item without a usable time meets
   a time criterion or decay (the per-item path raises the same
