@@ -26,6 +26,7 @@ from memex.models import (
     MemoryItem,
     QueryOptions,
     SortOption,
+    replace_unchecked,
 )
 from memex.scoring import (
     INTERVAL_MS,
@@ -132,6 +133,24 @@ def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[t
     return state.scope_prefix_entries(key)
 
 
+def _rest_after_index(flt: MemoryFilter | None) -> MemoryFilter | None:
+    """``flt`` without the ``ids``, ``scope`` or ``scope_prefix`` criterion whose index
+    gave the candidates (``None`` when nothing else is left); ``flt`` itself otherwise."""
+    index = index_of(flt)
+    if flt is None or index is None or index[0] not in ("ids", "scope", "scope_prefix"):
+        return flt
+    rest: MemoryFilter = replace_unchecked(flt, {index[0]: None})
+    return rest if has_criteria(rest) else None
+
+
+def has_criteria(flt: MemoryFilter) -> bool:
+    """Whether ``flt`` has any criterion (an empty ``or`` list counts as none). O(fields)."""
+    return any(
+        getattr(flt, name) is not None and (name != "or_" or bool(flt.or_))
+        for name, _wire, _check in MemoryFilter._FIELDS
+    )
+
+
 def index_of(flt: MemoryFilter | None) -> tuple[str, Any] | None:
     """The index :func:`candidate_entries` reads for ``flt``: ``("ids", ids)``,
     ``("scope", scope)``, ``("parent", parent id)`` (``has_parent`` or
@@ -227,8 +246,12 @@ def get_items(
     v.instance(state, GraphState, "state")
     flt = _as_filter(filter)
     opts = _as_options(options)
-    pred = compile_filter(flt, now=now)
-    result = [it for it in candidate_items(state, flt) if pred(it)]
+    pred: Predicate | None = compile_filter(flt, now=now)  # in full: a malformed filter fails here
+    candidates = candidate_items(state, flt)
+    rest = _rest_after_index(flt)
+    if rest is not flt:  # the index already guarantees its own criterion for every candidate
+        pred = compile_filter(rest, now=now) if rest is not None else None
+    result = list(candidates) if pred is None else [it for it in candidates if pred(it)]
     if opts is None:
         return result
     result = sort_items(result, opts.sort)

@@ -49,7 +49,14 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
-from memex.query import candidate_entries, compile_filter, index_of, is_indexed, score_function
+from memex.query import (
+    candidate_entries,
+    compile_filter,
+    has_criteria,
+    index_of,
+    is_indexed,
+    score_function,
+)
 
 __all__ = ["rank", "MIN_COLUMNAR"]
 
@@ -243,7 +250,7 @@ def _columnar(
             return None
         sel = sel[mask]
         rest = replace_unchecked(pre, _CLEARED if not satisfied else {**_CLEARED, **dict.fromkeys(satisfied)})
-        if _has_criteria(rest):
+        if has_criteria(rest):
             ok = compile_filter(rest, now=now)
             sel = sel[np.fromiter((ok(it) for it in items[sel]), dtype=bool, count=len(sel))]
     if (weights.decay is not None or post is not None) and not timed and not cols.has_time[sel].all():
@@ -281,7 +288,3 @@ def _columnar(
     order = order[start:]
     ranked_items: list[MemoryItem] = items[sel[order]].tolist()
     return scores[order].tolist(), ranked_items
-
-
-def _has_criteria(flt: MemoryFilter) -> bool:
-    return any(getattr(flt, name) is not None for name, _wire, _check in MemoryFilter._FIELDS)

@@ -407,3 +407,15 @@ def test_a_scope_s_columns_are_built_once_per_state_and_follow_commands() -> Non
     assert [e.item.id for e in got] == ["p299", "p000"]
     assert [e.item.id for e in get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)] == [
         "p000", "p001"]  # the old state ranks as before
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_step, max_size=80), _filters, st.none() | st.lists(st.sampled_from(IDS), max_size=8))
+def test_indexed_get_items_match_a_scan_of_every_item(
+    steps: list[tuple[str, Any, Any]], flt: dict[str, Any], ids: list[str] | None
+) -> None:
+    state = _run(steps)
+    if ids is not None:
+        flt = {**flt, "ids": ids}
+    want = [it.id for it in state.items.values() if memex.matches_filter(it, flt, now=NOW)]
+    assert [it.id for it in memex.get_items(state, flt, now=NOW)] == want
