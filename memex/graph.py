@@ -95,6 +95,9 @@ class GraphState:
     # the score columns (memex.columns): None (build on first use), a Columns
     # built for this state, or (base Columns, change node) — see memex.columns
     _cols: Any = attrs.field(init=False, default=None)
+    # read-side caches of this state (memex.ranking: columns of a scope's items);
+    # None until a query fills it; never copied to a derived state
+    _memo: Any = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         children, by_scope, by_node = IndexBuilder(), IndexBuilder(), IndexBuilder()
@@ -138,6 +141,7 @@ class GraphState:
         object.__setattr__(s, "_by_scope", by_scope)
         object.__setattr__(s, "_seq", seq)
         object.__setattr__(s, "_cols", cols)
+        object.__setattr__(s, "_memo", None)
         return s
 
     def __eq__(self, other: object) -> bool:

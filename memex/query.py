@@ -26,6 +26,7 @@ from memex.models import (
     MemoryItem,
     QueryOptions,
     SortOption,
+    replace_unchecked,
 )
 from memex.scoring import (
     INTERVAL_MS,
@@ -119,17 +120,54 @@ def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[t
     first. The caller still applies the full filter. O(k) for k candidates.
     """
     items = state.items
-    if flt is not None:
-        if flt.ids is not None:
-            return [(items.position(i), items[i]) for i in dict.fromkeys(flt.ids) if i in items]
-        if flt.scope is not None:
-            return state.scope_entries(flt.scope)
-        parent = _indexed_parent(flt)
-        if parent is not None:
-            return [(items.position(i), items[i]) for i in state.child_ids(parent)]
-        if flt.scope_prefix is not None:
-            return state.scope_prefix_entries(flt.scope_prefix)
-    return enumerate(items.values())
+    index = index_of(flt)
+    if index is None:
+        return enumerate(items.values())
+    kind, key = index
+    if kind == "ids":
+        return [(items.position(i), items[i]) for i in dict.fromkeys(key) if i in items]
+    if kind == "scope":
+        return state.scope_entries(key)
+    if kind == "parent":
+        return [(items.position(i), items[i]) for i in state.child_ids(key)]
+    return state.scope_prefix_entries(key)
+
+
+def _rest_after_index(flt: MemoryFilter | None) -> MemoryFilter | None:
+    """``flt`` without the ``ids``, ``scope`` or ``scope_prefix`` criterion whose index
+    gave the candidates (``None`` when nothing else is left); ``flt`` itself otherwise."""
+    index = index_of(flt)
+    if flt is None or index is None or index[0] not in ("ids", "scope", "scope_prefix"):
+        return flt
+    rest: MemoryFilter = replace_unchecked(flt, {index[0]: None})
+    return rest if has_criteria(rest) else None
+
+
+def has_criteria(flt: MemoryFilter) -> bool:
+    """Whether ``flt`` has any criterion (an empty ``or`` list counts as none). O(fields)."""
+    return any(
+        getattr(flt, name) is not None and (name != "or_" or bool(flt.or_))
+        for name, _wire, _check in MemoryFilter._FIELDS
+    )
+
+
+def index_of(flt: MemoryFilter | None) -> tuple[str, Any] | None:
+    """The index :func:`candidate_entries` reads for ``flt``: ``("ids", ids)``,
+    ``("scope", scope)``, ``("parent", parent id)`` (``has_parent`` or
+    ``parents.includes``), ``("scope_prefix", prefix)``, in that order of
+    preference; ``None`` for a scan of every item."""
+    if flt is None:
+        return None
+    if flt.ids is not None:
+        return ("ids", flt.ids)
+    if flt.scope is not None:
+        return ("scope", flt.scope)
+    parent = _indexed_parent(flt)
+    if parent is not None:
+        return ("parent", parent)
+    if flt.scope_prefix is not None:
+        return ("scope_prefix", flt.scope_prefix)
+    return None
 
 
 def _indexed_parent(flt: MemoryFilter) -> str | None:
@@ -143,12 +181,7 @@ def _indexed_parent(flt: MemoryFilter) -> str | None:
 
 def is_indexed(flt: MemoryFilter | None) -> bool:
     """Whether :func:`candidate_entries` reads ``flt``'s candidates from an index (not every item)."""
-    return flt is not None and (
-        flt.ids is not None
-        or flt.scope is not None
-        or flt.scope_prefix is not None
-        or _indexed_parent(flt) is not None
-    )
+    return index_of(flt) is not None
 
 
 def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[MemoryItem]:
@@ -213,8 +246,12 @@ def get_items(
     v.instance(state, GraphState, "state")
     flt = _as_filter(filter)
     opts = _as_options(options)
-    pred = compile_filter(flt, now=now)
-    result = [it for it in candidate_items(state, flt) if pred(it)]
+    pred: Predicate | None = compile_filter(flt, now=now)  # in full: a malformed filter fails here
+    candidates = candidate_items(state, flt)
+    rest = _rest_after_index(flt)
+    if rest is not flt:  # the index already guarantees its own criterion for every candidate
+        pred = compile_filter(rest, now=now) if rest is not None else None
+    result = list(candidates) if pred is None else [it for it in candidates if pred(it)]
     if opts is None:
         return result
     result = sort_items(result, opts.sort)

@@ -15,8 +15,9 @@ Two evaluation strategies give the same result:
   tested per item on the survivors only; the top ``offset + limit`` are
   selected with ``numpy.argpartition`` and sorted, ties (equal scores) in
   insertion order. Unscoped calls read the state's cached columns; a
-  ``scope``/``scope_prefix``/``ids`` call builds small columns from the
-  candidates the indexes give.
+  ``scope`` or ``scope_prefix`` call reads columns of that scope's items,
+  built once per state from the scope index and kept in the state's memo.
+  ``ids`` and parent filters (a handful of candidates) rank per item.
 * **per item**, for fewer candidates, and whenever the columns cannot
   reproduce the per-item result exactly: an item without a usable time meets
   a time criterion or decay (the per-item path raises the same
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memex._gc import gc_paused
 from memex.columns import Columns, columns_of, decay_multipliers
 from memex.graph import GraphState
 from memex.models import (
@@ -47,7 +49,14 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
-from memex.query import candidate_entries, compile_filter, is_indexed, score_function
+from memex.query import (
+    candidate_entries,
+    compile_filter,
+    has_criteria,
+    index_of,
+    is_indexed,
+    score_function,
+)
 
 __all__ = ["rank", "MIN_COLUMNAR"]
 
@@ -94,14 +103,41 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
     entries = candidate_entries(state, pre)
     if not isinstance(entries, list):
         entries = list(entries)
-    if len(entries) >= MIN_COLUMNAR:
-        ordered = sorted(entries, key=_first)
-        cols = Columns.from_items([it for _, it in ordered])
-        out = _columnar(cols, None, weights, opts, now)
+    index = index_of(pre)
+    if len(entries) >= MIN_COLUMNAR and index is not None and index[0] in _SCOPE_INDEXES:
+        cols = _scope_columns(state, index, entries)
+        out = _columnar(cols, None, weights, opts, now, satisfied=frozenset((index[0],)))
         if out is not None:
             return out
     # the index's own order: the per-item path names the first bad item in it
     return _per_item(entries, weights, opts, now)
+
+
+_SCOPE_INDEXES = ("scope", "scope_prefix")
+
+
+def _scope_columns(
+    state: GraphState, index: tuple[str, Any], entries: list[tuple[int, MemoryItem]]
+) -> Columns:
+    """Columns of the items of a scope (or scope prefix), in insertion order, built
+    once per state and kept in the state's memo (O(k) for k items; later calls
+    on the same state with the same scope reuse them).
+
+    ``index`` is the scope index the candidates came from (``("scope", s)``
+    or ``("scope_prefix", p)``) and ``entries`` exactly its items, so that
+    criterion holds for every slot and is not tested again per item.
+    """
+    memo = state._memo
+    if memo is None:
+        memo = {}
+        object.__setattr__(state, "_memo", memo)  # a cache: the state's value is unchanged
+    cols: Columns | None = memo.get(index)
+    if cols is None:
+        ordered = sorted(entries, key=_first)
+        with gc_paused():
+            cols = Columns.from_items([it for _, it in ordered])
+        memo[index] = cols
+    return cols
 
 
 def _first(entry: tuple[int, Any]) -> int:
@@ -185,9 +221,18 @@ def _column_mask(
 
 
 def _columnar(
-    cols: Columns, sel: Any, weights: ScoreWeights, opts: ScoredQueryOptions, now: int
+    cols: Columns,
+    sel: Any,
+    weights: ScoreWeights,
+    opts: ScoredQueryOptions,
+    now: int,
+    satisfied: frozenset[str] = frozenset(),
 ) -> Ranked | None:
-    """Rank on columns; ``None`` when only the per-item path gives the exact result."""
+    """Rank on columns; ``None`` when only the per-item path gives the exact result.
+
+    ``satisfied`` names pre-filter criteria every slot of ``cols`` already meets
+    (the index the columns were built from); they are not tested again.
+    """
     if sel is None:
         sel = np.flatnonzero(cols.live)
     pre, post, min_score = opts.pre, opts.post, opts.min_score
@@ -204,8 +249,8 @@ def _columnar(
         if mask is None:
             return None
         sel = sel[mask]
-        rest = replace_unchecked(pre, _CLEARED)
-        if _has_criteria(rest):
+        rest = replace_unchecked(pre, _CLEARED if not satisfied else {**_CLEARED, **dict.fromkeys(satisfied)})
+        if has_criteria(rest):
             ok = compile_filter(rest, now=now)
             sel = sel[np.fromiter((ok(it) for it in items[sel]), dtype=bool, count=len(sel))]
     if (weights.decay is not None or post is not None) and not timed and not cols.has_time[sel].all():
@@ -243,7 +288,3 @@ def _columnar(
     order = order[start:]
     ranked_items: list[MemoryItem] = items[sel[order]].tolist()
     return scores[order].tolist(), ranked_items
-
-
-def _has_criteria(flt: MemoryFilter) -> bool:
-    return any(getattr(flt, name) is not None for name, _wire, _check in MemoryFilter._FIELDS)

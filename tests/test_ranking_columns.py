@@ -141,6 +141,7 @@ _filters = st.fixed_dictionaries(
         "kind": st.sampled_from(KINDS),
         "author": st.sampled_from(AUTHORS),
         "scope": st.sampled_from(SCOPES),
+        "scope_prefix": st.sampled_from(["a", "a/", "b"]),
         "range": st.fixed_dictionaries(
             {}, optional={"authority": st.fixed_dictionaries({}, optional={"min": SCORE, "max": SCORE}),
                           "importance": st.fixed_dictionaries({}, optional={"min": SCORE})}
@@ -173,8 +174,6 @@ def _reference(state: GraphState, weights: dict[str, Any], options: dict[str, An
     opts = ScoredQueryOptions.from_dict(options)
     w = ScoreWeights.from_dict(weights)
     entries = candidate_entries(state, opts.pre)
-    if opts.pre is None or (opts.pre.scope is None and opts.pre.ids is None and opts.pre.has_parent is None):
-        entries = enumerate(state.items.values())
     scores, items = ranking._per_item(entries, w, opts, NOW)
     return [(s, it.id) for s, it in zip(scores, items, strict=True)]
 
@@ -391,3 +390,32 @@ def test_indexed_candidates_name_the_first_timeless_item_in_index_order() -> Non
     for k in (127, 128, 130):
         with pytest.raises(InvalidTimestampError, match='"n129"'):
             get_scored_items(state, w, {"pre": {"ids": ids[:k]}}, now=10**12)
+
+
+def test_a_scope_s_columns_are_built_once_per_state_and_follow_commands() -> None:
+    state = _ranked_state(300)
+    w = {"authority": 1}
+    first = get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)
+    memo = state._memo
+    assert memo is not None and ("scope", "s") in memo
+    cols = memo[("scope", "s")]
+    again = get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)
+    assert state._memo[("scope", "s")] is cols and [e.item.id for e in again] == [e.item.id for e in first]
+    newer = apply_command(state, MemoryUpdate(item_id="p299", partial={"authority": 5}, author="u")).state
+    assert newer._memo is None  # a derived state starts without the parent's caches
+    got = get_scored_items(newer, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)
+    assert [e.item.id for e in got] == ["p299", "p000"]
+    assert [e.item.id for e in get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)] == [
+        "p000", "p001"]  # the old state ranks as before
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_step, max_size=80), _filters, st.none() | st.lists(st.sampled_from(IDS), max_size=8))
+def test_indexed_get_items_match_a_scan_of_every_item(
+    steps: list[tuple[str, Any, Any]], flt: dict[str, Any], ids: list[str] | None
+) -> None:
+    state = _run(steps)
+    if ids is not None:
+        flt = {**flt, "ids": ids}
+    want = [it.id for it in state.items.values() if memex.matches_filter(it, flt, now=NOW)]
+    assert [it.id for it in memex.get_items(state, flt, now=NOW)] == want
