@@ -29,7 +29,9 @@ def test_estimate_seconds_uses_the_last_two_sizes_then_the_default() -> None:
     hist = [(1000, 1.0), (4000, 8.0)]
     assert harness.estimate_seconds(hist, 16_000, 1.0) == pytest.approx(64.0)
     # never below linear, even if the two points say so
-    assert harness.estimate_seconds([(1000, 5.0), (2000, 5.0)], 4000, 2.0) == pytest.approx(10.0)
+    assert harness.estimate_seconds([(1000, 5.0), (2000, 5.0)], 4000, 1.0) == pytest.approx(10.0)
+    # never below the workload's known exponent (setup time hides a quadratic part)
+    assert harness.estimate_seconds([(10_000, 1.5), (20_000, 3.3)], 100_000, 2.0) == pytest.approx(82.5)
 
 
 def test_median_ratio_and_check_differences() -> None:
