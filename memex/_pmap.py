@@ -364,29 +364,93 @@ EMPTY_SET: immutables.Map[Any, Any] = EMPTY_INDEX
 """The empty bucket."""
 
 
-class IndexBuilder:
-    """Bulk construction of an index ``bucket -> {member: value}`` from scratch.
+_EMPTIED = object()  # marks a bucket whose last member a builder removed
 
-    ``add`` costs O(log n) on a mutable view of the trie; :meth:`finish`
-    returns the immutable index. Used when a state is built from maps
-    (O(n log n) for n members), not by the reducers (they update an index
-    with :func:`pset_add` / :func:`bucket_put`, O(log n) per change).
+
+class IndexBuilder:
+    """A mutable view of an index ``bucket -> {member: value}`` whose buckets are mutable too.
+
+    Args:
+        index: the index to start from (default empty); it is never modified.
+
+    A bucket is opened (``mutate()``) on its first change and changed in
+    place afterwards, so building an index from n members, or a batch that
+    removes 2,000 items of one scope, does not copy a bucket per change;
+    removing the only member of a bucket just marks it emptied.
+    :meth:`finish` freezes each opened bucket and writes them all into the
+    index in one pass (an emptied bucket is dropped). Used to build a state's
+    indexes from maps and by transient batches (:mod:`memex.transient`); the
+    reducers update an index with :func:`pset_add` / :func:`bucket_put`.
+
+    Complexity: :meth:`put`, :meth:`remove`, :meth:`get` O(log n);
+    :meth:`finish` O(b log n) for b opened buckets.
     """
 
-    __slots__ = ("_m",)
+    __slots__ = ("_index", "_open")
 
-    def __init__(self) -> None:
-        self._m: Any = EMPTY_INDEX.mutate()
+    def __init__(self, index: immutables.Map[Any, Any] = EMPTY_INDEX) -> None:
+        self._index = index
+        self._open: dict[Any, Any] = {}
 
-    def add(self, bucket: Any, member: Any, value: Any = None) -> None:
-        """Put ``member`` (with ``value``) into the bucket ``bucket``."""
-        b = self._m.get(bucket)
-        self._m[bucket] = (b if b is not None else EMPTY_SET).set(member, value)
+    def get(self, bucket: Any) -> Any:
+        """The bucket (a mapping supporting ``get``, ``in`` and ``len``), or ``None``."""
+        m = self._open.get(bucket)
+        if m is None:
+            return self._index.get(bucket)
+        return None if m is _EMPTIED else m
+
+    def values(self, bucket: Any) -> list[Any]:
+        """The bucket's values (any order); ``[]`` for no bucket."""
+        m = self._open.get(bucket)
+        if m is None:
+            b = self._index.get(bucket)
+            return list(b.values()) if b else []
+        if m is _EMPTIED:
+            return []
+        frozen = m.finish()  # a mutation cannot be iterated: freeze it and reopen
+        self._open[bucket] = frozen.mutate()
+        return list(frozen.values())
+
+    def _opened(self, bucket: Any) -> Any:
+        m = self._open.get(bucket)
+        if m is None or m is _EMPTIED:
+            b = self._index.get(bucket) if m is None else None
+            m = self._open[bucket] = (b if b is not None else EMPTY_SET).mutate()
+        return m
+
+    def put(self, bucket: Any, member: Any, value: Any = None) -> None:
+        """``index[bucket][member] = value`` (``None`` for a set member)."""
+        self._opened(bucket)[member] = value
+
+    def remove(self, bucket: Any, member: Any) -> None:
+        """Delete ``index[bucket][member]`` if present."""
+        m = self._open.get(bucket)
+        if m is None:
+            b = self._index.get(bucket)
+            if b is None or member not in b:
+                return
+            if len(b) == 1:
+                self._open[bucket] = _EMPTIED
+                return
+            m = self._open[bucket] = b.mutate()
+        elif m is _EMPTIED:
+            return
+        if member in m:
+            del m[member]
 
     def finish(self) -> immutables.Map[Any, Any]:
-        """The built index (the builder must not be used afterwards)."""
-        index: immutables.Map[Any, Any] = self._m.finish()
-        return index
+        """The frozen index (the builder must not be used afterwards)."""
+        if not self._open:
+            return self._index
+        index = self._index.mutate()
+        for bucket, m in self._open.items():
+            b: Any = None if m is _EMPTIED else m.finish()
+            if b is not None and len(b):
+                index[bucket] = b
+            elif bucket in index:
+                del index[bucket]
+        result: immutables.Map[Any, Any] = index.finish()
+        return result
 
 
 def pset_add(index: immutables.Map[Any, Any], bucket: Any, member: Any) -> immutables.Map[Any, Any]:

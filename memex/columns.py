@@ -230,19 +230,17 @@ _ARRAYS = Columns.__slots__[1:-2]  # the per-slot arrays (not size, exact, _text
 
 def _scratch(state: GraphState) -> Columns:
     items = state.items
-    cols = Columns.empty(items.end)
     # in position order: items were allocated in that order, so reading their
     # fields walks memory forwards (3x faster than the trie's own order)
-    if len(items) == items.end:
-        values = list(items.values())
-        cols.put(np.arange(len(values), dtype=np.intp), values)
-    else:
-        positions: list[int] = []
-        values = []
-        for pos, _key, value in items.positioned():
-            positions.append(pos)
-            values.append(value)
-        cols.put(np.array(positions, dtype=np.intp), values)
+    if len(items) == items.end:  # no empty slots
+        return Columns.from_items(list(items.values()))
+    cols = Columns.empty(items.end)
+    positions: list[int] = []
+    values = []
+    for pos, _key, value in items.positioned():
+        positions.append(pos)
+        values.append(value)
+    cols.put(np.array(positions, dtype=np.intp), values)
     return cols
 
 

@@ -106,15 +106,15 @@ class GraphState:
             if type(item) is not MemoryItem or item.id != iid:
                 _bad_entry("items", iid, item, MemoryItem, "id")
             for p in parent_keys(item.parents):
-                children.add(p, iid)
+                children.put(p, iid)
             if isinstance(item.scope, str):
-                by_scope.add(item.scope, iid, (seq, item))
+                by_scope.put(item.scope, iid, (seq, item))
             seq += 1
         for eid, edge in self.edges.items():
             if type(edge) is not Edge or edge.edge_id != eid:
                 _bad_entry("edges", eid, edge, Edge, "edge_id")
             for node in {edge.from_, edge.to}:
-                by_node.add(node, eid, (seq, edge))
+                by_node.put(node, eid, (seq, edge))
             seq += 1
         object.__setattr__(self, "_children", children.finish())
         object.__setattr__(self, "_edges_by_node", by_node.finish())

@@ -383,9 +383,7 @@ def cascade_retract(
     """
     _args(state, item_id=item_id)
     with gc_paused():  # a cascade allocates many short-lived objects the collector need not walk
-        order = _cascade_order(state, item_id)
-        if item_id in state.items:
-            order.append(item_id)
+        order = _cascade_ids(state, item_id)
         if not order:
             return CascadeResult(state, [], [])
         MemoryRetract(item_id=order[0], author=author, reason=reason)  # the arguments' checks, once
@@ -405,10 +403,16 @@ def plan_cascade_retract(
         ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
     _args(state, item_id=item_id)
+    return [MemoryRetract(item_id=x, author=author, reason=reason) for x in _cascade_ids(state, item_id)]
+
+
+def _cascade_ids(state: GraphState, item_id: str) -> list[str]:
+    """The ids a cascade retracts, in order: the descendants in DFS post-order, then
+    ``item_id`` itself if it exists."""
     order = _cascade_order(state, item_id)
     if item_id in state.items:
         order.append(item_id)
-    return [MemoryRetract(item_id=x, author=author, reason=reason) for x in order]
+    return order
 
 
 # --------------------------------------------------------------------------- identity

@@ -85,7 +85,7 @@ class LifecycleState:
             for field, builder in zip(self._INDEXED, builders, strict=True):
                 key = getattr(entity, field)
                 if isinstance(key, str):
-                    builder.add(key, eid)
+                    builder.put(key, eid)
         object.__setattr__(self, "_indexes", tuple(b.finish() for b in builders))
 
     @property

@@ -133,7 +133,7 @@ def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[t
     return state.scope_prefix_entries(key)
 
 
-def _rest_after_index(flt: MemoryFilter | None) -> MemoryFilter | None:
+def rest_after_index(flt: MemoryFilter | None) -> MemoryFilter | None:
     """``flt`` without the ``ids``, ``scope`` or ``scope_prefix`` criterion whose index
     gave the candidates (``None`` when nothing else is left); ``flt`` itself otherwise."""
     index = index_of(flt)
@@ -248,7 +248,7 @@ def get_items(
     opts = _as_options(options)
     pred: Predicate | None = compile_filter(flt, now=now)  # in full: a malformed filter fails here
     candidates = candidate_items(state, flt)
-    rest = _rest_after_index(flt)
+    rest = rest_after_index(flt)
     if rest is not flt:  # the index already guarantees its own criterion for every candidate
         pred = compile_filter(rest, now=now) if rest is not None else None
     result = list(candidates) if pred is None else [it for it in candidates if pred(it)]

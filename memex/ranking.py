@@ -54,7 +54,7 @@ from memex.query import (
     compile_filter,
     has_criteria,
     index_of,
-    is_indexed,
+    rest_after_index,
     score_function,
 )
 
@@ -93,20 +93,18 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
     k = offset + limit best (O(m log m) for m survivors without a limit).
     """
     pre = opts.pre
-    if not is_indexed(pre):
+    index = index_of(pre)
+    if index is None:
         if len(state.items) >= MIN_COLUMNAR:
-            cols = columns_of(state)
-            out = _columnar(cols, None, weights, opts, now)
+            out = _columnar(columns_of(state), weights, opts, now)
             if out is not None:
                 return out
         return _per_item(enumerate(state.items.values()), weights, opts, now)
     entries = candidate_entries(state, pre)
     if not isinstance(entries, list):
         entries = list(entries)
-    index = index_of(pre)
-    if len(entries) >= MIN_COLUMNAR and index is not None and index[0] in _SCOPE_INDEXES:
-        cols = _scope_columns(state, index, entries)
-        out = _columnar(cols, None, weights, opts, now, satisfied=frozenset((index[0],)))
+    if len(entries) >= MIN_COLUMNAR and index[0] in _SCOPE_INDEXES:
+        out = _columnar(_scope_columns(state, index, entries), weights, opts, now)
         if out is not None:
             return out
     # the index's own order: the per-item path names the first bad item in it
@@ -221,20 +219,12 @@ def _column_mask(
 
 
 def _columnar(
-    cols: Columns,
-    sel: Any,
-    weights: ScoreWeights,
-    opts: ScoredQueryOptions,
-    now: int,
-    satisfied: frozenset[str] = frozenset(),
+    cols: Columns, weights: ScoreWeights, opts: ScoredQueryOptions, now: int
 ) -> Ranked | None:
-    """Rank on columns; ``None`` when only the per-item path gives the exact result.
-
-    ``satisfied`` names pre-filter criteria every slot of ``cols`` already meets
-    (the index the columns were built from); they are not tested again.
-    """
-    if sel is None:
-        sel = np.flatnonzero(cols.live)
+    """Rank the live slots of ``cols`` (the state's columns, or those of the
+    scope the pre filter's index names); ``None`` when only the per-item path
+    gives the exact result."""
+    sel = np.flatnonzero(cols.live)
     pre, post, min_score = opts.pre, opts.post, opts.min_score
     if _huge(min_score):
         return None
@@ -249,8 +239,9 @@ def _columnar(
         if mask is None:
             return None
         sel = sel[mask]
-        rest = replace_unchecked(pre, _CLEARED if not satisfied else {**_CLEARED, **dict.fromkeys(satisfied)})
-        if has_criteria(rest):
+        left = rest_after_index(pre)  # the index's own criterion holds for every slot
+        rest = None if left is None else replace_unchecked(left, _CLEARED)
+        if rest is not None and has_criteria(rest):
             ok = compile_filter(rest, now=now)
             sel = sel[np.fromiter((ok(it) for it in items[sel]), dtype=bool, count=len(sel))]
     if (weights.decay is not None or post is not None) and not timed and not cols.has_time[sel].all():

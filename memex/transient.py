@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memex._pmap import EMPTY_SET, PMapBuilder
+from memex._pmap import IndexBuilder, PMapBuilder
 from memex.errors import (
     DuplicateEdgeError,
     DuplicateMemoryError,
@@ -46,86 +46,6 @@ def _seq_of(entry: tuple[int, Any]) -> int:
     return entry[0]
 
 
-_EMPTIED = object()  # marks a bucket whose last member a batch removed
-
-
-class _Buckets:
-    """A mutable view of an index ``bucket -> {member: value}`` whose buckets are mutable too.
-
-    A bucket is opened (``mutate()``) on its first change and changed in
-    place afterwards, so a batch that removes 2,000 items of one scope does
-    not copy that scope's bucket 2,000 times; removing the only member of a
-    bucket just marks it emptied. :meth:`finish` freezes each opened bucket
-    and writes them all into the index in one pass (an emptied bucket is
-    dropped).
-    """
-
-    __slots__ = ("_index", "_open")
-
-    def __init__(self, index: Any) -> None:
-        self._index = index
-        self._open: dict[Any, Any] = {}
-
-    def get(self, bucket: Any) -> Any:
-        """The bucket (a mapping supporting ``get``, ``in`` and ``len``), or ``None``."""
-        m = self._open.get(bucket)
-        if m is None:
-            return self._index.get(bucket)
-        return None if m is _EMPTIED else m
-
-    def values(self, bucket: Any) -> list[Any]:
-        """The bucket's values (any order); ``[]`` for no bucket."""
-        m = self._open.get(bucket)
-        if m is None:
-            b = self._index.get(bucket)
-            return list(b.values()) if b else []
-        if m is _EMPTIED:
-            return []
-        frozen = m.finish()  # a mutation cannot be iterated: freeze it and reopen
-        self._open[bucket] = frozen.mutate()
-        return list(frozen.values())
-
-    def _opened(self, bucket: Any) -> Any:
-        m = self._open.get(bucket)
-        if m is None or m is _EMPTIED:
-            b = self._index.get(bucket) if m is None else None
-            m = self._open[bucket] = (b if b is not None else EMPTY_SET).mutate()
-        return m
-
-    def put(self, bucket: Any, key: Any, value: Any) -> None:
-        """``index[bucket][key] = value``."""
-        self._opened(bucket)[key] = value
-
-    def remove(self, bucket: Any, key: Any) -> None:
-        """Delete ``index[bucket][key]`` if present."""
-        m = self._open.get(bucket)
-        if m is None:
-            b = self._index.get(bucket)
-            if b is None or key not in b:
-                return
-            if len(b) == 1:
-                self._open[bucket] = _EMPTIED
-                return
-            m = self._open[bucket] = b.mutate()
-        elif m is _EMPTIED:
-            return
-        if key in m:
-            del m[key]
-
-    def finish(self) -> Any:
-        """The frozen index."""
-        if not self._open:
-            return self._index
-        index = self._index.mutate()
-        for bucket, m in self._open.items():
-            b: Any = None if m is _EMPTIED else m.finish()
-            if b is not None and len(b):
-                index[bucket] = b
-            elif bucket in index:
-                del index[bucket]
-        return index.finish()
-
-
 class GraphBuilder:
     """A mutable copy of a :class:`~memex.GraphState` that memory commands change in place.
 
@@ -148,7 +68,6 @@ class GraphBuilder:
         "by_node",
         "by_scope",
         "seq",
-        "_changed",
         "_edges_changed",
         "_items_changed",
     )
@@ -157,11 +76,10 @@ class GraphBuilder:
         self._state = state
         self.items: PMapBuilder[str, MemoryItem] = PMapBuilder(state.items)
         self.edges: PMapBuilder[str, Edge] = PMapBuilder(state.edges)
-        self.children = _Buckets(state._children)
-        self.by_node = _Buckets(state._edges_by_node)
-        self.by_scope = _Buckets(state._by_scope)
+        self.children = IndexBuilder(state._children)
+        self.by_node = IndexBuilder(state._edges_by_node)
+        self.by_scope = IndexBuilder(state._by_scope)
         self.seq = state._seq
-        self._changed = False
         self._items_changed = False  # items, children, scopes: kept as they were when False
         self._edges_changed = False  # edges, endpoints
 
@@ -169,13 +87,6 @@ class GraphBuilder:
         bucket = self.by_scope.get(item.scope) if isinstance(item.scope, str) else None
         entry = bucket.get(item.id) if bucket is not None else None
         return entry[0] if entry is not None else -1
-
-    def _edges_of(self, item_id: str) -> list[Edge]:
-        entries = self.by_node.values(item_id)
-        if not entries:
-            return []
-        entries.sort(key=_seq_of)
-        return [e for _, e in entries]
 
     # -- commands ---------------------------------------------------------------------
     def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:
@@ -189,7 +100,6 @@ class GraphBuilder:
         if handler is None:
             handler = next(_HANDLERS[c] for c in type(cmd).__mro__ if c in _HANDLERS)
         events: list[MemoryLifecycleEvent] = handler(self, cmd)
-        self._changed = True
         return events
 
     def create_item(self, cmd: MemoryCreate) -> list[MemoryLifecycleEvent]:
@@ -237,23 +147,7 @@ class GraphBuilder:
         Raises:
             MemoryNotFoundError: no such item (the builder is unchanged).
         """
-        old = self.items.get(item_id)
-        if old is None:
-            raise MemoryNotFoundError(item_id)
-        for p in parent_keys(old.parents):
-            self.children.remove(p, old.id)
-        if isinstance(old.scope, str):
-            self.by_scope.remove(old.scope, old.id)
-        events = [fast_event("memory.retracted", cause, item=old)]
-        self._items_changed = True
-        for edge in self._edges_of(old.id):
-            self._edges_changed = True
-            self.edges.delete(edge.edge_id)
-            self._drop_edge(edge)
-            events.append(fast_event("edge.retracted", cause, edge=edge))
-        self.items.delete(old.id)
-        self._changed = True
-        return events
+        return self.retract_items([item_id], cause)
 
     def retract_items(self, ids: list[str], cause: str = "memory.retract") -> list[MemoryLifecycleEvent]:
         """:meth:`retract_item` for each of ``ids`` in order, in one tight loop (cascades).
@@ -291,7 +185,7 @@ class GraphBuilder:
                     self._drop_edge(edge)
                     add(fast_event("edge.retracted", cause, edge=edge))
         if ids:
-            self._items_changed = self._changed = True
+            self._items_changed = True
         return events
 
     def _put_edge(self, edge: Edge, seq: int) -> None:
@@ -344,7 +238,7 @@ class GraphBuilder:
         state = self._state
         items, children, by_scope = self.items.finish(), self.children.finish(), self.by_scope.finish()
         edges, by_node = self.edges.finish(), self.by_node.finish()
-        if not self._changed:
+        if not (self._items_changed or self._edges_changed):
             return state
         if not self._items_changed:
             items, children, by_scope = state.items, state._children, state._by_scope

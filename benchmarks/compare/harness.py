@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.compare.workloads import WORKLOADS
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 WORKLOADS_PY = HERE / "workloads.py"
@@ -44,22 +46,6 @@ PEER_VENV = HERE / ".venvs" / "peer"
 PEER_REQUIREMENT = "memex-python==0.14.0"
 DEFAULT_SIZES = (1000, 10_000, 20_000, 100_000)
 SCALE_N = 1_000_000
-
-# Kept in sync with workloads.py (which must not import anything from the repo).
-WORKLOADS = (
-    "build",
-    "get_items_scope",
-    "get_items_parents",
-    "get_scored_decay",
-    "smart_retrieve",
-    "smart_retrieve_cd",
-    "cascade",
-    "support_set",
-    "alias_group",
-    "replay",
-    "stringify_parse",
-    "slice",
-)
 
 # Calls per measured part, for "time per call" in the plot (n = one per command).
 _CALLS: dict[str, int | str] = {
