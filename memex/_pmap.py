@@ -231,6 +231,20 @@ class PMap(Mapping[K, V], Generic[K, V]):
             return PMap._make(self._index.set(key, n), self._slots.set(n, (key, value)), n + 1)
         return PMap._make(self._index, self._slots.set(pos, (key, value)), self._next)
 
+    def add(self, key: K, value: V) -> PMap[K, V] | None:
+        """Return a new map with the new ``key`` bound to ``value`` (it goes last), or
+        ``None`` when ``key`` is already present (``self`` is unchanged either way).
+
+        One trie walk for the presence test and the insertion (``key in m``
+        followed by :meth:`set` walks three times). O(log n).
+        """
+        index = self._index
+        n = self._next
+        grown = index.set(key, n)
+        if len(grown) == len(index):  # the key was there: set() replaced its position
+            return None
+        return PMap._make(grown, self._slots.set(n, (key, value)), n + 1)
+
     def delete(self, key: K) -> PMap[K, V]:
         """Return a new map without ``key``; raises ``KeyError`` if absent.
 

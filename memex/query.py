@@ -185,13 +185,52 @@ def is_indexed(flt: MemoryFilter | None) -> bool:
 
 
 def candidate_items(state: GraphState, flt: MemoryFilter | None) -> Iterable[MemoryItem]:
-    """The items of :func:`candidate_entries`, in insertion order.
+    """The items of :func:`candidate_entries`, in insertion order (not to be modified).
 
-    O(n) for no index, O(k log k) for k candidates from an index.
+    O(n) for no index, O(k log k) for k candidates from an index; the items
+    of a ``scope`` or ``scope_prefix`` are ordered once per state
+    (:func:`scope_order`).
     """
-    if not is_indexed(flt):
+    index = index_of(flt)
+    if index is None:
         return state.items.values()
+    if index[0] in SCOPE_INDEXES:
+        return scope_order(state, index)
     return [it for _, it in sorted(candidate_entries(state, flt), key=_first)]
+
+
+SCOPE_INDEXES = ("scope", "scope_prefix")
+"""The :func:`index_of` kinds whose candidate order :func:`scope_order` keeps per state."""
+
+
+def state_memo(state: GraphState) -> dict[Any, Any]:
+    """The state's memo: derived values kept for the life of that state object
+    (scope orders, scope columns). It caches; the state's value is unchanged."""
+    memo: dict[Any, Any] | None = state._memo
+    if memo is None:
+        memo = {}
+        object.__setattr__(state, "_memo", memo)
+    return memo
+
+
+def scope_order(state: GraphState, index: tuple[str, Any]) -> list[MemoryItem]:
+    """The items of a ``("scope", s)`` or ``("scope_prefix", p)`` index in insertion
+    order, sorted once per state and kept in its memo (the list is shared:
+    callers must not modify it).
+
+    A state answers many questions about the same scopes; each command makes
+    a new state, which starts without a memo. O(k log k) the first time for
+    the k items, O(1) afterwards.
+    """
+    memo = state_memo(state)
+    key = ("order", *index)
+    ordered: list[MemoryItem] | None = memo.get(key)
+    if ordered is None:
+        kind, name = index
+        entries = state.scope_entries(name) if kind == "scope" else state.scope_prefix_entries(name)
+        ordered = [it for _, it in sorted(entries, key=_first)]
+        memo[key] = ordered
+    return ordered
 
 
 def _first(entry: tuple[int, Any]) -> int:

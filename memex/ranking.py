@@ -2,8 +2,8 @@
 
 :func:`rank` is the one implementation behind :func:`memex.get_scored_items`,
 :func:`memex.get_items_by_budget` and :func:`memex.smart_retrieve`. It
-returns ``(score, item)`` pairs, so callers build result records only for
-what they return.
+returns parallel score and item lists (:class:`Ranked`), so callers build
+result records only for what they return.
 
 Two evaluation strategies give the same result:
 
@@ -50,22 +50,51 @@ from memex.models import (
     replace_unchecked,
 )
 from memex.query import (
+    SCOPE_INDEXES,
     candidate_entries,
     compile_filter,
     has_criteria,
     index_of,
     rest_after_index,
+    scope_order,
     score_function,
+    state_memo,
 )
 
-__all__ = ["rank", "MIN_COLUMNAR"]
+__all__ = ["rank", "Ranked", "MIN_COLUMNAR"]
 
 #: Candidate count from which ranking runs on columns.
 MIN_COLUMNAR = 128
 
-#: ``(scores, items)``: two parallel lists in rank order (no per-entry tuples:
-#: floats are not tracked by the cyclic garbage collector, pairs would be).
-Ranked = tuple[list[float], list[MemoryItem]]
+
+class Ranked:
+    """Ranked entries: ``scores`` and ``items``, two parallel lists in rank order
+    (no per-entry tuples: floats are not tracked by the cyclic garbage
+    collector, pairs would be).
+
+    When ranking ran on columns and returned every survivor (no ``limit`` or
+    ``offset`` cut), ``pool`` holds the same items in memory order (their
+    column slots: the state's insertion order, the order they were allocated
+    in) and ``order`` maps rank to pool: ``items[i] is pool[order[i]]``. A
+    caller that must read every ranked item (budget packing calls ``cost_fn``
+    on each) reads them in pool order, walking memory forwards instead of
+    jumping between random addresses; otherwise both are ``None``.
+    """
+
+    __slots__ = ("scores", "items", "pool", "order")
+
+    def __init__(
+        self,
+        scores: list[float],
+        items: list[MemoryItem],
+        pool: npt.NDArray[Any] | None = None,
+        order: npt.NDArray[np.intp] | None = None,
+    ) -> None:
+        self.scores = scores
+        self.items = items
+        self.pool = pool
+        self.order = order
+
 
 # the pre-filter criteria the columns evaluate; every other criterion is tested per item
 _COLUMN_KEYS = ("author", "kind", "source_kind", "range", "decay", "created")
@@ -82,8 +111,8 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
         opts: validated options (``pre``, ``post``, ``min_score``, ``limit``, ``offset``).
         now: unix ms for decay and time criteria.
     Returns:
-        ``(scores, items)``: parallel lists in rank order (score descending,
-        equal scores in insertion order).
+        A :class:`Ranked`: ``scores`` and ``items`` in rank order (score
+        descending, equal scores in insertion order).
     Raises:
         InvalidTimestampError: decay or a time criterion reaches an item
             without a usable time (the first such item in candidate order).
@@ -100,46 +129,34 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
             if out is not None:
                 return out
         return _per_item(enumerate(state.items.values()), weights, opts, now)
+    if index[0] in SCOPE_INDEXES:
+        ordered = scope_order(state, index)  # once per state and scope
+        if len(ordered) >= MIN_COLUMNAR:
+            out = _columnar(_scope_columns(state, index), weights, opts, now)
+            if out is not None:
+                return out
+        return _per_item(enumerate(ordered), weights, opts, now)
     entries = candidate_entries(state, pre)
-    if not isinstance(entries, list):
-        entries = list(entries)
-    if len(entries) >= MIN_COLUMNAR and index[0] in _SCOPE_INDEXES:
-        out = _columnar(_scope_columns(state, index, entries), weights, opts, now)
-        if out is not None:
-            return out
     # the index's own order: the per-item path names the first bad item in it
     return _per_item(entries, weights, opts, now)
 
 
-_SCOPE_INDEXES = ("scope", "scope_prefix")
-
-
-def _scope_columns(
-    state: GraphState, index: tuple[str, Any], entries: list[tuple[int, MemoryItem]]
-) -> Columns:
-    """Columns of the items of a scope (or scope prefix), in insertion order, built
-    once per state and kept in the state's memo (O(k) for k items; later calls
-    on the same state with the same scope reuse them).
-
-    ``index`` is the scope index the candidates came from (``("scope", s)``
-    or ``("scope_prefix", p)``) and ``entries`` exactly its items, so that
-    criterion holds for every slot and is not tested again per item.
+def _scope_columns(state: GraphState, index: tuple[str, Any]) -> Columns:
+    """Columns of the items of a scope (or scope prefix), in insertion order
+    (:func:`~memex.query.scope_order`), built once per state and kept in the
+    state's memo (O(k) for k items; later calls on the same state with the
+    same scope reuse them). ``index`` is the scope index the candidates come
+    from (``("scope", s)`` or ``("scope_prefix", p)``), so that criterion
+    holds for every slot and is not tested again per item.
     """
-    memo = state._memo
-    if memo is None:
-        memo = {}
-        object.__setattr__(state, "_memo", memo)  # a cache: the state's value is unchanged
+    memo = state_memo(state)
     cols: Columns | None = memo.get(index)
     if cols is None:
-        ordered = sorted(entries, key=_first)
+        ordered = scope_order(state, index)
         with gc_paused():
-            cols = Columns.from_items([it for _, it in ordered])
+            cols = Columns.from_items(ordered)
         memo[index] = cols
     return cols
-
-
-def _first(entry: tuple[int, Any]) -> int:
-    return entry[0]
 
 
 def _per_item(
@@ -173,7 +190,7 @@ def _per_item(
     else:
         ranked.sort(key=key)
         ranked = ranked[start:]
-    return [r[0] for r in ranked], [r[2] for r in ranked]
+    return Ranked([r[0] for r in ranked], [r[2] for r in ranked])
 
 
 def _rank_key(r: tuple[float, int, MemoryItem]) -> tuple[float, int]:
@@ -267,7 +284,7 @@ def _columnar(
     if opts.limit is not None and start + opts.limit < m:
         k = start + opts.limit
         if k == 0:
-            return [], []
+            return Ranked([], [])
         neg = -scores
         cut = neg[np.argpartition(neg, k - 1)[k - 1]]  # the k-th best score (negated)
         better = np.flatnonzero(neg < cut)
@@ -276,6 +293,9 @@ def _columnar(
         order = top[np.lexsort((top, neg[top]))]
     else:
         order = np.argsort(-scores, kind="stable")
+    whole = start == 0 and len(order) == m
     order = order[start:]
     ranked_items: list[MemoryItem] = items[sel[order]].tolist()
-    return scores[order].tolist(), ranked_items
+    if whole:  # every survivor is ranked: offer them in slot (memory) order too
+        return Ranked(scores[order].tolist(), ranked_items, items[sel], order)
+    return Ranked(scores[order].tolist(), ranked_items)

@@ -285,7 +285,9 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
 
 def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
     item = cmd.item
-    if item.id in state.items:
+    items = state.items
+    added = items.add(item.id, item)
+    if added is None:
         raise DuplicateMemoryError(item.id)
     seq = state._seq
     children = state._children
@@ -298,11 +300,8 @@ def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
         by_scope = by_scope.set(
             item.scope, (bucket if bucket is not None else EMPTY_SET).set(item.id, (seq, item))
         )
-    items = state.items
     cols = None if state._cols is None else _track(state, items.end, item)
-    new = GraphState._derive(
-        items.set(item.id, item), state.edges, children, state._edges_by_node, by_scope, seq + 1, cols
-    )
+    new = GraphState._derive(added, state.edges, children, state._edges_by_node, by_scope, seq + 1, cols)
     return CommandResult(new, [fast_event("memory.created", cmd.type, item=item)])
 
 

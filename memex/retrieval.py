@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from memex import _time
 from memex import _validate as v
 from memex._gc import gc_paused
@@ -34,7 +36,7 @@ from memex.models import (
     replace_unchecked,
 )
 from memex.query import _as_filter, compile_filter
-from memex.ranking import rank
+from memex.ranking import Ranked, rank
 
 __all__ = [
     "get_scored_items",
@@ -137,14 +139,13 @@ def get_scored_items(
     w = _weights(weights)
     opts = _options(options)
     now = _time.now_ms() if now is None else v.now_ms(now)
-    scores, items = _ranked(state, w, opts, now)
+    ranked = _ranked(state, w, opts, now)
+    scores, items = ranked.scores, ranked.items
     with gc_paused():  # up to one result record per item, none cyclic
         return [ScoredItem(item=it, score=s) for s, it in zip(scores, items, strict=True)]
 
 
-def _ranked(
-    state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int
-) -> tuple[list[float], list[MemoryItem]]:
+def _ranked(state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int) -> Ranked:
     """Validate the filters (both are compiled, so a malformed one fails even when
     no item reaches it), then :func:`memex.ranking.rank`."""
     opts = _with_pre(opts, _as_filter(opts.pre))
@@ -164,16 +165,17 @@ def _with_pre(opts: ScoredQueryOptions, pre: MemoryFilter | None) -> ScoredQuery
 def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) -> list[ScoredItem]:
     """Greedy knapsack over ranked entries.
 
-    ``remaining = budget``; for each entry in order ``c = cost_fn(item)``;
-    ``c <= remaining`` keeps it and subtracts, otherwise it is skipped and
-    packing goes on. ``cost_fn`` sees every entry, so zero-cost entries are
-    always kept from a non-negative budget.
+    ``c = cost_fn(item)`` is computed once for every entry; then, with
+    ``remaining = budget``, each entry in order with ``c <= remaining`` is
+    kept and ``c`` subtracted, and any other is skipped while packing goes
+    on. So zero-cost entries are always kept from a non-negative budget.
 
     Args:
         scored: ranked :class:`ScoredItem` entries.
         budget: total cost allowed: a number (``inf`` means "no limit"; an
             int must be within the double range).
-        cost_fn: ``item -> cost``, a finite number >= 0.
+        cost_fn: ``item -> cost``, a finite number >= 0; called once per
+            entry, in entry order.
     Returns:
         The kept entries, in input order.
     Raises:
@@ -181,43 +183,79 @@ def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) ->
             the double range, ``cost_fn`` is not callable, or ``cost_fn``
             returned a negative, NaN, infinite, too large or non-numeric
             value (path ``cost_fn``: ``cost_fn must return a finite
-            non-negative number, got <c> (item "<id>")``); nothing is
-            returned. (``ValidationError`` is a ``ValueError``.)
+            non-negative number, got <c> (item "<id>")``, naming the first
+            such entry in order); nothing is returned. (``ValidationError``
+            is a ``ValueError``.) An exception raised by ``cost_fn`` itself
+            propagates unchanged.
+
+    Complexity: O(n) ``cost_fn`` calls; the packing pass is vectorised in
+    blocks of 256 entries, so entries that cannot fit cost no Python step.
     """
     remaining = _budget(budget)
     _cost_fn(cost_fn)
     scored = _scored(scored)
-    kept: list[ScoredItem] = []
-    for entry in scored:
-        c = cost_fn(entry.item)
-        if not ((type(c) is float or type(c) is int) and 0 <= c <= _FMAX):
-            _check_cost(c, entry.item)  # raises unless an int/float subclass in range
-        if c <= remaining:
-            kept.append(entry)
-            remaining -= c
-    return kept
+    items = [e.item for e in scored]
+    return [scored[i] for i in _greedy(list(map(cost_fn, items)), items, remaining)]
 
 
 _FMAX = 1.7976931348623157e308
+_EXACT = 2**53
+_PLAIN = frozenset((float, int))
+_BLOCK = 256
 
 
-def _pack_pairs(
-    ranked: tuple[list[float], list[MemoryItem]], budget: float, cost_fn: CostFn
-) -> list[ScoredItem]:
-    """:func:`pack_budget` over ranked ``(scores, items)`` lists: a :class:`ScoredItem`
-    is built only for the entries kept. Same rule, same errors, and ``cost_fn``
-    is not called after the first invalid cost."""
-    remaining = _budget(budget)
-    scores, items = ranked
-    kept: list[ScoredItem] = []
-    for i, it in enumerate(items):
-        c = cost_fn(it)
-        if not ((type(c) is float or type(c) is int) and 0 <= c <= _FMAX):
-            _check_cost(c, it)  # raises unless an int/float subclass in range
-        if c <= remaining:
-            kept.append(ScoredItem(item=it, score=scores[i]))
-            remaining -= c
+def _greedy(costs: list[Any], items: list[MemoryItem], remaining: float) -> list[int]:
+    """Positions of the entries the greedy packing keeps; ``costs[i]`` is the cost of
+    ``items[i]`` (rank order). Raises the packing error for the first invalid cost.
+
+    Fast path: every cost a plain ``int``/``float`` in ``[0, 2**53)`` and the
+    budget exactly representable, so comparing doubles gives Python's exact
+    answers: per block of 256, only the entries with ``cost <= remaining`` at
+    the block's start can fit (``remaining`` only shrinks), and only those are
+    visited in Python. Otherwise the exact per-entry loop.
+    """
+    fast = set(map(type, costs)) <= _PLAIN and (type(remaining) is float or -_EXACT < remaining < _EXACT)
+    if fast:
+        try:
+            arr = np.array(costs, dtype=np.float64)
+        except OverflowError:  # an int beyond the double range: the loop names it
+            fast = False
+        else:
+            with np.errstate(invalid="ignore"):
+                fast = bool((arr >= 0).all()) and bool((arr < _EXACT).all())  # NaN fails both
+    kept: list[int] = []
+    if not fast:
+        for i, c in enumerate(costs):
+            if not ((type(c) is float or type(c) is int) and 0 <= c <= _FMAX):
+                _check_cost(c, items[i])  # raises unless an int/float subclass in range
+        for i, c in enumerate(costs):
+            if c <= remaining:
+                kept.append(i)
+                remaining -= c
+        return kept
+    for lo in range(0, len(costs), _BLOCK):
+        for j in np.flatnonzero(arr[lo : lo + _BLOCK] <= remaining).tolist():
+            c = costs[lo + j]
+            if c <= remaining:
+                kept.append(lo + j)
+                remaining -= c
     return kept
+
+
+def _pack_pairs(ranked: Ranked, budget: float, cost_fn: CostFn) -> list[ScoredItem]:
+    """:func:`pack_budget` over a :class:`~memex.ranking.Ranked`: a :class:`ScoredItem`
+    is built only for the entries kept. Same rule and errors; ``cost_fn`` is
+    called once per entry, in memory order when the ranking offers it
+    (``Ranked.pool``: reading items in the order they were allocated is about
+    3x faster than in rank order at 2·10^4 items)."""
+    remaining = _budget(budget)
+    scores, items = ranked.scores, ranked.items
+    if ranked.pool is not None and ranked.order is not None:
+        by_pool = list(map(cost_fn, ranked.pool.tolist()))
+        costs: list[Any] = list(map(by_pool.__getitem__, ranked.order.tolist()))
+    else:
+        costs = list(map(cost_fn, items))
+    return [ScoredItem(item=items[i], score=scores[i]) for i in _greedy(costs, items, remaining)]
 
 
 def _check_cost(c: Any, item: MemoryItem) -> None:

@@ -174,8 +174,8 @@ def _reference(state: GraphState, weights: dict[str, Any], options: dict[str, An
     opts = ScoredQueryOptions.from_dict(options)
     w = ScoreWeights.from_dict(weights)
     entries = candidate_entries(state, opts.pre)
-    scores, items = ranking._per_item(entries, w, opts, NOW)
-    return [(s, it.id) for s, it in zip(scores, items, strict=True)]
+    ranked = ranking._per_item(entries, w, opts, NOW)
+    return [(s, it.id) for s, it in zip(ranked.scores, ranked.items, strict=True)]
 
 
 def _columnar(state: GraphState, weights: dict[str, Any], options: dict[str, Any]) -> list[tuple[float, str]]:
@@ -292,16 +292,18 @@ def test_both_sides_of_the_columnar_threshold_rank_alike(n: int) -> None:
     _agree(got, _reference(state, w, {"limit": 20}))
 
 
-def _ranked_state(n: int) -> GraphState:
+def _ranked_state(n: int, stride: int = 1) -> GraphState:
+    """n items p000.. with authority 1 - ((i * stride) % n) / n (stride 1: rank = insertion order)."""
     state = create_graph_state()
     for i in range(n):
         item = MemoryItem(id=f"p{i:03d}", scope="s", kind="k", content={"i": i}, author="u",
-                          source_kind="observed", authority=1 - i / n, created_at=NOW)
+                          source_kind="observed", authority=1 - ((i * stride) % n) / n, created_at=NOW)
         state = apply_command(state, MemoryCreate(item=item)).state
     return state
 
 
-def test_an_invalid_cost_before_a_cost_fn_exception_is_the_error() -> None:
+def test_a_cost_fn_exception_propagates_even_after_an_invalid_cost() -> None:
+    # costs are all computed before they are checked (as TypeScript computes them all)
     state = _ranked_state(200)
 
     def cost(it: MemoryItem) -> Any:
@@ -312,7 +314,7 @@ def test_an_invalid_cost_before_a_cost_fn_exception_is_the_error() -> None:
             raise KeyError("boom")
         return 1
 
-    with pytest.raises(memex.ValidationError, match=r'got -1 \(item "p003"\)'):
+    with pytest.raises(KeyError, match="boom"):
         smart_retrieve(state, budget=10, cost_fn=cost, weights={"authority": 1}, now=NOW)
 
 
@@ -353,17 +355,36 @@ def test_parent_filters_read_the_children_index_and_match_a_scan(
     ]
 
 
-def test_cost_fn_is_not_called_after_the_first_invalid_cost() -> None:
-    state = _ranked_state(200)
+def test_cost_fn_sees_every_entry_once_and_the_first_invalid_cost_in_rank_order_is_named() -> None:
+    state = _ranked_state(200, stride=37)
     calls: list[int] = []
+    ranked = [e.item.content["i"] for e in get_scored_items(state, {"authority": 1}, now=NOW)]
+    bad = {ranked[2]: True, ranked[1]: -1}  # ranked[2] is earlier in memory, ranked[1] in rank
+    assert ranked[2] < ranked[1]
 
     def cost(it: MemoryItem) -> Any:
         calls.append(it.content["i"])
-        return True if it.content["i"] == 0 else 1
+        return bad.get(it.content["i"], 1)
 
-    with pytest.raises(memex.ValidationError, match="got True"):
+    with pytest.raises(memex.ValidationError, match=rf'got -1 \(item "p{ranked[1]:03d}"\)') as err:
         smart_retrieve(state, budget=10, cost_fn=cost, weights={"authority": 1}, now=NOW)
-    assert calls == [0]  # the best entry's cost stopped the packing
+    assert err.value.path == "cost_fn"
+    assert sorted(calls) == sorted(ranked) and len(calls) == 200  # each entry once
+    assert calls == list(range(200))  # read in memory (insertion) order, not in rank order
+
+
+def test_costs_read_in_memory_order_pack_in_rank_order() -> None:
+    state = _ranked_state(300, stride=7)
+    ranked = get_scored_items(state, {"authority": 1}, now=NOW)
+    costs = {e.item.id: 1 + (k % 7) for k, e in enumerate(ranked)}
+    got = smart_retrieve(state, budget=97, cost_fn=lambda it: costs[it.id], weights={"authority": 1}, now=NOW)
+    want, left = [], 97
+    for e in ranked:  # the greedy rule, spelled out
+        if costs[e.item.id] <= left:
+            want.append((e.item.id, e.score))
+            left -= costs[e.item.id]
+    assert [(e.item.id, e.score) for e in got] == want
+    assert len(want) > 10
 
 
 def test_a_score_just_beyond_two_to_the_53_is_compared_exactly() -> None:
