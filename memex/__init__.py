@@ -36,6 +36,7 @@ from memex.models import (
     EdgeFilter,
     EdgeRetract,
     EdgeUpdate,
+    ExpandOptions,
     Intent,
     IntentCommand,
     IntentFilter,
@@ -131,6 +132,7 @@ from memex.retrieval import (
     smart_retrieve,
     surface_contradictions,
 )
+from memex.search import TextIndex
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
 
 # isort: split
@@ -211,6 +213,7 @@ __all__ = [  # sorted within each group; the errors are appended below
     "DecayConfig",
     "DecayFilter",
     "DiversityOptions",
+    "ExpandOptions",
     "EdgeFilter",
     "IntentFilter",
     "MemoryFilter",
@@ -307,6 +310,7 @@ __all__ = [  # sorted within each group; the errors are appended below
     "smart_retrieve",
     "SupportNode",
     "surface_contradictions",
+    "TextIndex",
     # -- 5 write helpers
     "apply_many",
     "bulk_adjust_scores",

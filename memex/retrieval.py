@@ -28,6 +28,7 @@ from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import (
     DiversityOptions,
+    ExpandOptions,
     MemoryFilter,
     MemoryItem,
     ScoredItem,
@@ -37,6 +38,8 @@ from memex.models import (
 )
 from memex.query import _as_filter, compile_filter
 from memex.ranking import Ranked, rank
+from memex.relevance import DEFAULT_CANDIDATES, check_query, rank_query
+from memex.search import TextIndex
 
 __all__ = [
     "get_scored_items",
@@ -100,22 +103,40 @@ def get_scored_items(
     options: ScoredQueryOptions | Mapping[str, Any] | None = None,
     *,
     now: int | None = None,
+    query: str | None = None,
+    index: TextIndex | None = None,
 ) -> list[ScoredItem]:
     """Score items and rank them: ``pre`` filter → score → sort by score (desc, stable)
     → drop ``score < min_score`` → ``post`` filter → ``[offset : offset + limit]``.
 
+    With a ``query``, the candidates are the best text matches instead of every
+    item: the top ``candidates`` (default 200) items the text index matches
+    that pass ``pre``; each gets ``relevance`` = its BM25 score / the highest
+    among the candidates (1.0 for the best match), optionally the items the
+    hits bring along (``expand``), and the score
+    ``wr*relevance + wa*authority + wc*(conviction or 0) + wi*(importance or 0)``
+    (times decay when set). Without a ``relevance`` weight the matches are
+    ranked by the other weights.
+
     Args:
         state: the graph.
-        weights: :class:`ScoreWeights` or mapping (``authority``,
+        weights: :class:`ScoreWeights` or mapping (``relevance``, ``authority``,
             ``conviction``, ``importance``, optional ``decay`` config).
         options: :class:`ScoredQueryOptions` or mapping (``pre``, ``post``,
-            ``min_score``, ``limit``, ``offset``).
+            ``min_score``, ``limit``, ``offset``; with a query also
+            ``candidates`` and ``expand``).
         now: unix ms for decay and time filters; default the clock.
+        query: the question (any string: its words are matched, stemmed;
+            query syntax is never interpreted); ``None`` = no text matching.
+        index: the :class:`~memex.TextIndex` to read; ``None`` builds one for
+            ``state`` on first use and keeps it with that state object.
     Returns:
-        :class:`ScoredItem` entries, best first; equal scores keep insertion order.
+        :class:`ScoredItem` entries, best first; equal scores keep insertion
+        order. ``relevance`` is set with a query, ``None`` without.
     Raises:
         ValidationError: malformed weights, options or filters (an unknown
-            decay interval or type says so).
+            decay interval or type says so); a ``relevance`` weight,
+            ``expand`` or ``index`` without a query.
         InvalidTimestampError: decay or a time filter meets an item without a time.
 
     Complexity: O(c) to filter and score the c candidates (all items, or
@@ -139,20 +160,37 @@ def get_scored_items(
     w = _weights(weights)
     opts = _options(options)
     now = _time.now_ms() if now is None else v.now_ms(now)
+    check_query(query, index, w, opts)
+    if query is not None:
+        return _query_ranked(state, w, opts, now, query, index)
     ranked = _ranked(state, w, opts, now)
     scores, items = ranked.scores, ranked.items
     with gc_paused():  # up to one result record per item, none cyclic
         return [ScoredItem(item=it, score=s) for s, it in zip(scores, items, strict=True)]
 
 
-def _ranked(state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int) -> Ranked:
-    """Validate the filters (both are compiled, so a malformed one fails even when
-    no item reaches it), then :func:`memex.ranking.rank`."""
+def _checked(opts: ScoredQueryOptions, now: int) -> ScoredQueryOptions:
+    """``opts`` with ``pre`` as a record; both filters are compiled, so a malformed
+    one fails even when no item reaches it."""
     opts = _with_pre(opts, _as_filter(opts.pre))
     compile_filter(opts.pre, now=now)
     if opts.post is not None:
         compile_filter(opts.post, now=now)
-    return rank(state, w, opts, now)
+    return opts
+
+
+def _ranked(state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int) -> Ranked:
+    """Validate the filters and weights without a query, then :func:`memex.ranking.rank`."""
+    check_query(None, None, w, opts)
+    return rank(state, w, _checked(opts, now), now)
+
+
+def _query_ranked(
+    state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int, query: str, index: TextIndex | None
+) -> list[ScoredItem]:
+    """:func:`memex.relevance.rank_query` as :class:`ScoredItem` entries."""
+    scores, items, rels = rank_query(state, w, _checked(opts, now), now, query, index)
+    return [ScoredItem(item=it, score=s, relevance=r) for s, it, r in zip(scores, items, rels, strict=True)]
 
 
 def _with_pre(opts: ScoredQueryOptions, pre: MemoryFilter | None) -> ScoredQueryOptions:
@@ -395,6 +433,7 @@ def surface_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> l
             item=e.item,
             score=e.score,
             contradicted_by=None if e.contradicted_by is None else list(e.contradicted_by),
+            relevance=e.relevance,
         )
         for e in _drop_superseded(state, scored)
     ]
@@ -464,6 +503,7 @@ def apply_diversity(
                 contradicted_by=None
                 if entry.contradicted_by is None
                 else list(entry.contradicted_by),
+                relevance=entry.relevance,
             )
         )
     out.sort(key=lambda e: e.score, reverse=True)
@@ -483,9 +523,19 @@ def smart_retrieve(
     contradictions: str | None = None,
     diversity: DiversityOptions | Mapping[str, Any] | None = None,
     now: int | None = None,
+    query: str | None = None,
+    index: TextIndex | None = None,
+    candidates: int = DEFAULT_CANDIDATES,
+    expand: ExpandOptions | Mapping[str, Any] | None = None,
 ) -> list[ScoredItem]:
     """What to put in the context now: score (with decay) → contradiction
     policy → diversity re-rank → budget packing.
+
+    With a ``query`` the scored entries are those of
+    :func:`get_scored_items` with ``query=``: the best ``candidates`` text
+    matches passing ``filter`` (plus what ``expand`` brings along), scored
+    with ``relevance``; the policy, diversity and budget then apply unchanged
+    (under ``"filter"`` a superseded item never comes back through expansion).
 
     Args:
         budget: total cost allowed; cost_fn: ``item -> cost`` (finite, >= 0).
@@ -497,6 +547,11 @@ def smart_retrieve(
             (:func:`surface_contradictions`); ``None`` or ``"ignore"``: no policy.
         diversity: :class:`DiversityOptions` or mapping; ``None`` = no re-rank.
         now: unix ms; default the clock.
+        query, index: the question and the :class:`~memex.TextIndex` (see
+            :func:`get_scored_items`).
+        candidates: text matches scored per query (int >= 1).
+        expand: :class:`~memex.ExpandOptions` or mapping (``parents``,
+            ``edges``, ``damping``); needs a query.
     Returns:
         The packed :class:`ScoredItem` list, best first.
     Raises:
@@ -529,6 +584,15 @@ def smart_retrieve(
         raise v.fail("diversity", "a DiversityOptions or a mapping", diversity)
     _budget(budget)
     _cost_fn(cost_fn)
+    if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
+        raise v.fail("candidates", "an integer >= 1", candidates)
+    if query is None and expand is not None:
+        raise ValidationError("expand needs a query (query=...)", "expand")
+    if query is not None or index is not None:
+        exp = None if expand is None else v.record_arg(expand, ExpandOptions, "expand")
+        opts = ScoredQueryOptions(pre=_as_filter(filter), candidates=candidates, expand=exp)
+        ranked = get_scored_items(state, weights, opts, now=now, query=query, index=index)
+        return _policies(state, ranked, contradictions, diversity, budget, cost_fn)
     if contradictions in (None, "ignore") and diversity is None:
         _state(state)
         w = _weights(weights)
@@ -537,10 +601,22 @@ def smart_retrieve(
         return _pack_pairs(best, budget, cost_fn)
     with gc_paused():  # one short-lived result record per candidate, none cyclic
         ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
-        if contradictions == "filter":
-            ranked = filter_contradictions(state, ranked)
-        elif contradictions == "surface":
-            ranked = surface_contradictions(state, ranked)
-        if diversity is not None:
-            ranked = apply_diversity(ranked, diversity)
-        return pack_budget(ranked, budget, cost_fn)
+        return _policies(state, ranked, contradictions, diversity, budget, cost_fn)
+
+
+def _policies(
+    state: GraphState,
+    ranked: list[ScoredItem],
+    contradictions: str | None,
+    diversity: DiversityOptions | Mapping[str, Any] | None,
+    budget: float,
+    cost_fn: CostFn,
+) -> list[ScoredItem]:
+    """The contradiction policy, the diversity re-rank and the budget of :func:`smart_retrieve`."""
+    if contradictions == "filter":
+        ranked = filter_contradictions(state, ranked)
+    elif contradictions == "surface":
+        ranked = surface_contradictions(state, ranked)
+    if diversity is not None:
+        ranked = apply_diversity(ranked, diversity)
+    return pack_budget(ranked, budget, cost_fn)

@@ -3,6 +3,8 @@
 Usage::
 
     memex replay LOG.jsonl [--json]
+    memex recall LOG.jsonl QUESTION [--budget N] [--json]
+    memex recall --db memex.db QUESTION [--as-of ...] [--budget N] [--json]
     memex why LOG.jsonl ITEM_ID [--max-depth N]
     memex contradictions LOG.jsonl [--json]
     memex stale LOG.jsonl [--json]
@@ -22,7 +24,7 @@ subcommand is one decorated function and one arguments function (and its
 name in the ``--help`` order below). The modules: :mod:`memex.cli.app` (the
 registry, parser, entry point and shared helpers), :mod:`memex.cli.replay`,
 :mod:`memex.cli.audit` (why, contradictions, stale, audit verify),
-:mod:`memex.cli.slice` and :mod:`memex.cli.log`. They parse arguments, call
+:mod:`memex.cli.slice`, :mod:`memex.cli.recall` and :mod:`memex.cli.log`. They parse arguments, call
 the library (logs are read by :mod:`memex.log.jsonl`) and print.
 
 Exit codes (every subcommand):
@@ -55,6 +57,7 @@ from memex.cli.audit import cmd_stale as cmd_stale
 from memex.cli.audit import cmd_why as cmd_why
 from memex.cli.log import cmd_log as cmd_log
 from memex.cli.logs import read_log
+from memex.cli.recall import cmd_recall as cmd_recall
 from memex.cli.replay import SCOPE_LIMIT, count_active_contradictions
 from memex.cli.replay import cmd_replay as cmd_replay
 from memex.cli.slice import SLICE_ID_LIMIT as SLICE_ID_LIMIT
@@ -81,4 +84,4 @@ PROGRESS_THRESHOLD = 100_000
 """Inputs with more lines (records, envelopes) than this show a progress bar on stderr
 (not with ``--json``). Read when a command starts a bar, so it can be changed at run time."""
 
-order_subcommands(("replay", "why", "contradictions", "stale", "slice", "log", "audit"))
+order_subcommands(("replay", "recall", "why", "contradictions", "stale", "slice", "log", "audit"))

@@ -36,6 +36,7 @@ __all__ = [
     "ScoreWeights",
     "ScoredQueryOptions",
     "DiversityOptions",
+    "ExpandOptions",
     "ScoredItem",
     "IntentFilter",
     "TaskFilter",
@@ -274,9 +275,14 @@ class ScoreWeights(Record):
 
     Weights are unbounded finite numbers (a missing weight counts 0);
     ``decay`` (a :class:`DecayConfig`), when set, multiplies the sum by the
-    item's decay multiplier.
+    item's decay multiplier. ``relevance`` weighs how well an item matches
+    the question of a query (``query=`` of :func:`memex.get_scored_items`
+    and :func:`memex.smart_retrieve`): the score is then
+    ``wr*relevance + wa*authority + wc*conviction + wi*importance`` (times
+    decay); a ``relevance`` weight without a query is a ``ValidationError``.
     """
 
+    relevance: OptNum = None
     authority: OptNum = None
     conviction: OptNum = None
     importance: OptNum = None
@@ -286,6 +292,29 @@ class ScoreWeights(Record):
 OptFilter = Annotated[MemoryFilter | None, v.opt(v.record(MemoryFilter))]
 
 
+def _positive_int(value: Any, path: str) -> int:
+    n = v.nonneg_int(value, path)
+    if n == 0:
+        raise v.fail(path, "an integer >= 1", value)
+    return n
+
+
+@record
+class ExpandOptions(Record):
+    """Graph expansion of a query's hits (``expand`` of :func:`memex.get_scored_items`).
+
+    ``parents``: how many levels of parents each hit brings along (int >= 0,
+    default 0); ``edges``: edge kinds (e.g. ``["SUPPORTS"]``) whose active
+    edges touching a hit bring the item at the other end (default none);
+    ``damping``: in [0, 1] (default 0.5): an item brought at level ``l`` has
+    relevance ``damping**l`` times the relevance of the hit that brought it.
+    """
+
+    parents: OptNonNegInt = None
+    edges: OptStrs = None
+    damping: Annotated[float | None, v.opt(v.num01)] = None
+
+
 @record
 class ScoredQueryOptions(Record):
     """Options of :func:`memex.get_scored_items`.
@@ -293,7 +322,10 @@ class ScoredQueryOptions(Record):
     ``pre``: a :class:`MemoryFilter` applied before scoring (an ``ids``,
     ``scope`` or ``scope_prefix`` here narrows the candidates by index);
     ``post``: a filter applied after scoring; ``min_score``: drop entries
-    scoring below it; ``limit``/``offset``: ints >= 0.
+    scoring below it; ``limit``/``offset``: ints >= 0. With a query only:
+    ``candidates`` (int >= 1, default 200): how many of the best text matches
+    that pass ``pre`` are scored; ``expand`` (:class:`ExpandOptions`): bring
+    the hits' parents and linked items along.
     """
 
     pre: OptFilter = None
@@ -301,6 +333,8 @@ class ScoredQueryOptions(Record):
     min_score: OptNum = None
     limit: OptNonNegInt = None
     offset: OptNonNegInt = None
+    candidates: Annotated[int | None, v.opt(_positive_int)] = None
+    expand: Annotated[ExpandOptions | None, v.opt(v.record(ExpandOptions))] = None
 
 
 @record
@@ -319,16 +353,21 @@ class DiversityOptions(Record):
 
 @attrs.define(kw_only=True)
 class ScoredItem:
-    """A retrieval result (mutable): ``item``, its ``score`` and, after
+    """A retrieval result (mutable): ``item``, its ``score``; after
     :func:`memex.surface_contradictions`, ``contradicted_by`` — the items that
-    contradict it among the results (``None`` when none were surfaced)."""
+    contradict it among the results (``None`` when none were surfaced); and
+    ``relevance`` in [0, 1], how well the item matched the query (1.0 for the
+    best match; ``None`` when no query was asked)."""
 
     item: MemoryItem
     score: float
     contradicted_by: list[MemoryItem] | None = None
+    relevance: float | None = None
 
     def __repr__(self) -> str:
         extra = ""
+        if self.relevance is not None:
+            extra += f", relevance={self.relevance!r}"
         if self.contradicted_by:
             extra = f", contradicted_by={[c.id for c in self.contradicted_by]!r}"
         return f"ScoredItem(id={self.item.id!r}, score={self.score!r}{extra})"

@@ -37,6 +37,7 @@ from memex.graph import GraphState, create_graph_state
 from memex.intent import IntentState, create_intent_state
 from memex.log import EventLog, SQLiteEventLog
 from memex.namespaces import States, fold
+from memex.search import TextIndex
 from memex.serialization import encode_states
 from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.mutations import Records, StoreMutations, stamp_envelopes
@@ -124,6 +125,8 @@ class MemexStore(StoreMutations, StoreQueries):
         self.snapshot_every: int | None = None
         self.skipped_on_open: list[SkippedOnOpen] = []
         self._closed = False
+        self._text: TextIndex | None = None  # built on first use (see StoreQueries.text_index)
+        self._text_mem: GraphState | None = None
 
     # -- the durable log -------------------------------------------------------------
     @classmethod
@@ -228,11 +231,15 @@ class MemexStore(StoreMutations, StoreQueries):
     def _catch_up(self, progress: Callable[[int], None] | None = None) -> None:
         """Fold the records appended after :attr:`position` (by this or another process)."""
         assert self._log is not None
+        before = self.mem
+        events: list[Any] = []
+        follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
         states, last = _fold_log(
-            self.states, self._log, self._position + 1, None, self.skipped_on_open, progress
+            self.states, self._log, self._position + 1, None, self.skipped_on_open, progress, follow
         )
         self.states = states
         self._position = max(self._position, last)
+        self._follow_text(before, events)
 
     def refresh(self) -> int:
         """Fold records other writers appended since the last fold; returns the new position."""
@@ -331,6 +338,9 @@ class MemexStore(StoreMutations, StoreQueries):
         (a change could no longer be logged, and would be lost on the next
         open). Idempotent; a no-op for an in-memory store or a state of the past.
         """
+        if self._text is not None:
+            self._text.close()
+            self._text = self._text_mem = None
         lg = self._log
         if lg is None:
             return
@@ -372,9 +382,12 @@ class MemexStore(StoreMutations, StoreQueries):
         """
         self._check_writable()
         if self._log is None:
-            value, self.states, _ = step(self.states)
+            before = self.mem
+            value, self.states, records = step(self.states)
+            self._follow_text(before, [e for _, _, evs in records for e in evs])
             return value
         for _ in range(_RETRIES):
+            before = self.mem
             value, states, records = step(self.states)
             if records:
                 try:
@@ -383,6 +396,7 @@ class MemexStore(StoreMutations, StoreQueries):
                     self._catch_up()
                     continue
             self.states = states
+            self._follow_text(before, [e for _, _, evs in records for e in evs])
             self._maybe_snapshot()
             return value
         raise ConcurrencyError(self._position, self._log.head())

@@ -12,6 +12,7 @@ from memex.integrity import Contradiction, StaleItem
 from memex.intent import IntentState, get_intents
 from memex.models import Edge, Intent, IntentFilter, MemoryItem, ScoredItem, Task, TaskFilter
 from memex.provenance import SupportNode
+from memex.search import TextIndex
 from memex.stats import GraphStats
 from memex.task import TaskState, get_tasks
 from memex.transplant import ImportPlan, MemexExport, export_slice, plan_import
@@ -27,10 +28,38 @@ class StoreQueries:
     :class:`~memex.MemexStore`.
     """
 
-    __slots__ = ()
+    __slots__ = ("_text", "_text_mem")  # the text index and the state it reflects
     mem: GraphState
     intents: IntentState
     tasks: TaskState
+    _text: TextIndex | None
+    _text_mem: GraphState | None
+
+    # -- the text index ---------------------------------------------------------------
+    @property
+    def text_index(self) -> TextIndex:
+        """The store's :class:`~memex.TextIndex` over ``mem`` (default text function).
+
+        Built from the current state on first use (O(n + total text): after
+        :meth:`~memex.MemexStore.open` that is the snapshot plus the log),
+        then kept current by every command the store applies or folds from
+        the log (:meth:`~memex.MemexStore.refresh`); if ``mem`` is replaced
+        any other way it is rebuilt on the next use. ``scored(query=...)``
+        and ``smart_retrieve(query=...)`` read it.
+        """
+        if self._text is None or self._text_mem is not self.mem:
+            old, self._text = self._text, TextIndex.from_state(self.mem)
+            self._text_mem = self.mem
+            if old is not None:
+                old.close()
+        return self._text
+
+    def _follow_text(self, before: GraphState, events: list[Any]) -> None:
+        """Apply the events that led from ``before`` to ``mem`` to the text index,
+        if it reflected ``before`` (otherwise it is rebuilt on next use)."""
+        if self._text is not None and self._text_mem is before and before is not self.mem:
+            self._text.apply(events)
+            self._text_mem = self.mem
 
     # -- memory queries -------------------------------------------------------------
     def items(
@@ -44,10 +73,19 @@ class StoreQueries:
         return query.get_item_by_id(self.mem, id)
 
     def scored(
-        self, weights: Any, options: Any = None, *, now: int | None = None
+        self,
+        weights: Any,
+        options: Any = None,
+        *,
+        now: int | None = None,
+        query: str | None = None,
+        index: TextIndex | None = None,
     ) -> list[ScoredItem]:
-        """Items ranked by score; see :func:`memex.get_scored_items`."""
-        return retrieval.get_scored_items(self.mem, weights, options, now=now)
+        """Items ranked by score; see :func:`memex.get_scored_items`. With a ``query``
+        and no ``index``, the store's :attr:`text_index` is read."""
+        if query is not None and index is None:
+            index = self.text_index
+        return retrieval.get_scored_items(self.mem, weights, options, now=now, query=query, index=index)
 
     def edges(self, filter: Any = None) -> list[Edge]:
         """Edges matching ``filter`` (active only by default); see :func:`memex.get_edges`."""
@@ -66,7 +104,11 @@ class StoreQueries:
         return query.get_related_items(self.mem, item_id, direction)
 
     def smart_retrieve(self, **kwargs: Any) -> list[ScoredItem]:
-        """Budgeted retrieval with contradiction and diversity policies; see :func:`memex.smart_retrieve`."""
+        """Budgeted retrieval with contradiction and diversity policies; see
+        :func:`memex.smart_retrieve`. With ``query=`` and no ``index=``, the
+        store's :attr:`text_index` is read."""
+        if kwargs.get("query") is not None and kwargs.get("index") is None:
+            kwargs["index"] = self.text_index
         return retrieval.smart_retrieve(self.mem, **kwargs)
 
     def support_tree(self, item_id: str) -> SupportNode | None:

@@ -92,12 +92,14 @@ def _fold_log(
     stop: int | None = None,
     skipped: list[SkippedOnOpen] | None = None,
     progress: Callable[[int], None] | None = None,
+    on_applied: Callable[[Any, str, Any, list[Any]], None] | None = None,
 ) -> tuple[States, int]:
     """Fold the log's records ``start..stop`` onto ``states``.
 
     Returns the states and the last position read (0 if none). A record that
     cannot be decoded, or whose command fails to apply, is left out and
-    added to ``skipped``.
+    added to ``skipped``. ``on_applied(key, namespace, command, events)`` is
+    called after each applied command (see :func:`memex.namespaces.fold`).
     """
     found: list[SkippedOnOpen] = []
 
@@ -105,7 +107,10 @@ def _fold_log(
         found.append(SkippedOnOpen(position, _envelope_id(log, position), f"{type(error).__name__}: {error}"))
 
     with reading_stored():  # the store's own records: no record-size limit (see reading_stored)
-        result = fold(states, _readable_commands(log, start, stop, found), on_error=failed, progress=progress)
+        result = fold(
+            states, _readable_commands(log, start, stop, found), on_error=failed, progress=progress,
+            on_applied=on_applied,
+        )
     last = result.last or 0
     if found:
         found.sort(key=lambda s: s.position)

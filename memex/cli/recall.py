@@ -1,0 +1,118 @@
+"""``memex recall``: ask a log or a store a question and print what retrieval returns."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memex.cli.app import CliError, Context, db_arguments, field_text, one_line, subcommand
+from memex.cli.logs import read_log
+from memex.log.jsonl import LogReplay
+from memex.models import ScoredItem
+from memex.retrieval import smart_retrieve
+from memex.search import default_text
+
+__all__ = ["cmd_recall", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
+
+RECALL_WEIGHTS = {"relevance": 1.0, "authority": 0.5, "conviction": 0.25, "importance": 0.25}
+"""The weights ``memex recall`` ranks with (relevance first, then the belief scores)."""
+
+CHARS_PER_TOKEN = 4
+"""``--budget`` counts tokens, estimated as the indexed text's length / 4 (at least 1)."""
+
+
+def _recall_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "inputs", nargs="+", metavar="[LOG.jsonl] QUESTION",
+        help="the envelope log (omit it with --db) and the question",
+    )
+    db_arguments(parser, required=False)
+    parser.add_argument("--budget", type=int, default=2000, metavar="N",
+                        help="token budget of the answer (text length / 4 per item; default 2000)")
+    parser.add_argument("--candidates", type=int, default=200, metavar="N",
+                        help="text matches scored (default 200)")
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
+
+
+def _cost(item: Any) -> int:
+    return max(1, len(default_text(item)) // CHARS_PER_TOKEN)
+
+
+def _wire(e: ScoredItem) -> dict[str, Any]:
+    return {
+        "id": e.item.id,
+        "score": e.score,
+        "relevance": e.relevance,
+        "authority": e.item.authority,
+        "conviction": e.item.conviction,
+        "importance": e.item.importance,
+        "text": default_text(e.item),
+        "contradicted_by": [c.id for c in e.contradicted_by or []],
+        "item": e.item.to_dict(),
+    }
+
+
+@subcommand("recall", "ask a question: the items retrieval puts in the context, best first",
+            _recall_arguments)
+def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex recall (LOG.jsonl | --db DB [--as-of WHEN]) QUESTION [--budget N] [--json]``.
+
+    Rebuilds the state, then runs :func:`memex.smart_retrieve` with
+    ``query=QUESTION``, the weights :data:`RECALL_WEIGHTS`,
+    ``contradictions="surface"`` (superseded items are dropped, both sides of
+    a contradiction are kept and flagged) and a token budget (each item
+    costs its text length / 4). Prints, best first, each item's id, score,
+    relevance, authority, the items contradicting it and its text; ``--json``
+    prints ``[{"id", "score", "relevance", "authority", "conviction",
+    "importance", "text", "contradicted_by": [ids], "item": wire item}, ...]``.
+
+    Returns:
+        0, or 1 when the log had skipped records (the answer is still printed).
+    Raises:
+        CliError: not exactly one of LOG and ``--db``, a missing question, or
+            ``--budget`` / ``--candidates`` below 1 (exit code 2).
+        FileAccessError: the log or database cannot be read (exit code 2).
+    """
+    from memex.cli.replay import _replay_db
+
+    inputs: list[str] = args.inputs
+    if args.db is not None:
+        if len(inputs) != 1:
+            raise CliError("recall: with --db give only the QUESTION")
+        question = inputs[0]
+    else:
+        if len(inputs) != 2:
+            raise CliError("recall: give LOG.jsonl and QUESTION, or --db DB and QUESTION")
+        if args.as_of is not None:
+            raise CliError("recall: --as-of needs --db")
+        question = inputs[1]
+    if args.budget < 1 or args.candidates < 1:
+        raise CliError("recall: --budget and --candidates must be at least 1")
+    log: LogReplay
+    if args.db is not None:
+        log = _replay_db(args.db, args.as_of, ctx.err_console())
+    else:
+        log = read_log(inputs[0], progress_console=ctx.err_console())
+    ctx.exit_code = 1 if log.skipped else 0
+    ctx.warn_skipped(log.skipped)
+    found = smart_retrieve(
+        log.state, budget=args.budget, cost_fn=_cost, weights=RECALL_WEIGHTS,
+        contradictions="surface", query=question, candidates=args.candidates,
+    )
+    if args.json:
+        ctx.write_json([_wire(e) for e in found])
+        return ctx.exit_code
+    out = ctx.console()
+    out.print(f"{len(found)} item(s) for: {field_text(one_line(question))}", soft_wrap=True)
+    for n, e in enumerate(found, 1):
+        flags = ""
+        if e.contradicted_by:
+            flags = "  contradicted by " + ", ".join(field_text(c.id) for c in e.contradicted_by)
+        out.print(
+            f"{n}. {field_text(e.item.id)}  score={e.score:.4g} relevance={e.relevance:.3g} "
+            f"authority={e.item.authority:.3g}{flags}",
+            soft_wrap=True,
+        )
+        text = one_line(default_text(e.item))
+        out.print(f"   {field_text(text if len(text) <= 100 else text[:97] + '...')}", soft_wrap=True)
+    return ctx.exit_code

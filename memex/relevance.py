@@ -1,0 +1,204 @@
+"""Ranking with a question: text matches first, then the belief weights and the graph.
+
+:func:`rank_query` is the one implementation behind ``query=`` of
+:func:`memex.get_scored_items` and :func:`memex.smart_retrieve`:
+
+1. **candidates**: the items the text index (:class:`memex.TextIndex`)
+   matches, best match first, that the state holds and that pass the ``pre``
+   filter, up to ``candidates`` of them (default 200);
+2. **relevance**: each candidate's match score divided by the highest among
+   the candidates, so the best match has 1.0 (BM25 alone; with an embedder
+   the reciprocal-rank-fused score);
+3. **expansion** (``expand``): each hit brings its parents up to
+   ``parents`` levels and the other end of its active edges of the listed
+   kinds; an item brought at level ``l`` gets ``damping**l`` times the
+   relevance of the hit that brought it (the larger value when several
+   bring it or it is a hit itself). Brought items pass the same ``pre``
+   filter;
+4. **score**: ``wr*relevance + wa*authority + wc*(conviction or 0) +
+   wi*(importance or 0)``, times the decay multiplier when ``decay`` is set;
+   then ``min_score``, ``post``, the order (score descending, equal scores in
+   insertion order) and the ``[offset : offset + limit]`` window, as without
+   a query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memex import _validate as v
+from memex.errors import ValidationError
+from memex.graph import GraphState
+from memex.models import ExpandOptions, MemoryItem, ScoredQueryOptions, ScoreWeights
+from memex.query import compile_filter, state_memo
+from memex.scoring import decay_function
+from memex.search import TextIndex
+
+__all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "RankedQuery"]
+
+#: Text matches scored per query unless ``candidates`` says otherwise.
+DEFAULT_CANDIDATES = 200
+
+#: ``(scores, items, relevances)``: parallel lists in rank order.
+RankedQuery = tuple[list[float], list[MemoryItem], list[float]]
+
+_MEMO_KEY = ("text_index",)
+
+
+def default_index(state: GraphState) -> TextIndex:
+    """The text index of ``state`` with the default text function, built on first use
+    and kept for the life of that state object (its memo), so repeated questions
+    against one state pay for the build once. O(n + total text) the first time.
+    """
+    memo = state_memo(state)
+    index: TextIndex | None = memo.get(_MEMO_KEY)
+    if index is None:
+        index = memo[_MEMO_KEY] = TextIndex.from_state(state)
+    return index
+
+
+def check_query(query: Any, index: Any, weights: ScoreWeights, opts: ScoredQueryOptions) -> None:
+    """Validate the query arguments together.
+
+    Raises:
+        ValidationError: ``query`` not a string or ``None``; ``index`` not a
+            :class:`~memex.TextIndex` or ``None``; a ``relevance`` weight, an
+            ``index`` or ``expand`` without a query.
+    """
+    if query is not None and not isinstance(query, str):
+        raise v.fail("query", "a string or None", query)
+    if index is not None and not isinstance(index, TextIndex):
+        raise v.fail("index", "a TextIndex or None", index)
+    if query is None:
+        if index is not None:
+            raise ValidationError("index is read only with a query (query=...)", "index")
+        if weights.relevance is not None:
+            raise ValidationError("weights.relevance needs a query (query=...)", "weights.relevance")
+        if opts.expand is not None:
+            raise ValidationError("options.expand needs a query (query=...)", "options.expand")
+
+
+def rank_query(
+    state: GraphState,
+    weights: ScoreWeights,
+    opts: ScoredQueryOptions,
+    now: int,
+    query: str,
+    index: TextIndex | None,
+) -> RankedQuery:
+    """Rank the items of ``state`` that answer ``query`` (see the module docstring).
+
+    Args:
+        state: the graph.
+        weights: validated weights (``relevance`` included).
+        opts: validated options (``pre``, ``post``, ``min_score``, ``limit``,
+            ``offset``, ``candidates``, ``expand``).
+        now: unix ms for decay and time criteria.
+        query: the question (any string; see :meth:`memex.TextIndex.lexical`).
+        index: the text index to read; ``None``: :func:`default_index`.
+    Returns:
+        ``(scores, items, relevances)`` in rank order.
+    Raises:
+        InvalidTimestampError: decay or a time criterion reaches an item without a time.
+
+    Complexity: O(m log m) for the m text matches read (it stops after
+    ``candidates`` pass ``pre``) plus O(c) per candidate for the filters,
+    expansion and score.
+    """
+    index = default_index(state) if index is None else index
+    items = state.items
+    pre_ok = compile_filter(opts.pre, now=now)
+    want = opts.candidates or DEFAULT_CANDIDATES
+    hits: dict[str, tuple[MemoryItem, float]] = {}
+    for item_id, raw in index.search(query):
+        it = items.get(item_id)
+        if it is None or item_id in hits or not pre_ok(it):
+            continue
+        hits[item_id] = (it, raw)
+        if len(hits) == want:
+            break
+    if not hits:
+        return [], [], []
+    top = max(raw for _, raw in hits.values())
+    rel: dict[str, float] = {i: (raw / top if top > 0 else 1.0) for i, (_, raw) in hits.items()}
+    chosen: dict[str, MemoryItem] = {i: it for i, (it, _) in hits.items()}
+    if opts.expand is not None:
+        _expand(state, opts.expand, chosen, rel, pre_ok)
+    return _score(state, weights, opts, now, chosen, rel)
+
+
+def _expand(
+    state: GraphState,
+    expand: ExpandOptions,
+    chosen: dict[str, MemoryItem],
+    rel: dict[str, float],
+    pre_ok: Any,
+) -> None:
+    """Add the items the hits bring along to ``chosen`` / ``rel`` (in place)."""
+    damping = 0.5 if expand.damping is None else float(expand.damping)
+    depth = expand.parents or 0
+    kinds = list(dict.fromkeys(expand.edges or ()))
+    items = state.items
+    level = [(i, rel[i]) for i in list(chosen)]  # the hits, best match first
+    for step in range(max(depth, 1 if kinds else 0)):
+        nxt: dict[str, float] = {}
+        for item_id, r in level:
+            brought = r * damping
+            linked: list[str] = []
+            if step < depth:
+                parents = chosen[item_id].parents if item_id in chosen else None
+                linked.extend(p for p in parents or () if isinstance(p, str))
+            if step == 0:
+                for kind in kinds:
+                    for e in state.incident_edges([item_id], kind):
+                        linked.append(e.to if e.from_ == item_id else e.from_)
+            for other in linked:
+                if brought > nxt.get(other, -1.0):
+                    nxt[other] = brought
+        level = []
+        for other, r in nxt.items():
+            it = items.get(other)
+            if it is None or not pre_ok(it):
+                continue
+            if other not in chosen:
+                chosen[other] = it
+                rel[other] = r
+            elif r > rel[other]:
+                rel[other] = r
+            else:
+                continue
+            level.append((other, rel[other]))
+
+
+def _score(
+    state: GraphState,
+    weights: ScoreWeights,
+    opts: ScoredQueryOptions,
+    now: int,
+    chosen: dict[str, MemoryItem],
+    rel: dict[str, float],
+) -> RankedQuery:
+    wr = float(weights.relevance or 0)
+    wa = float(weights.authority or 0)
+    wc = float(weights.conviction or 0)
+    wi = float(weights.importance or 0)
+    decay = decay_function(weights.decay, now) if weights.decay is not None else None
+    post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
+    min_score = opts.min_score
+    position = state.items.position
+    ranked: list[tuple[float, int, MemoryItem, float]] = []
+    for item_id, it in chosen.items():
+        r = rel[item_id]
+        s = float(wr * r + wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
+        if decay is not None:
+            s = float(s * decay(it))
+        if min_score is not None and s < min_score:
+            continue
+        if post_ok is not None and not post_ok(it):
+            continue
+        ranked.append((s, position(item_id), it, r))
+    ranked.sort(key=lambda e: (-e[0], e[1]))
+    start = opts.offset or 0
+    end = None if opts.limit is None else start + opts.limit
+    window = ranked[start:end]
+    return [e[0] for e in window], [e[2] for e in window], [e[3] for e in window]

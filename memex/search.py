@@ -1,0 +1,354 @@
+"""The text projection: full-text search over a memory graph's items (SQLite FTS5, BM25).
+
+A :class:`TextIndex` is a read-side structure fed by lifecycle events: build
+it from a state with :meth:`TextIndex.from_state`, keep it current with
+:meth:`TextIndex.apply` (``memory.created`` / ``memory.updated`` /
+``memory.retracted``; other events are ignored), and ask it
+:meth:`TextIndex.search`. Retrieval (:func:`memex.get_scored_items` and
+:func:`memex.smart_retrieve` with ``query=``) reads it to find the items
+that match a question before the belief weights rank them.
+
+Backing: an in-memory SQLite database (the standard library's ``sqlite3``)
+with one FTS5 table, tokenizer ``porter unicode61`` (Unicode word splitting,
+case and diacritic folding, Porter stemming: "running" matches "runs"),
+ranked by FTS5's ``bm25()`` (Okapi BM25, k1 = 1.2, b = 0.75; Robertson and
+Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009).
+
+Optional embeddings: ``from_state(state, embed=fn)`` with ``fn(list[str]) ->
+array (n, d)`` keeps one unit vector per item; a query then ranks items by
+exact cosine similarity too, and the lexical and vector rankings are fused by
+reciprocal rank fusion, ``sum 1 / (60 + rank)`` (Cormack, Clarke and
+Büttcher, SIGIR 2009). No model ships with memex: ``fn`` is yours.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memex import _validate as v
+from memex.errors import ValidationError
+from memex.graph import GraphState
+from memex.models import MemoryItem
+
+__all__ = ["TextIndex", "default_text", "RRF_K"]
+
+TextFn = Callable[[MemoryItem], str]
+Embedder = Callable[[list[str]], Any]
+
+#: The constant k of reciprocal rank fusion: an entry at rank r (1-based) adds 1 / (k + r).
+RRF_K = 60
+
+_WORD = re.compile(r"\w+")
+_MAX_QUERY_TERMS = 64
+
+
+def default_text(item: MemoryItem) -> str:
+    """The text an item is indexed by: ``content["text"]`` when it is a string, else the
+    string leaves of ``content`` (nested mappings and lists, depth first, in key
+    order) joined by single spaces; ``""`` when there are none.
+
+    Args:
+        item: a memory item.
+    Returns:
+        The text (possibly empty). O(size of ``content``).
+    """
+    content = item.content
+    text = content.get("text") if isinstance(content, Mapping) else None
+    if isinstance(text, str):
+        return text
+    leaves: list[str] = []
+    stack: list[Any] = [content]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            leaves.append(x)
+        elif isinstance(x, Mapping):
+            stack.extend(reversed(list(x.values())))
+        elif isinstance(x, list | tuple):
+            stack.extend(reversed(x))
+    return " ".join(leaves)
+
+
+def _terms(query: str) -> list[str]:
+    """The query's distinct words (lower-cased, first 64), each safe to quote in FTS5 syntax."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(query.lower()):
+        seen.setdefault(w, None)
+        if len(seen) == _MAX_QUERY_TERMS:
+            break
+    return list(seen)
+
+
+class TextIndex:
+    """Full-text (and optionally vector) index of a graph's items, kept current by events.
+
+    Build with :meth:`from_state`; the constructor is internal. Thread safe
+    (one lock around the SQLite connection). Items are keyed by id; an index
+    built for one state answers for its descendants only as far as the events
+    of the commands between them were applied (retrieval skips ids the state
+    it ranks does not hold).
+
+    Complexity: build O(total text) (FTS5 inserts); :meth:`apply` O(text of
+    the changed items) per event; :meth:`search` O(postings of the query
+    terms + m log m) for m matching items.
+    """
+
+    def __init__(self, text_fn: TextFn | None = None, embed: Embedder | None = None) -> None:
+        if text_fn is not None and not callable(text_fn):
+            raise v.fail("text_fn", "a callable item -> str", text_fn)
+        if embed is not None and not callable(embed):
+            raise v.fail("embed", "a callable list[str] -> array (n, d)", embed)
+        self._text_fn: TextFn = text_fn or default_text
+        self._embed = embed
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
+        self._rowid: dict[str, int] = {}
+        self._ids: dict[int, str] = {}
+        self._next = 1
+        # vectors: one unit row per item in _vec[:_vn]; _vrow maps id -> row
+        self._vec: npt.NDArray[np.float64] | None = None
+        self._vn = 0
+        self._vrow: dict[str, int] = {}
+        self._vid: list[str | None] = []
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_state(
+        cls, state: GraphState, *, text_fn: TextFn | None = None, embed: Embedder | None = None
+    ) -> TextIndex:
+        """Index every item of ``state``.
+
+        Args:
+            state: the graph whose items are indexed.
+            text_fn: ``item -> str``, the text an item is found by; default
+                :func:`default_text` (``content["text"]``, else the string
+                leaves of ``content``).
+            embed: optional ``list[str] -> array (n, d)`` embedder; when given
+                every item's text is embedded (in batches of 256) and queries
+                also rank by cosine similarity.
+        Returns:
+            The index.
+        Raises:
+            ValidationError: ``state`` is not a GraphState, ``text_fn`` or
+                ``embed`` not callable, ``text_fn`` returned a non-string, or
+                ``embed`` returned an array of the wrong shape or with
+                non-finite values.
+
+        Complexity: O(n + total text).
+        """
+        if not isinstance(state, GraphState):
+            raise v.fail("state", "a GraphState", state)
+        index = cls(text_fn, embed)
+        index._put_many(list(state.items.values()))
+        return index
+
+    # -- events -------------------------------------------------------------------------
+    def apply(self, events: Iterable[Any]) -> None:
+        """Follow lifecycle events: ``memory.created`` and ``memory.updated`` (re)index
+        the event's item, ``memory.retracted`` removes it; every other event is
+        ignored.
+
+        Args:
+            events: lifecycle event records (as returned by
+                :func:`memex.apply_command` or read from a log record).
+        Raises:
+            ValidationError: ``text_fn`` or ``embed`` misbehaved (see
+                :meth:`from_state`); the events before the failing one stay applied.
+        """
+        put: list[MemoryItem] = []
+        for ev in events:
+            kind = getattr(ev, "type", None)
+            if kind in ("memory.created", "memory.updated"):
+                put.append(ev.item)
+            elif kind == "memory.retracted":
+                if put:
+                    self._put_many(put)
+                    put = []
+                self._remove(ev.item.id)
+        if put:
+            self._put_many(put)
+
+    def _texts(self, items: list[MemoryItem]) -> list[str]:
+        texts = [self._text_fn(it) for it in items]
+        for it, t in zip(items, texts, strict=True):
+            if not isinstance(t, str):
+                raise ValidationError(
+                    f"text_fn must return a string, got {type(t).__name__} (item {v.path_key(it.id)})",
+                    "text_fn",
+                )
+        return texts
+
+    def _put_many(self, items: list[MemoryItem]) -> None:
+        if not items:
+            return
+        texts = self._texts(items)
+        vectors = self._vectors(texts) if self._embed is not None else None
+        with self._lock, self._db:
+            rows: list[tuple[int, str]] = []
+            for it, text in zip(items, texts, strict=True):
+                rid = self._rowid.get(it.id)
+                if rid is not None:
+                    self._db.execute("DELETE FROM docs WHERE rowid = ?", (rid,))
+                else:
+                    rid = self._rowid[it.id] = self._next
+                    self._ids[rid] = it.id
+                    self._next += 1
+                rows.append((rid, text))
+            self._db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", rows)
+            if vectors is not None:
+                for it, vec in zip(items, vectors, strict=True):
+                    self._put_vector(it.id, vec)
+
+    def _remove(self, item_id: str) -> None:
+        with self._lock, self._db:
+            rid = self._rowid.pop(item_id, None)
+            if rid is not None:
+                del self._ids[rid]
+                self._db.execute("DELETE FROM docs WHERE rowid = ?", (rid,))
+            row = self._vrow.pop(item_id, None)
+            if row is not None and self._vec is not None:
+                self._vec[row] = 0.0
+                self._vid[row] = None
+
+    # -- vectors ------------------------------------------------------------------------
+    def _vectors(self, texts: list[str]) -> npt.NDArray[np.float64]:
+        """Unit vectors of ``texts`` (zero rows stay zero), embedded in batches of 256."""
+        assert self._embed is not None
+        parts = []
+        for lo in range(0, len(texts), 256):
+            batch = texts[lo : lo + 256]
+            try:
+                arr = np.asarray(self._embed(batch), dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValidationError(f"embed must return a numeric array: {exc}", "embed") from None
+            if arr.ndim != 2 or arr.shape[0] != len(batch) or arr.shape[1] == 0:
+                raise ValidationError(
+                    f"embed must return an array of shape ({len(batch)}, d), got {arr.shape}", "embed"
+                )
+            if self._vec is not None and arr.shape[1] != self._vec.shape[1]:
+                raise ValidationError(
+                    f"embed changed its dimension from {self._vec.shape[1]} to {arr.shape[1]}", "embed"
+                )
+            if not np.isfinite(arr).all():
+                raise ValidationError("embed returned a non-finite value", "embed")
+            parts.append(arr)
+        out = np.concatenate(parts) if parts else np.zeros((0, 1))
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        unit: npt.NDArray[np.float64] = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+        return unit
+
+    def _put_vector(self, item_id: str, vec: npt.NDArray[np.float64]) -> None:
+        mat = self._vec if self._vec is not None else np.zeros((64, len(vec)))
+        row = self._vrow.get(item_id)
+        if row is None:
+            if self._vn == len(mat):
+                grown = np.zeros((2 * len(mat), mat.shape[1]))
+                grown[: self._vn] = mat
+                mat = grown
+            row = self._vrow[item_id] = self._vn
+            self._vid.append(item_id)
+            self._vn += 1
+        mat[row] = vec
+        self._vec = mat
+
+    # -- reading ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        """Number of indexed items."""
+        return len(self._rowid)
+
+    def __contains__(self, item_id: object) -> bool:
+        """Whether ``item_id`` is indexed."""
+        return item_id in self._rowid
+
+    @property
+    def has_vectors(self) -> bool:
+        """Whether the index was built with an embedder (queries then fuse both rankings)."""
+        return self._embed is not None
+
+    def lexical(self, query: str) -> Iterator[tuple[str, float]]:
+        """``(item_id, bm25)`` for the items matching any word of ``query``, best first.
+
+        ``bm25`` is FTS5's Okapi BM25 score negated, so larger is better and
+        every match scores above 0. The query is split into words (Unicode
+        ``\\w+``, lower-cased, at most 64 distinct), each matched as a term
+        (stemmed like the texts) and OR-ed: query syntax characters are never
+        interpreted, so any string is a valid query. No words: no matches.
+
+        Raises:
+            ValidationError: ``query`` is not a string.
+        """
+        if not isinstance(query, str):
+            raise v.fail("query", "a string", query)
+        terms = _terms(query)
+        if not terms:
+            return iter(())
+        match = " OR ".join(f'"{t}"' for t in terms)
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY rank, rowid", (match,)
+            ).fetchall()
+            ids = self._ids
+            found = [(ids[rid], -score) for rid, score in rows if rid in ids]
+        return iter(found)
+
+    def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
+        """The ``k`` items whose vectors are closest to the query's (exact cosine
+        similarity, best first; ties by indexing order); ``[]`` without an embedder.
+
+        Complexity: O(n d) for n items of dimension d (one matrix-vector product).
+        """
+        if self._embed is None or self._vec is None or self._vn == 0 or k <= 0:
+            return []
+        q = self._vectors([query])[0]
+        sims = self._vec[: self._vn] @ q
+        live = np.array([i is not None for i in self._vid], dtype=bool)
+        sims = np.where(live, sims, -np.inf)
+        k = min(k, int(live.sum()))
+        if k == 0:
+            return []
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.lexsort((top, -sims[top]))]
+        return [(str(self._vid[i]), float(sims[i])) for i in top.tolist()]
+
+    def search(self, query: str, *, limit: int | None = None) -> list[tuple[str, float]]:
+        """The items matching ``query``, best first, as ``(item_id, score)``.
+
+        Without an embedder the score is :meth:`lexical`'s BM25. With one, the
+        lexical matches and the ``max(limit, 200)`` nearest vectors are fused
+        by reciprocal rank fusion: ``score = sum over both rankings of
+        1 / (60 + rank)`` (rank 1-based; a ranking an item is absent from adds
+        nothing); ties by lexical order, then vector order.
+
+        Args:
+            query: any string (see :meth:`lexical`).
+            limit: at most this many results (``None``: every match).
+        Raises:
+            ValidationError: ``query`` not a string or ``limit`` not an int >= 0.
+        """
+        if limit is not None:
+            v.nonneg_int(limit, "limit")
+        lexical = list(self.lexical(query))
+        if self._embed is None:
+            return lexical if limit is None else lexical[:limit]
+        k = max(limit or 0, 200)
+        fused: dict[str, float] = {}
+        order: dict[str, int] = {}
+        for ranking in (lexical, self.nearest(query, k)):
+            for r, (item_id, _) in enumerate(ranking, start=1):
+                fused[item_id] = fused.get(item_id, 0.0) + 1.0 / (RRF_K + r)
+                order.setdefault(item_id, len(order))
+        ranked = sorted(fused.items(), key=lambda e: (-e[1], order[e[0]]))
+        return ranked if limit is None else ranked[:limit]
+
+    def close(self) -> None:
+        """Release the SQLite connection (the index must not be used afterwards)."""
+        with self._lock:
+            self._db.close()
