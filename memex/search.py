@@ -16,9 +16,13 @@ Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009).
 
 Optional embeddings: ``from_state(state, embed=fn)`` with ``fn(list[str]) ->
 array (n, d)`` keeps one unit vector per item; a query then ranks items by
-exact cosine similarity too, and the lexical and vector rankings are fused by
+cosine similarity too, and the lexical and vector rankings are fused by
 reciprocal rank fusion, ``sum 1 / (60 + rank)`` (Cormack, Clarke and
-Büttcher, SIGIR 2009). No model ships with memex: ``fn`` is yours.
+Büttcher, SIGIR 2009). Nearest neighbours are exact (one matrix-vector
+product) up to 10^5 vectors; above that, when the optional ``usearch``
+package is installed (``pip install 'memex[vector]'``), its HNSW graph
+proposes the candidates and their cosine is recomputed exactly. No model
+ships with memex: ``fn`` is yours.
 """
 
 from __future__ import annotations
@@ -37,13 +41,16 @@ from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import MemoryItem
 
-__all__ = ["TextIndex", "default_text", "RRF_K"]
+__all__ = ["TextIndex", "default_text", "RRF_K", "ANN_MIN"]
 
 TextFn = Callable[[MemoryItem], str]
 Embedder = Callable[[list[str]], Any]
 
 #: The constant k of reciprocal rank fusion: an entry at rank r (1-based) adds 1 / (k + r).
 RRF_K = 60
+
+#: From this many vectors on, nearest neighbours come from usearch's HNSW index (when installed).
+ANN_MIN = 100_000
 
 _WORD = re.compile(r"\w+")
 _MAX_QUERY_TERMS = 64
@@ -118,6 +125,7 @@ class TextIndex:
         self._vn = 0
         self._vrow: dict[str, int] = {}
         self._vid: list[str | None] = []
+        self._ann: Any = None  # usearch Index over the live rows, built when first needed
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -189,6 +197,8 @@ class TextIndex:
     def _put_many(self, items: list[MemoryItem]) -> None:
         if not items:
             return
+        if len({it.id for it in items}) != len(items):  # an item changed twice: its last version
+            items = list({it.id: it for it in items}.values())
         texts = self._texts(items)
         vectors = self._vectors(texts) if self._embed is not None else None
         with self._lock, self._db:
@@ -217,6 +227,8 @@ class TextIndex:
             if row is not None and self._vec is not None:
                 self._vec[row] = 0.0
                 self._vid[row] = None
+                if self._ann is not None:
+                    self._ann.remove(row)
 
     # -- vectors ------------------------------------------------------------------------
     def _vectors(self, texts: list[str]) -> npt.NDArray[np.float64]:
@@ -258,6 +270,10 @@ class TextIndex:
             self._vn += 1
         mat[row] = vec
         self._vec = mat
+        if self._ann is not None:
+            if row in self._ann:
+                self._ann.remove(row)
+            self._ann.add(row, vec.astype(np.float32))
 
     # -- reading ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -273,8 +289,9 @@ class TextIndex:
         """Whether the index was built with an embedder (queries then fuse both rankings)."""
         return self._embed is not None
 
-    def lexical(self, query: str) -> Iterator[tuple[str, float]]:
-        """``(item_id, bm25)`` for the items matching any word of ``query``, best first.
+    def lexical(self, query: str, limit: int | None = None) -> Iterator[tuple[str, float]]:
+        """``(item_id, bm25)`` for the items matching any word of ``query``, best first
+        (ties by indexing order), at most ``limit`` of them (``None``: all).
 
         ``bm25`` is FTS5's Okapi BM25 score negated, so larger is better and
         every match scores above 0. The query is split into words (Unicode
@@ -291,23 +308,37 @@ class TextIndex:
         if not terms:
             return iter(())
         match = " OR ".join(f'"{t}"' for t in terms)
+        sql = "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY rank, rowid"
+        args: tuple[Any, ...] = (match,)
+        if limit is not None:
+            sql += " LIMIT ?"
+            args = (match, limit)
         with self._lock:
-            rows = self._db.execute(
-                "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY rank, rowid", (match,)
-            ).fetchall()
+            rows = self._db.execute(sql, args).fetchall()
             ids = self._ids
             found = [(ids[rid], -score) for rid, score in rows if rid in ids]
         return iter(found)
 
     def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
-        """The ``k`` items whose vectors are closest to the query's (exact cosine
-        similarity, best first; ties by indexing order); ``[]`` without an embedder.
+        """The ``k`` items whose vectors are closest to the query's, as ``(item_id,
+        cosine similarity)``, best first (ties by indexing order); ``[]`` without
+        an embedder. Exact below :data:`ANN_MIN` vectors (or without usearch);
+        above, usearch's HNSW graph proposes the ``k`` and their cosine is
+        recomputed exactly (approximate: a true neighbour may be missed).
 
-        Complexity: O(n d) for n items of dimension d (one matrix-vector product).
+        Complexity: O(n d) exact for n items of dimension d (one matrix-vector
+        product); about O(d log n) with usearch.
         """
         if self._embed is None or self._vec is None or self._vn == 0 or k <= 0:
             return []
         q = self._vectors([query])[0]
+        ann = self._ann_index()
+        if ann is not None:
+            found = ann.search(q.astype(np.float32), min(k, len(self._vrow)))
+            rows = np.asarray(found.keys, dtype=np.intp)
+            sims = self._vec[rows] @ q  # exact cosine of the proposed candidates
+            order = np.lexsort((rows, -sims))
+            return [(str(self._vid[rows[i]]), float(sims[i])) for i in order.tolist()]
         sims = self._vec[: self._vn] @ q
         live = np.array([i is not None for i in self._vid], dtype=bool)
         sims = np.where(live, sims, -np.inf)
@@ -317,6 +348,20 @@ class TextIndex:
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.lexsort((top, -sims[top]))]
         return [(str(self._vid[i]), float(sims[i])) for i in top.tolist()]
+
+    def _ann_index(self) -> Any:
+        """The usearch index over the live rows once there are :data:`ANN_MIN` of them and
+        usearch is installed (built on first need, then kept in step); else ``None``."""
+        if self._ann is None and len(self._vrow) >= ANN_MIN and self._vec is not None:
+            try:
+                from usearch.index import Index
+            except ImportError:
+                return None
+            rows = np.fromiter(self._vrow.values(), dtype=np.int64, count=len(self._vrow))
+            ann = Index(ndim=self._vec.shape[1], metric="cos", dtype="f32")
+            ann.add(rows, self._vec[rows].astype(np.float32))
+            self._ann = ann
+        return self._ann
 
     def search(self, query: str, *, limit: int | None = None) -> list[tuple[str, float]]:
         """The items matching ``query``, best first, as ``(item_id, score)``.
@@ -335,9 +380,9 @@ class TextIndex:
         """
         if limit is not None:
             v.nonneg_int(limit, "limit")
-        lexical = list(self.lexical(query))
+        lexical = list(self.lexical(query, limit))
         if self._embed is None:
-            return lexical if limit is None else lexical[:limit]
+            return lexical
         k = max(limit or 0, 200)
         fused: dict[str, float] = {}
         order: dict[str, int] = {}

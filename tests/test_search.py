@@ -349,3 +349,39 @@ def test_a_misbehaving_embedder_is_a_validation_error(bad: Any) -> None:
     with pytest.raises(memex.ValidationError) as err:
         TextIndex.from_state(_sample(), embed=bad)
     assert err.value.path == "embed"
+
+
+def test_above_ann_min_usearch_proposes_neighbours_and_follows_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    import memex.search as search
+
+    monkeypatch.setattr(search, "ANN_MIN", 3)
+    state = _sample()
+    exact = TextIndex.from_state(state, embed=ngram_embed)
+    monkeypatch.setattr(search, "ANN_MIN", 10**9)
+    want = exact.nearest("green tea leaves", 3)
+    monkeypatch.setattr(search, "ANN_MIN", 3)
+    assert exact._ann_index() is not None  # 5 vectors >= 3: the HNSW index is used
+    got = exact.nearest("green tea leaves", 3)
+    assert [i for i, _ in got] == [i for i, _ in want]  # 5 points: HNSW search is exhaustive
+    assert [s for _, s in got] == pytest.approx([s for _, s in want])
+    r = apply_command(state, MemoryRetract(item_id=want[0][0], author="u"))
+    exact.apply(r.events)
+    assert want[0][0] not in {i for i, _ in exact.nearest("green tea leaves", 4)}
+    r = apply_command(r.state, MemoryCreate(item=_item("m8", "green tea leaves")))
+    exact.apply(r.events)
+    assert exact.nearest("green tea leaves", 1)[0] == ("m8", pytest.approx(1.0))
+
+
+def test_one_apply_call_with_an_item_created_and_updated_keeps_its_last_text() -> None:
+    # regression: the batch inserted the same row twice (sqlite3.IntegrityError)
+    state = _sample()
+    index = TextIndex.from_state(state)
+    events: list[Any] = []
+    r = apply_command(state, MemoryCreate(item=_item("n1", "first draft")))
+    events += r.events
+    r = apply_command(r.state, MemoryUpdate(item_id="n1", partial={"content": {"text": "final wording"}}, author="u"))
+    events += r.events
+    r = apply_command(r.state, MemoryUpdate(item_id="m1", partial={"content": {"text": "tea again"}}, author="u"))
+    index.apply(events + r.events)
+    assert [i for i, _ in index.search("wording")] == ["n1"] and index.search("draft") == []
+    assert "m1" in {i for i, _ in index.search("tea")} and index.search("coffee") == []
