@@ -15,6 +15,12 @@
    relevance of the hit that brought it (the larger value when several
    bring it or it is a hit itself). Brought items pass the same ``pre``
    filter;
+3b. **contested** (only under a contradiction policy of
+   :func:`memex.smart_retrieve`): superseded items are not candidates, and
+   the other end of each active ``CONTRADICTS`` edge touching a candidate
+   joins them with that candidate's relevance (it is about the same thing),
+   so the policy decides the contest by the belief weights, as it does
+   without a query, instead of seeing only one side;
 4. **score**: ``wr*relevance + wa*authority + wc*(conviction or 0) +
    wi*(importance or 0)``, times the decay multiplier when ``decay`` is set;
    then ``min_score``, ``post``, the order (score descending, equal scores in
@@ -85,6 +91,7 @@ def rank_query(
     now: int,
     query: str,
     index: TextIndex | None,
+    contest: bool = False,
 ) -> RankedQuery:
     """Rank the items of ``state`` that answer ``query`` (see the module docstring).
 
@@ -96,6 +103,7 @@ def rank_query(
         now: unix ms for decay and time criteria.
         query: the question (any string; see :meth:`memex.TextIndex.lexical`).
         index: the text index to read; ``None``: :func:`default_index`.
+        contest: a contradiction policy follows (step 3b of the module docstring).
     Returns:
         ``(scores, items, relevances)`` in rank order.
     Raises:
@@ -121,10 +129,12 @@ def rank_query(
             it = items.get(item_id)
             if it is None or item_id in hits or not pre_ok(it):
                 continue
+            if contest and _superseded(state, item_id):
+                continue
             hits[item_id] = (it, raw)
             if len(hits) == want:
                 break
-        if len(hits) == want or len(found) < window:
+        if len(hits) == want or len(found) < window or window >= len(index):
             break
         window *= 4
     if not hits:
@@ -134,7 +144,30 @@ def rank_query(
     chosen: dict[str, MemoryItem] = {i: it for i, (it, _) in hits.items()}
     if opts.expand is not None:
         _expand(state, opts.expand, chosen, rel, pre_ok)
+    if contest:
+        _contested(state, chosen, rel, pre_ok)
     return _score(state, weights, opts, now, chosen, rel)
+
+
+def _superseded(state: GraphState, item_id: str) -> bool:
+    """Whether ``item_id`` is the ``to`` end of an active SUPERSEDES edge."""
+    return any(e.to == item_id for e in state.incident_edges([item_id], "SUPERSEDES"))
+
+
+def _contested(state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, float], pre_ok: Any) -> None:
+    """Add the other ends of the candidates' active CONTRADICTS edges (in place), each
+    with the relevance of the candidate it contradicts (the larger when several)."""
+    items = state.items
+    brought: dict[str, float] = {}
+    for e in state.incident_edges(list(chosen), "CONTRADICTS"):
+        for a, b in ((e.from_, e.to), (e.to, e.from_)):
+            if a in chosen and b not in chosen:
+                brought[b] = max(brought.get(b, -1.0), rel[a])
+    for other, r in brought.items():
+        it = items.get(other)
+        if it is not None and pre_ok(it) and not _superseded(state, other):
+            chosen[other] = it
+            rel[other] = r
 
 
 def _expand(
@@ -165,6 +198,8 @@ def _expand(
             for other in linked:
                 if brought > nxt.get(other, -1.0):
                     nxt[other] = brought
+        if not nxt:
+            break  # nothing left to bring: a large "parents" ends here
         level = []
         for other, r in nxt.items():
             it = items.get(other)

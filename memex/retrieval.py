@@ -186,10 +186,16 @@ def _ranked(state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: i
 
 
 def _query_ranked(
-    state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int, query: str, index: TextIndex | None
+    state: GraphState,
+    w: ScoreWeights,
+    opts: ScoredQueryOptions,
+    now: int,
+    query: str,
+    index: TextIndex | None,
+    contest: bool = False,
 ) -> list[ScoredItem]:
     """:func:`memex.relevance.rank_query` as :class:`ScoredItem` entries."""
-    scores, items, rels = rank_query(state, w, _checked(opts, now), now, query, index)
+    scores, items, rels = rank_query(state, w, _checked(opts, now), now, query, index, contest)
     return [ScoredItem(item=it, score=s, relevance=r) for s, it, r in zip(scores, items, rels, strict=True)]
 
 
@@ -536,6 +542,11 @@ def smart_retrieve(
     matches passing ``filter`` (plus what ``expand`` brings along), scored
     with ``relevance``; the policy, diversity and budget then apply unchanged
     (under ``"filter"`` a superseded item never comes back through expansion).
+    Under ``"filter"`` or ``"surface"`` superseded items do not take candidate
+    places, and the other side of an active ``CONTRADICTS`` edge touching a
+    candidate joins the candidates with that candidate's relevance, so the
+    contest is decided by the belief weights even when only one side matches
+    the question's words.
 
     Args:
         budget: total cost allowed; cost_fn: ``item -> cost`` (finite, >= 0).
@@ -591,7 +602,14 @@ def smart_retrieve(
     if query is not None or index is not None:
         exp = None if expand is None else v.record_arg(expand, ExpandOptions, "expand")
         opts = ScoredQueryOptions(pre=_as_filter(filter), candidates=candidates, expand=exp)
-        ranked = get_scored_items(state, weights, opts, now=now, query=query, index=index)
+        _state(state)
+        w = _weights(weights)
+        at = _time.now_ms() if now is None else v.now_ms(now)
+        check_query(query, index, w, opts)
+        if query is None:  # an index without a query: the check above raised
+            raise ValidationError("index is read only with a query (query=...)", "index")
+        contest = contradictions in ("filter", "surface")
+        ranked = _query_ranked(state, w, opts, at, query, index, contest)
         return _policies(state, ranked, contradictions, diversity, budget, cost_fn)
     if contradictions in (None, "ignore") and diversity is None:
         _state(state)

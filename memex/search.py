@@ -52,8 +52,9 @@ RRF_K = 60
 #: From this many vectors on, nearest neighbours come from usearch's HNSW index (when installed).
 ANN_MIN = 100_000
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")  # word characters except "_", which unicode61 separates on
 _MAX_QUERY_TERMS = 64
+_SQL_MAX = 2**62  # a LIMIT SQLite can hold (its integers are 64-bit)
 
 
 def default_text(item: MemoryItem) -> str:
@@ -81,6 +82,30 @@ def default_text(item: MemoryItem) -> str:
         elif isinstance(x, list | tuple):
             stack.extend(reversed(x))
     return " ".join(leaves)
+
+
+def _event_parts(ev: Any, path: str) -> tuple[str | None, Any]:
+    """``(type, item)`` of a memory lifecycle event (a record or its wire mapping);
+    ``(None, None)`` for any other event. Raises ``ValidationError`` at ``path``."""
+    if isinstance(ev, Mapping):
+        kind, item = ev.get("type"), ev.get("item")
+        if kind in _MEMORY_EVENTS and isinstance(item, Mapping):
+            try:
+                item = MemoryItem.from_dict(item)
+            except ValidationError as e:
+                raise v.prefixed(e, f"{path}.item") from None
+    elif hasattr(ev, "type"):
+        kind, item = getattr(ev, "type", None), getattr(ev, "item", None)
+    else:
+        raise v.fail(path, "a lifecycle event (record or mapping)", ev)
+    if kind not in _MEMORY_EVENTS:
+        return None, None
+    if not isinstance(item, MemoryItem):
+        raise v.fail(f"{path}.item", "a memory item", item)
+    return kind, item
+
+
+_MEMORY_EVENTS = frozenset(("memory.created", "memory.updated", "memory.retracted"))
 
 
 def _terms(query: str) -> list[str]:
@@ -126,6 +151,7 @@ class TextIndex:
         self._vrow: dict[str, int] = {}
         self._vid: list[str | None] = []
         self._ann: Any = None  # usearch Index over the live rows, built when first needed
+        self._closed = False
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -165,22 +191,32 @@ class TextIndex:
         ignored.
 
         Args:
-            events: lifecycle event records (as returned by
-                :func:`memex.apply_command` or read from a log record).
+            events: an iterable of lifecycle events: event records (as
+                returned by :func:`memex.apply_command`) or their wire
+                mappings (as a log record's ``events`` holds them).
         Raises:
-            ValidationError: ``text_fn`` or ``embed`` misbehaved (see
-                :meth:`from_state`); the events before the failing one stay applied.
+            ValidationError: ``events`` is not an iterable of events, a
+                memory event lacks a valid ``item`` (path ``events[i]``), or
+                ``text_fn`` / ``embed`` misbehaved (see :meth:`from_state`);
+                nothing of the call is applied when an event is malformed.
         """
+        if isinstance(events, str | bytes | Mapping) or not isinstance(events, Iterable):
+            raise v.fail("events", "an iterable of lifecycle events", events)
+        changes: list[tuple[str, MemoryItem]] = []
+        for i, ev in enumerate(events):
+            kind, item = _event_parts(ev, f"events[{i}]")
+            if kind is not None:
+                changes.append((kind, item))
+        self._check_open()
         put: list[MemoryItem] = []
-        for ev in events:
-            kind = getattr(ev, "type", None)
-            if kind in ("memory.created", "memory.updated"):
-                put.append(ev.item)
-            elif kind == "memory.retracted":
+        for kind, item in changes:
+            if kind == "memory.retracted":
                 if put:
                     self._put_many(put)
                     put = []
-                self._remove(ev.item.id)
+                self._remove(item.id)
+            else:
+                put.append(item)
         if put:
             self._put_many(put)
 
@@ -192,7 +228,12 @@ class TextIndex:
                     f"text_fn must return a string, got {type(t).__name__} (item {v.path_key(it.id)})",
                     "text_fn",
                 )
+            v.text(t, "text_fn")
         return texts
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValidationError("index: this TextIndex was closed", "index")
 
     def _put_many(self, items: list[MemoryItem]) -> None:
         if not items:
@@ -202,6 +243,7 @@ class TextIndex:
         texts = self._texts(items)
         vectors = self._vectors(texts) if self._embed is not None else None
         with self._lock, self._db:
+            self._check_open()
             rows: list[tuple[int, str]] = []
             for it, text in zip(items, texts, strict=True):
                 rid = self._rowid.get(it.id)
@@ -219,6 +261,7 @@ class TextIndex:
 
     def _remove(self, item_id: str) -> None:
         with self._lock, self._db:
+            self._check_open()
             rid = self._rowid.pop(item_id, None)
             if rid is not None:
                 del self._ids[rid]
@@ -234,21 +277,20 @@ class TextIndex:
     def _vectors(self, texts: list[str]) -> npt.NDArray[np.float64]:
         """Unit vectors of ``texts`` (zero rows stay zero), embedded in batches of 256."""
         assert self._embed is not None
-        parts = []
+        parts: list[npt.NDArray[np.float64]] = []
         for lo in range(0, len(texts), 256):
             batch = texts[lo : lo + 256]
             try:
                 arr = np.asarray(self._embed(batch), dtype=np.float64)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise ValidationError(f"embed must return a numeric array: {exc}", "embed") from None
             if arr.ndim != 2 or arr.shape[0] != len(batch) or arr.shape[1] == 0:
                 raise ValidationError(
                     f"embed must return an array of shape ({len(batch)}, d), got {arr.shape}", "embed"
                 )
-            if self._vec is not None and arr.shape[1] != self._vec.shape[1]:
-                raise ValidationError(
-                    f"embed changed its dimension from {self._vec.shape[1]} to {arr.shape[1]}", "embed"
-                )
+            dim = self._vec.shape[1] if self._vec is not None else parts[0].shape[1] if parts else None
+            if dim is not None and arr.shape[1] != dim:
+                raise ValidationError(f"embed changed its dimension from {dim} to {arr.shape[1]}", "embed")
             if not np.isfinite(arr).all():
                 raise ValidationError("embed returned a non-finite value", "embed")
             parts.append(arr)
@@ -304,6 +346,8 @@ class TextIndex:
         """
         if not isinstance(query, str):
             raise v.fail("query", "a string", query)
+        if limit is not None:
+            v.nonneg_int(limit, "limit")
         terms = _terms(query)
         if not terms:
             return iter(())
@@ -312,8 +356,9 @@ class TextIndex:
         args: tuple[Any, ...] = (match,)
         if limit is not None:
             sql += " LIMIT ?"
-            args = (match, limit)
+            args = (match, min(limit, _SQL_MAX))
         with self._lock:
+            self._check_open()
             rows = self._db.execute(sql, args).fetchall()
             ids = self._ids
             found = [(ids[rid], -score) for rid, score in rows if rid in ids]
@@ -329,9 +374,19 @@ class TextIndex:
         Complexity: O(n d) exact for n items of dimension d (one matrix-vector
         product); about O(d log n) with usearch.
         """
-        if self._embed is None or self._vec is None or self._vn == 0 or k <= 0:
+        if not isinstance(query, str):
+            raise v.fail("query", "a string", query)
+        v.nonneg_int(k, "k")
+        if self._embed is None or self._vec is None or self._vn == 0 or k == 0:
             return []
-        q = self._vectors([query])[0]
+        q = self._vectors([query])[0]  # the embedder runs outside the lock
+        with self._lock:
+            self._check_open()
+            return self._nearest(q, k)
+
+    def _nearest(self, q: npt.NDArray[np.float64], k: int) -> list[tuple[str, float]]:
+        """:meth:`nearest` for the unit query vector ``q`` (the caller holds the lock)."""
+        assert self._vec is not None
         ann = self._ann_index()
         if ann is not None:
             found = ann.search(q.astype(np.float32), min(k, len(self._vrow)))
@@ -381,7 +436,7 @@ class TextIndex:
         if limit is not None:
             v.nonneg_int(limit, "limit")
         lexical = list(self.lexical(query, limit))
-        if self._embed is None:
+        if self._embed is None or not _terms(query):  # no words: no matches, vectors or not
             return lexical
         k = max(limit or 0, 200)
         fused: dict[str, float] = {}
@@ -394,6 +449,8 @@ class TextIndex:
         return ranked if limit is None else ranked[:limit]
 
     def close(self) -> None:
-        """Release the SQLite connection (the index must not be used afterwards)."""
+        """Release the SQLite connection. Idempotent; afterwards every method raises
+        ``ValidationError`` (path ``index``)."""
         with self._lock:
+            self._closed = True
             self._db.close()

@@ -385,3 +385,157 @@ def test_one_apply_call_with_an_item_created_and_updated_keeps_its_last_text() -
     index.apply(events + r.events)
     assert [i for i, _ in index.search("wording")] == ["n1"] and index.search("draft") == []
     assert "m1" in {i for i, _ in index.search("tea")} and index.search("coffee") == []
+
+
+# -- regressions found by trying it as a user would ------------------------------------------
+def _contested_pair() -> GraphState:
+    state = _state(_item("tea", "drinks green tea", authority=0.9), _item("esp", "ordered an espresso", authority=0.3))
+    return _link(state, "c1", "esp", "tea", "CONTRADICTS")
+
+
+def test_a_query_under_a_contradiction_policy_sees_the_other_side_of_the_contest() -> None:
+    # regression: only the text matches reached the policy, so a contradicted match came back unflagged
+    state = _contested_pair()
+    common: dict[str, Any] = {"budget": 9, "cost_fn": lambda it: 1, "weights": {"relevance": 1, "authority": 1},
+                              "query": "espresso", "now": NOW}
+    assert [e.item.id for e in smart_retrieve(state, contradictions="filter", **common)] == ["tea"]
+    surfaced = smart_retrieve(state, contradictions="surface", **common)
+    assert [(e.item.id, e.relevance, [c.id for c in e.contradicted_by or []]) for e in surfaced] == [
+        ("tea", 1.0, ["esp"]), ("esp", 1.0, ["tea"])]
+    # without a policy the ranking is the text matches only
+    assert [e.item.id for e in smart_retrieve(state, **common)] == ["esp"]
+
+
+def test_a_superseded_match_does_not_take_a_candidate_place_under_a_policy() -> None:
+    state = _state(_item("old", "favourite fruit durian"), _item("new", "favourite fruit durian, now mango"))
+    state = _link(state, "s1", "new", "old", "SUPERSEDES")
+    got = smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, query="favourite fruit durian",
+                         contradictions="filter", candidates=1, now=NOW)
+    assert [e.item.id for e in got] == ["new"]
+
+
+def test_apply_reads_wire_events_and_rejects_what_is_not_an_event(tmp_path: Any) -> None:
+    store = memex.MemexStore.open(str(tmp_path / "m.db"))
+    store.create(id="w1", scope="s", kind="observation", content={"text": "wire tea"}, author="u",
+                 source_kind="observed", authority=0.5, now=NOW)
+    records = list(store.read_log(0))
+    store.close()
+    index = TextIndex.from_state(create_graph_state())
+    index.apply(e for r in records for e in r.events)  # mappings, as a log record holds them
+    assert [i for i, _ in index.search("tea")] == ["w1"]
+    for bad, path in (("memory.created", "events"), (None, "events"), ({"type": "memory.created"}, "events"),
+                      ([{"type": "memory.created", "item": None}], "events[0].item"),
+                      ([{"type": "memory.created", "item": {"id": 3}}], "events[0].item"), ([7], "events[0]")):
+        with pytest.raises(memex.ValidationError) as err:
+            index.apply(bad)
+        assert err.value.path.startswith(path)
+    index.apply([{"type": "intent.created", "intent": {}}])  # another namespace: ignored
+    assert len(index) == 1
+
+
+def test_limits_and_candidates_beyond_sqlite_integers_are_capped_and_bad_ones_named() -> None:
+    state = _sample()
+    index = TextIndex.from_state(state)
+    assert [i for i, _ in index.search("tea", limit=10**20)] == ["m2", "m0"]
+    got = smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, query="tea",
+                         index=index, candidates=2**70, now=NOW)
+    assert [e.item.id for e in got] == ["m2", "m0"]
+    for bad in ("a", 1.5, -1, True):
+        with pytest.raises(memex.ValidationError) as err:
+            list(index.lexical("tea", bad))  # type: ignore[arg-type]
+        assert err.value.path == "limit"
+    for q, k, path in ((5, 3, "query"), ("tea", "3", "k"), ("tea", 2.5, "k")):
+        with pytest.raises(memex.ValidationError) as err:
+            index.nearest(q, k)  # type: ignore[arg-type]
+        assert err.value.path == path
+
+
+def test_a_large_parents_depth_ends_when_nothing_is_left_to_bring() -> None:
+    # regression: the walk went on for every requested level (26 s for 10**8 on 53 items)
+    got = get_scored_items(_evidence(), {"relevance": 1}, {"expand": {"parents": 10**12}}, query="boils", now=NOW)
+    assert [(e.item.id, e.relevance) for e in got] == [("concl", 1.0), ("fact", 0.5), ("root", 0.25)]
+
+
+def test_an_index_the_store_replaced_stays_usable_and_a_closed_one_says_so() -> None:
+    store = memex.MemexStore()
+    store.create(id="a", scope="s", kind="observation", content={"text": "tea"}, author="u",
+                 source_kind="observed", authority=0.5, now=NOW)
+    held = store.text_index
+    store.mem = _sample()  # replaced: the store builds a new index on next use
+    assert store.text_index is not held
+    assert [i for i, _ in held.search("tea")] == ["a"]
+    held.close()
+    held.close()  # idempotent
+    for call in (lambda: held.search("tea"), lambda: held.apply([]),
+                 lambda: get_scored_items(store.mem, {"relevance": 1}, query="tea", index=held, now=NOW)):
+        with pytest.raises(memex.ValidationError) as err:
+            call()
+        assert err.value.path == "index"
+
+
+def test_misbehaving_text_and_embed_functions_are_validation_errors() -> None:
+    state = _sample()
+    with pytest.raises(memex.ValidationError) as err:
+        TextIndex.from_state(state, text_fn=lambda it: "tea \ud800")
+    assert err.value.path == "text_fn"
+    big = _state(*(_item(f"b{k}", f"text {k}") for k in range(300)))
+    calls: list[int] = []
+
+    def shifting(texts: list[str]) -> np.ndarray:  # a different dimension in the second batch
+        calls.append(len(texts))
+        return np.ones((len(texts), 3 if len(calls) == 1 else 4))
+
+    for embed in (shifting, lambda ts: [[10**400] * 4 for _ in ts]):
+        with pytest.raises(memex.ValidationError) as err:
+            TextIndex.from_state(big, embed=embed)
+        assert err.value.path == "embed"
+
+
+def test_a_query_without_words_matches_nothing_with_vectors_too() -> None:
+    index = TextIndex.from_state(_sample(), embed=ngram_embed)
+    assert index.search("") == [] and index.search("?!") == []
+    assert get_scored_items(_sample(), {"relevance": 1}, query="***", index=index, now=NOW) == []
+
+
+def test_an_underscore_separates_words_as_in_the_index() -> None:
+    index = TextIndex.from_state(_state(_item("u1", "green_tea"), _item("u2", "coffee")))
+    assert {i for i, _ in index.search("tea_coffee")} == {"u1", "u2"}  # two words, OR-ed
+
+
+def test_scored_item_repr_shows_relevance_and_contradictions() -> None:
+    a, b = _item("a", "x"), _item("b", "y")
+    assert repr(memex.ScoredItem(item=a, score=1.0, relevance=0.5, contradicted_by=[b])) == (
+        "ScoredItem(id='a', score=1.0, relevance=0.5, contradicted_by=['b'])")
+
+
+def test_one_index_with_vectors_serves_threads_while_it_follows_events() -> None:
+    import threading
+
+    state = _state(*(_item(f"t{k}", f"tea word{k % 7}") for k in range(200)))
+    index = TextIndex.from_state(state, embed=ngram_embed)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                index.search("tea word3", limit=20)
+            except BaseException as e:  # noqa: BLE001 - any error is the failure
+                errors.append(e)
+                return
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for k in range(150):
+        r = apply_command(state, MemoryCreate(item=_item(f"n{k}", f"tea new{k}")))
+        state = r.state
+        index.apply(r.events)
+        r = apply_command(state, MemoryRetract(item_id=f"t{k}", author="u"))
+        state = r.state
+        index.apply(r.events)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(index) == len(state.items)

@@ -22,10 +22,10 @@ CHARS_PER_TOKEN = 4
 
 
 def _recall_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "inputs", nargs="+", metavar="[LOG.jsonl] QUESTION",
-        help="the envelope log (omit it with --db) and the question",
-    )
+    parser.add_argument("first", metavar="LOG.jsonl|QUESTION",
+                        help="the envelope log, then the question; with --db only the question")
+    parser.add_argument("second", nargs="?", metavar="QUESTION",
+                        help="the question (after LOG.jsonl; a question starting with '-' goes after --)")
     db_arguments(parser, required=False)
     parser.add_argument("--budget", type=int, default=2000, metavar="N",
                         help="token budget of the answer (text length / 4 per item; default 2000)")
@@ -75,7 +75,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     """
     from memex.cli.replay import _replay_db
 
-    inputs: list[str] = args.inputs
+    inputs: list[str] = [args.first] + ([] if args.second is None else [args.second])
     if args.db is not None:
         if len(inputs) != 1:
             raise CliError("recall: with --db give only the QUESTION")

@@ -369,7 +369,7 @@ class ScoredItem:
         if self.relevance is not None:
             extra += f", relevance={self.relevance!r}"
         if self.contradicted_by:
-            extra = f", contradicted_by={[c.id for c in self.contradicted_by]!r}"
+            extra += f", contradicted_by={[c.id for c in self.contradicted_by]!r}"
         return f"ScoredItem(id={self.item.id!r}, score={self.score!r}{extra})"
 
 

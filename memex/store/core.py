@@ -338,9 +338,7 @@ class MemexStore(StoreMutations, StoreQueries):
         (a change could no longer be logged, and would be lost on the next
         open). Idempotent; a no-op for an in-memory store or a state of the past.
         """
-        if self._text is not None:
-            self._text.close()
-            self._text = self._text_mem = None
+        self._text = self._text_mem = None  # dropped, not closed: a caller may still hold it
         lg = self._log
         if lg is None:
             return

@@ -48,10 +48,9 @@ class StoreQueries:
         and ``smart_retrieve(query=...)`` read it.
         """
         if self._text is None or self._text_mem is not self.mem:
-            old, self._text = self._text, TextIndex.from_state(self.mem)
+            # an index handed out before stays usable (it is not closed, only dropped)
+            self._text = TextIndex.from_state(self.mem)
             self._text_mem = self.mem
-            if old is not None:
-                old.close()
         return self._text
 
     def _follow_text(self, before: GraphState, events: list[Any]) -> None:
