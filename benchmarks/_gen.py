@@ -107,6 +107,13 @@ def evict(keep: Callable[[Any], bool] = lambda k: False) -> None:
 
 
 # -- ids and entities ----------------------------------------------------------------
+def uuid7_text(ms: int, rand_a: int, rand_b: int) -> str:
+    """The UUIDv7 text with time field ``ms`` (unix ms), 12-bit ``rand_a`` and 62-bit ``rand_b``."""
+    v = (ms << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
+    h = f"{v:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 class Gen:
     """A seeded source of ids, items, edges and update partials."""
 
@@ -123,9 +130,7 @@ class Gen:
     def uuid7(self, ms: int) -> str:
         """A valid UUIDv7 text for ``ms`` (monotonic counter in rand_a, seeded rand_b)."""
         self.seq = (self.seq + 1) & 0xFFF
-        v = (ms << 80) | (0x7 << 76) | (self.seq << 64) | (0b10 << 62) | self.rng.getrandbits(62)
-        h = f"{v:032x}"
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        return uuid7_text(ms, self.seq, self.rng.getrandbits(62))
 
     def text(self) -> str:
         return " ".join(self.rng.choices(WORDS, k=self.rng.randint(6, 14)))

@@ -203,6 +203,12 @@ class GraphState:
                     found[eid] = entry
         return [e for _, e in sorted(found.values(), key=_first)]
 
+    def superseded_among(self, item_ids: Iterable[str]) -> set[str]:
+        """The ids among ``item_ids`` that are the ``to`` end of an active ``SUPERSEDES``
+        edge. O(d) for the d edges touching them (edges-by-endpoint index)."""
+        ids = item_ids if isinstance(item_ids, set | frozenset | dict) else set(item_ids)
+        return {e.to for e in self.incident_edges(ids, "SUPERSEDES") if e.to in ids}
+
     def scope_entries(self, scope: str) -> list[tuple[int, MemoryItem]]:
         """``(seq, item)`` for the items of ``scope``, unordered; sorting by ``seq``
         gives insertion order. O(k) for the k items of the scope."""

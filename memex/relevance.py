@@ -37,7 +37,7 @@ from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import ExpandOptions, MemoryItem, ScoredQueryOptions, ScoreWeights
 from memex.query import compile_filter, state_memo
-from memex.scoring import decay_function
+from memex.scoring import relevance_score_function
 from memex.search import TextIndex
 
 __all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "RankedQuery"]
@@ -124,12 +124,11 @@ def rank_query(
     window = 4 * want
     while True:
         found = index.search(query, limit=window)
+        skip = state.superseded_among(i for i, _ in found) if contest else ()
         hits.clear()
         for item_id, raw in found:
             it = items.get(item_id)
-            if it is None or item_id in hits or not pre_ok(it):
-                continue
-            if contest and _superseded(state, item_id):
+            if it is None or item_id in hits or item_id in skip or not pre_ok(it):
                 continue
             hits[item_id] = (it, raw)
             if len(hits) == want:
@@ -149,11 +148,6 @@ def rank_query(
     return _score(state, weights, opts, now, chosen, rel)
 
 
-def _superseded(state: GraphState, item_id: str) -> bool:
-    """Whether ``item_id`` is the ``to`` end of an active SUPERSEDES edge."""
-    return any(e.to == item_id for e in state.incident_edges([item_id], "SUPERSEDES"))
-
-
 def _contested(state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, float], pre_ok: Any) -> None:
     """Add the other ends of the candidates' active CONTRADICTS edges (in place), each
     with the relevance of the candidate it contradicts (the larger when several)."""
@@ -163,9 +157,10 @@ def _contested(state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, 
         for a, b in ((e.from_, e.to), (e.to, e.from_)):
             if a in chosen and b not in chosen:
                 brought[b] = max(brought.get(b, -1.0), rel[a])
+    superseded = state.superseded_among(brought)
     for other, r in brought.items():
         it = items.get(other)
-        if it is not None and pre_ok(it) and not _superseded(state, other):
+        if it is not None and other not in superseded and pre_ok(it):
             chosen[other] = it
             rel[other] = r
 
@@ -188,9 +183,8 @@ def _expand(
         for item_id, r in level:
             brought = r * damping
             linked: list[str] = []
-            if step < depth:
-                parents = chosen[item_id].parents if item_id in chosen else None
-                linked.extend(p for p in parents or () if isinstance(p, str))
+            if step < depth:  # every item of a level is in chosen
+                linked.extend(p for p in chosen[item_id].parents or () if isinstance(p, str))
             if step == 0:
                 for kind in kinds:
                     for e in state.incident_edges([item_id], kind):
@@ -223,20 +217,14 @@ def _score(
     chosen: dict[str, MemoryItem],
     rel: dict[str, float],
 ) -> RankedQuery:
-    wr = float(weights.relevance or 0)
-    wa = float(weights.authority or 0)
-    wc = float(weights.conviction or 0)
-    wi = float(weights.importance or 0)
-    decay = decay_function(weights.decay, now) if weights.decay is not None else None
+    score = relevance_score_function(weights, now)
     post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
     min_score = opts.min_score
     position = state.items.position
     ranked: list[tuple[float, int, MemoryItem, float]] = []
     for item_id, it in chosen.items():
         r = rel[item_id]
-        s = float(wr * r + wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
-        if decay is not None:
-            s = float(s * decay(it))
+        s = score(it, r)
         if min_score is not None and s < min_score:
             continue
         if post_ok is not None and not post_ok(it):

@@ -15,11 +15,8 @@ the top entries with a heap instead of sorting every candidate.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
-
-import numpy as np
 
 from memex import _time
 from memex import _validate as v
@@ -30,11 +27,18 @@ from memex.models import (
     DiversityOptions,
     ExpandOptions,
     MemoryFilter,
-    MemoryItem,
     ScoredItem,
     ScoredQueryOptions,
     ScoreWeights,
     replace_unchecked,
+)
+from memex.packing import (
+    CostFn,
+    check_budget,
+    check_cost_fn,
+    check_scored,
+    pack_budget,
+    pack_ranked,
 )
 from memex.query import _as_filter, compile_filter
 from memex.ranking import Ranked, rank
@@ -54,9 +58,6 @@ __all__ = [
     "DiversityOptions",
 ]
 
-CostFn = Callable[[MemoryItem], float]
-
-
 def _weights(weights: ScoreWeights | Mapping[str, Any]) -> ScoreWeights:
     result: ScoreWeights = v.record_arg(weights, ScoreWeights, "weights")
     return result
@@ -73,28 +74,6 @@ def _state(state: Any) -> GraphState:
     if not isinstance(state, GraphState):
         raise v.fail("state", "a GraphState", state)
     return state
-
-
-def _budget(budget: Any) -> float | int:
-    """``budget``: a number, not NaN; ``inf`` means no limit; ints within the double range."""
-    if isinstance(budget, float) and math.isinf(budget):
-        return budget
-    try:
-        return v.finite_number(budget, "budget")
-    except ValidationError:
-        raise ValidationError(
-            f"budget: expected a number (or inf), got {budget!r}"
-            if not isinstance(budget, int) or isinstance(budget, bool)
-            else "budget: expected a number representable as a double",
-            "budget",
-        ) from None
-
-
-def _cost_fn(cost_fn: Any) -> CostFn:
-    if not callable(cost_fn):
-        raise v.fail("cost_fn", "a callable item -> cost", cost_fn)
-    fn: CostFn = cost_fn
-    return fn
 
 
 def get_scored_items(
@@ -160,10 +139,10 @@ def get_scored_items(
     w = _weights(weights)
     opts = _options(options)
     now = _time.now_ms() if now is None else v.now_ms(now)
-    check_query(query, index, w, opts)
     if query is not None:
+        check_query(query, index, w, opts)
         return _query_ranked(state, w, opts, now, query, index)
-    ranked = _ranked(state, w, opts, now)
+    ranked = _ranked(state, w, opts, now, index)
     scores, items = ranked.scores, ranked.items
     with gc_paused():  # up to one result record per item, none cyclic
         return [ScoredItem(item=it, score=s) for s, it in zip(scores, items, strict=True)]
@@ -179,9 +158,12 @@ def _checked(opts: ScoredQueryOptions, now: int) -> ScoredQueryOptions:
     return opts
 
 
-def _ranked(state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int) -> Ranked:
-    """Validate the filters and weights without a query, then :func:`memex.ranking.rank`."""
-    check_query(None, None, w, opts)
+def _ranked(
+    state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int, index: Any = None
+) -> Ranked:
+    """Validate the filters, weights and ``index`` of a call without a query (see
+    :func:`~memex.relevance.check_query`), then :func:`memex.ranking.rank`."""
+    check_query(None, index, w, opts)
     return rank(state, w, _checked(opts, now), now)
 
 
@@ -206,120 +188,6 @@ def _with_pre(opts: ScoredQueryOptions, pre: MemoryFilter | None) -> ScoredQuery
     return result
 
 
-def pack_budget(scored: Iterable[ScoredItem], budget: float, cost_fn: CostFn) -> list[ScoredItem]:
-    """Greedy knapsack over ranked entries.
-
-    ``c = cost_fn(item)`` is computed once for every entry; then, with
-    ``remaining = budget``, each entry in order with ``c <= remaining`` is
-    kept and ``c`` subtracted, and any other is skipped while packing goes
-    on. So zero-cost entries are always kept from a non-negative budget.
-
-    Args:
-        scored: ranked :class:`ScoredItem` entries.
-        budget: total cost allowed: a number (``inf`` means "no limit"; an
-            int must be within the double range).
-        cost_fn: ``item -> cost``, a finite number >= 0; called once per
-            entry, in entry order.
-    Returns:
-        The kept entries, in input order.
-    Raises:
-        ValidationError: ``budget`` is not a number (NaN included) or beyond
-            the double range, ``cost_fn`` is not callable, or ``cost_fn``
-            returned a negative, NaN, infinite, too large or non-numeric
-            value (path ``cost_fn``: ``cost_fn must return a finite
-            non-negative number, got <c> (item "<id>")``, naming the first
-            such entry in order); nothing is returned. (``ValidationError``
-            is a ``ValueError``.) An exception raised by ``cost_fn`` itself
-            propagates unchanged.
-
-    Complexity: O(n) ``cost_fn`` calls; the packing pass is vectorised in
-    blocks of 256 entries, so entries that cannot fit cost no Python step.
-    """
-    remaining = _budget(budget)
-    _cost_fn(cost_fn)
-    scored = _scored(scored)
-    items = [e.item for e in scored]
-    return [scored[i] for i in _greedy(list(map(cost_fn, items)), items, remaining)]
-
-
-_FMAX = 1.7976931348623157e308
-_EXACT = 2**53
-_PLAIN = frozenset((float, int))
-_BLOCK = 256
-
-
-def _greedy(costs: list[Any], items: list[MemoryItem], remaining: float) -> list[int]:
-    """Positions of the entries the greedy packing keeps; ``costs[i]`` is the cost of
-    ``items[i]`` (rank order). Raises the packing error for the first invalid cost.
-
-    Fast path: every cost a plain ``int``/``float`` in ``[0, 2**53)`` and the
-    budget exactly representable, so comparing doubles gives Python's exact
-    answers: per block of 256, only the entries with ``cost <= remaining`` at
-    the block's start can fit (``remaining`` only shrinks), and only those are
-    visited in Python. Otherwise the exact per-entry loop.
-    """
-    fast = set(map(type, costs)) <= _PLAIN and (type(remaining) is float or -_EXACT < remaining < _EXACT)
-    if fast:
-        try:
-            arr = np.array(costs, dtype=np.float64)
-        except OverflowError:  # an int beyond the double range: the loop names it
-            fast = False
-        else:
-            with np.errstate(invalid="ignore"):
-                fast = bool((arr >= 0).all()) and bool((arr < _EXACT).all())  # NaN fails both
-    kept: list[int] = []
-    if not fast:
-        for i, c in enumerate(costs):
-            if not ((type(c) is float or type(c) is int) and 0 <= c <= _FMAX):
-                _check_cost(c, items[i])  # raises unless an int/float subclass in range
-        for i, c in enumerate(costs):
-            if c <= remaining:
-                kept.append(i)
-                remaining -= c
-        return kept
-    for lo in range(0, len(costs), _BLOCK):
-        for j in np.flatnonzero(arr[lo : lo + _BLOCK] <= remaining).tolist():
-            c = costs[lo + j]
-            if c <= remaining:
-                kept.append(lo + j)
-                remaining -= c
-    return kept
-
-
-def _pack_pairs(ranked: Ranked, budget: float, cost_fn: CostFn) -> list[ScoredItem]:
-    """:func:`pack_budget` over a :class:`~memex.ranking.Ranked`: a :class:`ScoredItem`
-    is built only for the entries kept. Same rule and errors; ``cost_fn`` is
-    called once per entry, in memory order when the ranking offers it
-    (``Ranked.pool``: reading items in the order they were allocated is about
-    3x faster than in rank order at 2·10^4 items)."""
-    remaining = _budget(budget)
-    scores, items = ranked.scores, ranked.items
-    if ranked.pool is not None and ranked.order is not None:
-        by_pool = list(map(cost_fn, ranked.pool.tolist()))
-        costs: list[Any] = list(map(by_pool.__getitem__, ranked.order.tolist()))
-    else:
-        costs = list(map(cost_fn, items))
-    return [ScoredItem(item=items[i], score=scores[i]) for i in _greedy(costs, items, remaining)]
-
-
-def _check_cost(c: Any, item: MemoryItem) -> None:
-    """Raise the packing error for ``c`` unless it is a finite number in [0, 1.8e308]."""
-    if type(c) is not int and type(c) is not float:
-        if isinstance(c, bool) or not isinstance(c, int | float):
-            raise _bad_cost_of(c, item)
-    if not (0 <= c <= _FMAX):  # NaN, negative, infinite or beyond the double range
-        raise _bad_cost_of(c, item)
-
-
-def _bad_cost_of(c: Any, item: MemoryItem) -> ValidationError:
-    big = isinstance(c, int) and c.bit_length() > 64
-    shown = f"an integer of {c.bit_length()} bits" if big else repr(c)
-    return ValidationError(
-        f'cost_fn must return a finite non-negative number, got {shown} (item "{v.path_key(item.id)}")',
-        "cost_fn",
-    )
-
-
 def get_items_by_budget(
     state: GraphState,
     *,
@@ -341,32 +209,20 @@ def get_items_by_budget(
             :func:`pack_budget`), or as for :func:`get_scored_items`.
         InvalidTimestampError: as for :func:`get_scored_items`.
     """
-    _budget(budget)
-    _cost_fn(cost_fn)
+    check_budget(budget)
+    check_cost_fn(cost_fn)
     _state(state)
     w = _weights(weights)
     now = _time.now_ms() if now is None else v.now_ms(now)
     opts = ScoredQueryOptions(pre=_as_filter(filter))
-    return _pack_pairs(_ranked(state, w, opts, now), budget, cost_fn)
+    return pack_ranked(_ranked(state, w, opts, now), budget, cost_fn)
 
 
 # ----------------------------------------------------------------------------- contradictions
-def _scored(scored: Any) -> list[ScoredItem]:
-    """``scored`` (any iterable) as a list, each entry checked to be a :class:`ScoredItem`."""
-    if isinstance(scored, str | bytes | Mapping) or not isinstance(scored, Iterable):
-        raise v.fail("scored", "a list of ScoredItem", scored)
-    out = list(scored)
-    for i, e in enumerate(out):
-        if not isinstance(e, ScoredItem):
-            raise v.fail(f"scored[{i}]", "a ScoredItem", e)
-    return out
-
-
 def _drop_superseded(state: GraphState, scored: Sequence[ScoredItem]) -> list[ScoredItem]:
     _state(state)
-    scored = _scored(scored)
-    ids = {s.item.id for s in scored}
-    superseded = {e.to for e in state.incident_edges(ids, "SUPERSEDES")}
+    scored = check_scored(scored)
+    superseded = state.superseded_among({s.item.id for s in scored})
     if not superseded:
         return list(scored)
     return [s for s in scored if s.item.id not in superseded]
@@ -479,7 +335,7 @@ def apply_diversity(
             mapping of finite numbers (named ``diversity.<field>``), or
             ``scored`` not a list of :class:`ScoredItem`.
     """
-    scored = _scored(scored)
+    scored = check_scored(scored)
     opts: DiversityOptions = v.record_arg(options, DiversityOptions, "diversity")
     ap, pp, sp = opts.author_penalty, opts.parent_penalty, opts.source_penalty
     seen_author: dict[str, int] = {}
@@ -593,32 +449,27 @@ def smart_retrieve(
         raise v.fail("contradictions", 'None, "filter", "surface" or "ignore"', contradictions)
     if diversity is not None and not isinstance(diversity, DiversityOptions | Mapping):
         raise v.fail("diversity", "a DiversityOptions or a mapping", diversity)
-    _budget(budget)
-    _cost_fn(cost_fn)
+    check_budget(budget)
+    check_cost_fn(cost_fn)
     if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
         raise v.fail("candidates", "an integer >= 1", candidates)
     if query is None and expand is not None:
         raise ValidationError("expand needs a query (query=...)", "expand")
-    if query is not None or index is not None:
+    _state(state)
+    w = _weights(weights)
+    at = _time.now_ms() if now is None else v.now_ms(now)
+    opts = ScoredQueryOptions(pre=_as_filter(filter))
+    if query is not None:
         exp = None if expand is None else v.record_arg(expand, ExpandOptions, "expand")
-        opts = ScoredQueryOptions(pre=_as_filter(filter), candidates=candidates, expand=exp)
-        _state(state)
-        w = _weights(weights)
-        at = _time.now_ms() if now is None else v.now_ms(now)
+        opts = replace_unchecked(opts, {"candidates": candidates, "expand": exp})
         check_query(query, index, w, opts)
-        if query is None:  # an index without a query: the check above raised
-            raise ValidationError("index is read only with a query (query=...)", "index")
         contest = contradictions in ("filter", "surface")
-        ranked = _query_ranked(state, w, opts, at, query, index, contest)
-        return _policies(state, ranked, contradictions, diversity, budget, cost_fn)
+        return _policies(state, _query_ranked(state, w, opts, at, query, index, contest),
+                         contradictions, diversity, budget, cost_fn)
     if contradictions in (None, "ignore") and diversity is None:
-        _state(state)
-        w = _weights(weights)
-        at = _time.now_ms() if now is None else v.now_ms(now)
-        best = _ranked(state, w, ScoredQueryOptions(pre=_as_filter(filter)), at)
-        return _pack_pairs(best, budget, cost_fn)
+        return pack_ranked(_ranked(state, w, opts, at, index), budget, cost_fn)
     with gc_paused():  # one short-lived result record per candidate, none cyclic
-        ranked = get_scored_items(state, weights, ScoredQueryOptions(pre=_as_filter(filter)), now=now)
+        ranked = get_scored_items(state, w, opts, now=at, index=index)
         return _policies(state, ranked, contradictions, diversity, budget, cost_fn)
 
 

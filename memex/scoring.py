@@ -25,6 +25,7 @@ __all__ = [
     "decay_function",
     "compute_decay_multiplier",
     "score_function",
+    "relevance_score_function",
     "compute_score",
 ]
 
@@ -134,6 +135,31 @@ def score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], fl
         )
 
     return decayed
+
+
+def relevance_score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem, float], float]:
+    """Compile weights into ``(item, relevance) -> score`` for a query's candidates:
+    ``wr*relevance + wa*authority + wc*(conviction or 0) + wi*(importance or 0)``,
+    summed left to right, times the decay multiplier when ``weights.decay`` is
+    set (the formula of :func:`score_function` with the relevance term first).
+
+    Raises:
+        ValidationError: as for :func:`score_function`.
+    """
+    now = v.now_ms(now)
+    if not isinstance(weights, ScoreWeights):
+        raise v.fail("weights", "a ScoreWeights", weights)
+    wr = float(weights.relevance or 0)
+    wa = float(weights.authority or 0)
+    wc = float(weights.conviction or 0)
+    wi = float(weights.importance or 0)
+    decay = decay_function(weights.decay, now) if weights.decay is not None else None
+
+    def score(it: MemoryItem, r: float) -> float:
+        s = float(wr * r + wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
+        return s if decay is None else float(s * decay(it))
+
+    return score
 
 
 def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *, now: int | None = None) -> float:

@@ -348,9 +348,12 @@ class TextIndex:
             raise v.fail("query", "a string", query)
         if limit is not None:
             v.nonneg_int(limit, "limit")
-        terms = _terms(query)
+        return iter(self._lexical(_terms(query), limit))
+
+    def _lexical(self, terms: list[str], limit: int | None) -> list[tuple[str, float]]:
+        """:meth:`lexical` of the query's words ``terms`` (checked arguments)."""
         if not terms:
-            return iter(())
+            return []
         match = " OR ".join(f'"{t}"' for t in terms)
         sql = "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY rank, rowid"
         args: tuple[Any, ...] = (match,)
@@ -361,8 +364,7 @@ class TextIndex:
             self._check_open()
             rows = self._db.execute(sql, args).fetchall()
             ids = self._ids
-            found = [(ids[rid], -score) for rid, score in rows if rid in ids]
-        return iter(found)
+            return [(ids[rid], -score) for rid, score in rows if rid in ids]
 
     def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` items whose vectors are closest to the query's, as ``(item_id,
@@ -433,10 +435,13 @@ class TextIndex:
         Raises:
             ValidationError: ``query`` not a string or ``limit`` not an int >= 0.
         """
+        if not isinstance(query, str):
+            raise v.fail("query", "a string", query)
         if limit is not None:
             v.nonneg_int(limit, "limit")
-        lexical = list(self.lexical(query, limit))
-        if self._embed is None or not _terms(query):  # no words: no matches, vectors or not
+        terms = _terms(query)
+        lexical = self._lexical(terms, limit)
+        if self._embed is None or not terms:  # no words: no matches, vectors or not
             return lexical
         k = max(limit or 0, 200)
         fused: dict[str, float] = {}

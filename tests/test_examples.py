@@ -10,18 +10,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_smart_retrieve_example_prints_what_the_readme_shows() -> None:
+def _run_and_shown(script: str, heading: str) -> tuple[str, str]:
+    """``script``'s output, and the first "prints ..." block of the README after ``heading``."""
     out = subprocess.run(
-        [sys.executable, "docs/examples/smart_retrieve.py"],
+        [sys.executable, f"docs/examples/{script}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
     ).stdout.rstrip("\n")
-    readme = (ROOT / "README.md").read_text("utf-8")
-    section = readme.split("## Retrieval for a reasoning layer", 1)[1]
-    shown = re.findall(r"prints .*?\n\n```\n(.*?)\n```", section, re.S)[0]
+    section = (ROOT / "README.md").read_text("utf-8").split(heading, 1)[1]
+    shown: str = re.findall(r"prints .*?\n\n```\n(.*?)\n```", section, re.S)[0]
+    return out, shown
+
+
+def test_smart_retrieve_example_prints_what_the_readme_shows() -> None:
+    out, shown = _run_and_shown("smart_retrieve.py", "## Retrieval for a reasoning layer")
     assert out == shown
     lines = out.splitlines()
     assert lines[0].startswith("0.926  Eats fish again")
@@ -29,17 +34,7 @@ def test_smart_retrieve_example_prints_what_the_readme_shows() -> None:
 
 
 def test_recall_example_prints_what_the_readme_shows() -> None:
-    out = subprocess.run(
-        [sys.executable, "docs/examples/recall.py"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout.rstrip("\n")
-    readme = (ROOT / "README.md").read_text("utf-8")
-    section = readme.split("### Asking a question", 1)[1]
-    shown = re.findall(r"prints .*?\n\n```\n(.*?)\n```", section, re.S)[0]
+    out, shown = _run_and_shown("recall.py", "### Asking a question")
     assert out == shown
     assert "rel 1.00  Drinks tea, not coffee" in out
     assert "rel 0.50  Ran 12.4 km" in out  # evidence brought by expansion

@@ -56,6 +56,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import memex
+from benchmarks._gen import uuid7_text
 from memex.graph import GraphState
 
 __all__ = [
@@ -961,10 +962,7 @@ class _Writer:
     def uuid7(self) -> str:
         """A UUIDv7 whose time field is the clock (random bits from the seeded PRNG)."""
         rand_a = self.rng.getrandbits(12)
-        rand_b = self.rng.getrandbits(62)
-        value = (self.ms << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
-        h = f"{value:032x}"
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        return uuid7_text(self.ms, rand_a, self.rng.getrandbits(62))
 
     def _jitter(self, x: float) -> float:
         return round(min(1.0, max(0.0, x + self.rng.uniform(-0.05, 0.05))), 2)
