@@ -18,7 +18,8 @@
 3b. **contested** (only under a contradiction policy of
    :func:`memex.smart_retrieve`): superseded items are not candidates, and
    the other end of each active ``CONTRADICTS`` edge touching a candidate
-   joins them with that candidate's relevance (it is about the same thing),
+   joins them with that candidate's relevance (it is about the same thing;
+   an end that matched on its own keeps the larger of the two),
    so the policy decides the contest by the belief weights, as it does
    without a query, instead of seeing only one side;
 4. **score**: ``wr*relevance + wa*authority + wc*(conviction or 0) +
@@ -150,15 +151,19 @@ def rank_query(
 
 def _contested(state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, float], pre_ok: Any) -> None:
     """Add the other ends of the candidates' active CONTRADICTS edges (in place), each
-    with the relevance of the candidate it contradicts (the larger when several)."""
+    with the relevance of the candidate it contradicts (the larger when several); an
+    end that is a candidate already keeps the larger of its own and that."""
     items = state.items
     brought: dict[str, float] = {}
     for e in state.incident_edges(list(chosen), "CONTRADICTS"):
         for a, b in ((e.from_, e.to), (e.to, e.from_)):
-            if a in chosen and b not in chosen:
+            if a in chosen:
                 brought[b] = max(brought.get(b, -1.0), rel[a])
     superseded = state.superseded_among(brought)
     for other, r in brought.items():
+        if other in chosen:  # a candidate already: the larger of its own and the contested relevance
+            rel[other] = max(rel[other], r)
+            continue
         it = items.get(other)
         if it is not None and other not in superseded and pre_ok(it):
             chosen[other] = it

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -52,7 +53,10 @@ RRF_K = 60
 #: From this many vectors on, nearest neighbours come from usearch's HNSW index (when installed).
 ANN_MIN = 100_000
 
-_WORD = re.compile(r"[^\W_]+")  # word characters except "_", which unicode61 separates on
+# a word: letters and digits (not "_", which unicode61 separates on), with the combining
+# diacritical marks that follow them (as unicode61 keeps them in the word and folds them)
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_WORD = re.compile(rf"[^\W_][^\W_{_MARKS}]*(?:[{_MARKS}]+[^\W_]*)*")
 _MAX_QUERY_TERMS = 64
 _SQL_MAX = 2**62  # a LIMIT SQLite can hold (its integers are 64-bit)
 
@@ -89,6 +93,8 @@ def _event_parts(ev: Any, path: str) -> tuple[str | None, Any]:
     ``(None, None)`` for any other event. Raises ``ValidationError`` at ``path``."""
     if isinstance(ev, Mapping):
         kind, item = ev.get("type"), ev.get("item")
+        if not isinstance(kind, str):
+            raise v.fail(f"{path}.type", "an event type string", kind)
         if kind in _MEMORY_EVENTS and isinstance(item, Mapping):
             try:
                 item = MemoryItem.from_dict(item)
@@ -96,6 +102,8 @@ def _event_parts(ev: Any, path: str) -> tuple[str | None, Any]:
                 raise v.prefixed(e, f"{path}.item") from None
     elif hasattr(ev, "type"):
         kind, item = getattr(ev, "type", None), getattr(ev, "item", None)
+        if not isinstance(kind, str):
+            raise v.fail(f"{path}.type", "an event type string", kind)
     else:
         raise v.fail(path, "a lifecycle event (record or mapping)", ev)
     if kind not in _MEMORY_EVENTS:
@@ -111,7 +119,7 @@ _MEMORY_EVENTS = frozenset(("memory.created", "memory.updated", "memory.retracte
 def _terms(query: str) -> list[str]:
     """The query's distinct words (lower-cased, first 64), each safe to quote in FTS5 syntax."""
     seen: dict[str, None] = {}
-    for w in _WORD.findall(query.lower()):
+    for w in _WORD.findall(unicodedata.normalize("NFC", query.lower())):
         seen.setdefault(w, None)
         if len(seen) == _MAX_QUERY_TERMS:
             break
@@ -174,7 +182,8 @@ class TextIndex:
             ValidationError: ``state`` is not a GraphState, ``text_fn`` or
                 ``embed`` not callable, ``text_fn`` returned a non-string, or
                 ``embed`` returned an array of the wrong shape or with
-                non-finite values.
+                non-finite values. An exception raised by ``text_fn`` or
+                ``embed`` itself propagates unchanged (it is yours).
 
         Complexity: O(n + total text).
         """
@@ -280,8 +289,9 @@ class TextIndex:
         parts: list[npt.NDArray[np.float64]] = []
         for lo in range(0, len(texts), 256):
             batch = texts[lo : lo + 256]
+            out = self._embed(batch)  # an exception of the embedder itself propagates unchanged
             try:
-                arr = np.asarray(self._embed(batch), dtype=np.float64)
+                arr = np.asarray(out, dtype=np.float64)
             except (TypeError, ValueError, OverflowError) as exc:
                 raise ValidationError(f"embed must return a numeric array: {exc}", "embed") from None
             if arr.ndim != 2 or arr.shape[0] != len(batch) or arr.shape[1] == 0:
@@ -343,6 +353,11 @@ class TextIndex:
 
         Raises:
             ValidationError: ``query`` is not a string.
+
+        Words are runs of letters and digits with the combining diacritical
+        marks in them (the query is NFC-normalised first), so a word written
+        with separate accents, or a lower-cased "İ", stays one word and FTS5
+        folds it as it folded the texts.
         """
         if not isinstance(query, str):
             raise v.fail("query", "a string", query)

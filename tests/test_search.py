@@ -539,3 +539,48 @@ def test_one_index_with_vectors_serves_threads_while_it_follows_events() -> None
         t.join()
     assert errors == []
     assert len(index) == len(state.items)
+
+
+def test_a_word_with_separate_accents_or_a_dotted_capital_finds_its_own_text() -> None:
+    # regression: the query splitter broke "nai\u0308ve" and "i\u0307stanbul" at the combining mark
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "naïve")
+    index = TextIndex.from_state(_state(_item("n", decomposed), _item("i", "İstanbul trip")))
+    assert [i for i, _ in index.search(decomposed)] == ["n"]
+    assert [i for i, _ in index.search("naïve")] == ["n"]
+    assert [i for i, _ in index.search("İstanbul")] == ["i"]
+
+
+@pytest.mark.parametrize("event", [{"type": ["memory.created"], "item": {}}, {"type": {}, "item": {}},
+                                   type("E", (), {"type": ["x"]})()])
+def test_an_event_type_that_is_not_a_string_is_named(event: Any) -> None:
+    # regression: an unhashable type raised a raw TypeError
+    with pytest.raises(memex.ValidationError) as err:
+        TextIndex.from_state(create_graph_state()).apply([event])
+    assert err.value.path == "events[0].type"
+
+
+def test_a_contested_end_that_matched_on_its_own_keeps_the_larger_relevance() -> None:
+    # regression: adding a matching word to the question lowered the contested side's relevance
+    state = _state(_item("c1", "vegan diet"), _item("c2", "ate a steak", authority=0.3))
+    state = _link(state, "x", "c2", "c1", "CONTRADICTS")
+    for q in ("vegan", "vegan steak"):
+        got = smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, query=q,
+                             contradictions="surface", now=NOW)
+        assert {e.item.id: e.relevance for e in got} == {"c1": 1.0, "c2": 1.0}
+
+
+def test_an_exception_of_the_embedder_itself_propagates_unchanged() -> None:
+    def broken(texts: list[str]) -> np.ndarray:
+        raise ValueError("model offline")
+
+    with pytest.raises(ValueError, match="model offline") as err:
+        TextIndex.from_state(_sample(), embed=broken)
+    assert not isinstance(err.value, memex.ValidationError)
+
+
+def test_candidates_below_one_say_at_least_one() -> None:
+    for bad in (-1, 0):
+        with pytest.raises(memex.ValidationError, match="an integer >= 1"):
+            get_scored_items(_sample(), {"relevance": 1}, {"candidates": bad}, query="tea", now=NOW)

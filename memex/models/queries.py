@@ -293,10 +293,9 @@ OptFilter = Annotated[MemoryFilter | None, v.opt(v.record(MemoryFilter))]
 
 
 def _positive_int(value: Any, path: str) -> int:
-    n = v.nonneg_int(value, path)
-    if n == 0:
+    if isinstance(value, int) and not isinstance(value, bool) and value < 1:
         raise v.fail(path, "an integer >= 1", value)
-    return n
+    return v.nonneg_int(value, path)
 
 
 @record
