@@ -30,6 +30,7 @@ __all__ = [
     "FileAccessError",
     "StorageError",
     "StoreBusyError",
+    "StoreUnavailableError",
     "UnreadableRecordError",
 ]
 
@@ -282,6 +283,25 @@ class StoreBusyError(StorageError):
 
     Attributes:
         path, cause: as for :class:`StorageError`. retryable: ``True``.
+    """
+
+    retryable = True
+
+
+class StoreUnavailableError(StorageError):
+    """The database server could not be reached, or the connection to it broke.
+
+    Raised by server-backed logs (:class:`~memex.log.postgres.PostgresEventLog`)
+    when the server is down, restarting, refusing connections or dropped the
+    connection mid-call. The call may be retried once the server is back
+    (``retryable`` is ``True``); the log reconnects on its next call. An
+    ``append`` that fails this way either committed the whole batch or
+    nothing; retrying it with the same envelopes is safe, since an envelope
+    already stored returns its original position.
+
+    Attributes:
+        path, cause: as for :class:`StorageError` (``path`` is the DSN with
+            any password masked). retryable: ``True``.
     """
 
     retryable = True
