@@ -1,7 +1,7 @@
 """The embedded event log: :class:`SQLiteEventLog` on the standard library's :mod:`sqlite3`.
 
 Everything that knows the SQLite schema lives here. The class's reading and
-audit methods are in :mod:`memex.log._sqlite_read` (a mixin it inherits), the
+audit methods are in :mod:`memex.log._reads` (a mixin it shares with the PostgreSQL log), the
 path checks, SQLite error mapping and the one-writer lock in
 :mod:`memex.log._sqlite_files`; their public names are re-exported here.
 """
@@ -39,7 +39,7 @@ from memex.log._sqlite_files import (
     storage_error,
     writer_lock,
 )
-from memex.log._sqlite_read import _SQLiteReads
+from memex.log._reads import _LogReads
 from memex.log.chain import (
     GENESIS_HASH,
     as_envelope,
@@ -90,7 +90,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
 
 _TABLES = frozenset({"records", "rejections", "snapshots"})
 
-class SQLiteEventLog(_SQLiteReads):
+class SQLiteEventLog(_LogReads):
     """The embedded :class:`EventLog` on the standard library's :mod:`sqlite3`.
 
     One file (plus SQLite's ``-wal``/``-shm`` companions) in WAL mode; any
@@ -252,6 +252,15 @@ class SQLiteEventLog(_SQLiteReads):
                 self._conn.close()
             except sqlite3.Error:  # pragma: no cover - close reports nothing in practice
                 pass
+
+    def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        with self._lock, self._guard:
+            row: tuple[Any, ...] | None = self._conn.execute(sql, args).fetchone()
+        return row
+
+    def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock, self._guard:
+            return self._conn.execute(sql, args).fetchall()
 
     def _check_writable(self) -> None:
         if self.read_only:

@@ -1,18 +1,21 @@
-"""The read and audit side of :class:`~memex.log.sqlite.SQLiteEventLog`.
+"""The read and audit side of the SQL event logs
+(:class:`~memex.log.sqlite.SQLiteEventLog` and
+:class:`~memex.log.postgres.PostgresEventLog`).
 
-``_SQLiteReads`` is the mixin the log class inherits its queries from: the
+``_LogReads`` is the mixin both log classes inherit their queries from: the
 head, reading records (in chunks, reporting damaged rows so a reader can
 skip them and go on), reading as of a time, rejections and lookups,
-:meth:`~_SQLiteReads.verify` of the hash chain, and reading snapshots. It
-holds no state of its own: it reads the connection, lock, error guard and
-path the log class sets up.
+:meth:`~_LogReads.verify` of the hash chain, and reading snapshots. Both
+backends keep the same tables (``records``, ``rejections``, ``snapshots``)
+with the same columns, so one set of queries serves both. The mixin holds no
+state of its own: it runs its SQL (``?`` placeholders) through the log
+class's :meth:`~_LogReads._one` and :meth:`~_LogReads._all`, which hold the
+connection lock and turn driver errors into memex errors.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -22,33 +25,34 @@ from memex import _jsonfmt
 from memex.codec import decode_json
 from memex.envelope import EventEnvelope
 from memex.errors import MemexError, UnreadableRecordError
-from memex.log._sqlite_files import _SqlErrors
 from memex.log.chain import GENESIS_HASH, blob, record_hash
 from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
 
 _CHUNK = 2048  # rows fetched per query by read()/verify()
 
 
-class _SQLiteReads:
-    """The reading methods of :class:`~memex.log.sqlite.SQLiteEventLog` (a mixin).
+class _LogReads:
+    """The reading methods of the SQL event logs (a mixin).
 
     Attributes (set by the log class):
-        path: the database file as text.
-        _conn: the SQLite connection; _lock: the lock serialising its use;
-        _guard: turns :class:`sqlite3.Error` into memex errors.
+        path: the database as text (a file name, or a DSN with its password masked).
     """
 
     path: str
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
-    _guard: _SqlErrors
+
+    def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        """The first row of ``sql`` (``?`` placeholders) or ``None``; raises memex errors only."""
+        raise NotImplementedError
+
+    def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Every row of ``sql`` (``?`` placeholders); raises memex errors only."""
+        raise NotImplementedError
 
     # -- reading -------------------------------------------------------------------
     def head(self) -> int:
         """The last position (0 when empty). O(1)."""
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT max(position) FROM records").fetchone()
-        return int(row[0] or 0)
+        row = self._one("SELECT max(position) FROM records")
+        return 0 if row is None else int(row[0] or 0)
 
     def latest_ts_ms(self) -> int | None:
         """The latest envelope time in the log (unix ms; the running maximum of
@@ -57,21 +61,18 @@ class _SQLiteReads:
         A writer stamps new records no earlier than this, so the log's time
         order and its position order agree.
         """
-        with self._lock:
-            row = self._conn.execute("SELECT max_ts FROM records ORDER BY position DESC LIMIT 1").fetchone()
+        row = self._one("SELECT max_ts FROM records ORDER BY position DESC LIMIT 1")
         return None if row is None else int(row[0])
 
     def head_hash(self) -> str:
         """The chain hash at :meth:`head` as hex (64 zeros when empty). O(1)."""
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT hash FROM records ORDER BY position DESC LIMIT 1").fetchone()
+        row = self._one("SELECT hash FROM records ORDER BY position DESC LIMIT 1")
         return (GENESIS_HASH if row is None else blob(row[0])).hex()
 
     def _unreadable(self, position: int, error: Exception) -> UnreadableRecordError:
         """The error for the record at ``position`` whose bytes cannot be decoded."""
         eid: str | None = None
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT id FROM records WHERE position = ?", (position,)).fetchone()
+        row = self._one("SELECT id FROM records WHERE position = ?", (position,))
         if row is not None and isinstance(row[0], str):
             eid = row[0]
         cause = str(error) if isinstance(error, MemexError) else f"{type(error).__name__}: {error}"
@@ -125,11 +126,10 @@ class _SQLiteReads:
         last = to_position
         while last is None or nxt <= last:
             hi = nxt + _CHUNK - 1 if last is None else min(last, nxt + _CHUNK - 1)
-            with self._lock, self._guard:
-                rows = self._conn.execute(
-                    f"SELECT {columns} FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
-                    (nxt, hi),
-                ).fetchall()
+            rows = self._all(
+                f"SELECT {columns} FROM records WHERE position BETWEEN ? AND ? ORDER BY position",
+                (nxt, hi),
+            )
             if not rows:
                 return
             prev = nxt - 1
@@ -183,9 +183,8 @@ class _SQLiteReads:
 
         O(log n): a running maximum of the times is indexed.
         """
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT max(position) FROM records WHERE max_ts <= ?", (ts_ms,)).fetchone()
-        return int(row[0] or 0)
+        row = self._one("SELECT max(position) FROM records WHERE max_ts <= ?", (ts_ms,))
+        return 0 if row is None else int(row[0] or 0)
 
     def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
         """Yield positions ``1..p``, the longest prefix whose envelope ``ts`` are all ``<= ts_ms``."""
@@ -196,18 +195,12 @@ class _SQLiteReads:
 
     def rejection(self, envelope_id: str) -> Rejection | None:
         """The recorded rejection of envelope ``envelope_id``, or ``None``. O(log n)."""
-        with self._lock, self._guard:
-            row = self._conn.execute(
-                "SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,)
-            ).fetchone()
+        row = self._one("SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,))
         return None if row is None else Rejection(row[0], blob(row[1]), str(row[2]), int(row[3]))
 
     def lookup(self, envelope_id: str) -> LogRecord | None:
         """The record holding envelope ``envelope_id``, or ``None``. O(log n)."""
-        with self._lock, self._guard:
-            row = self._conn.execute(
-                "SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,)
-            ).fetchone()
+        row = self._one("SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,))
         return None if row is None else self._record(row)
 
     def subscribe(
@@ -258,11 +251,10 @@ class _SQLiteReads:
         max_ts: int | None = None
         at_expected: bytes | None = None
         while True:
-            with self._lock, self._guard:
-                rows = self._conn.execute(
-                    "SELECT position, ts_ms, max_ts, envelope, events, hash, id FROM records WHERE position >= ? ORDER BY position LIMIT ?",
-                    (expect, _CHUNK),
-                ).fetchall()
+            rows = self._all(
+                "SELECT position, ts_ms, max_ts, envelope, events, hash, id FROM records WHERE position >= ? ORDER BY position LIMIT ?",
+                (expect, _CHUNK),
+            )
             if not rows:
                 break
             for pos, ts, mts, env, evs, stored, rid in rows:
@@ -304,8 +296,7 @@ class _SQLiteReads:
         """The stored chain hash at ``position`` (hex), 64 zeros for 0, ``None`` past the head."""
         if position == 0:
             return GENESIS_HASH.hex()
-        with self._lock, self._guard:
-            row = self._conn.execute("SELECT hash FROM records WHERE position = ?", (position,)).fetchone()
+        row = self._one("SELECT hash FROM records WHERE position = ?", (position,))
         return None if row is None else blob(row[0]).hex()
 
     # -- snapshots -----------------------------------------------------------------
@@ -318,11 +309,10 @@ class _SQLiteReads:
         :class:`RuntimeWarning`, and the next older one is tried.
         O(s) for s snapshots tried.
         """
-        with self._lock, self._guard:
-            rows = self._conn.execute(
-                "SELECT position, hash, state, state_hash FROM snapshots WHERE position <= ? ORDER BY position DESC",
-                (max_position if max_position is not None else 2**62,),
-            ).fetchall()
+        rows = self._all(
+            "SELECT position, hash, state, state_hash FROM snapshots WHERE position <= ? ORDER BY position DESC",
+            (max_position if max_position is not None else 2**62,),
+        )
         for pos, h, state, state_hash in rows:
             h_hex = blob(h).hex()
             if self.hash_at(pos) != h_hex:
@@ -344,5 +334,4 @@ class _SQLiteReads:
 
     def snapshot_positions(self) -> list[int]:
         """Positions of the stored snapshots, ascending."""
-        with self._lock, self._guard:
-            return [r[0] for r in self._conn.execute("SELECT position FROM snapshots ORDER BY position")]
+        return [r[0] for r in self._all("SELECT position FROM snapshots ORDER BY position")]
