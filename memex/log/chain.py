@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memex import _jsonfmt
 from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
-from memex.errors import InvalidTimestampError, ValidationError
+from memex.errors import (
+    ConcurrencyError,
+    IdempotencyConflictError,
+    InvalidTimestampError,
+    ValidationError,
+)
 from memex.limits import get_limits
 from memex.models import Record
 from memex.namespaces import NAMESPACES
@@ -22,6 +27,8 @@ __all__ = [
     "as_envelope",
     "envelope_ts_ms",
     "blob",
+    "prepare_batch",
+    "plan_append",
 ]
 
 GENESIS_HASH = bytes(32)
@@ -135,3 +142,90 @@ def envelope_ts_ms(e: EventEnvelope[Any]) -> int:
     if not isinstance(e.ts, str):
         raise InvalidTimestampError(f"Invalid envelope timestamp: {e.ts!r} (expected ISO 8601)")
     return parse_iso_ts(e.ts)
+
+
+Prepared = tuple[str, int, bytes, bytes]
+"""One envelope ready to append: ``(id, ts_ms, canonical envelope bytes, events bytes)``."""
+
+NewRow = tuple[int, str, int, int, bytes, bytes, bytes]
+"""One record to insert: ``(position, id, ts_ms, max_ts, envelope, events, hash)``."""
+
+
+def prepare_batch(envs: Sequence[EventEnvelope[Any]], events: Sequence[Sequence[Any] | None] | None) -> list[Prepared]:
+    """Check a batch and compute each envelope's stored bytes (before any lock is taken).
+
+    Args:
+        envs: the envelopes (records).
+        events: one list of lifecycle events per envelope (``None`` = none), or ``None``.
+    Returns:
+        One :data:`Prepared` tuple per envelope, in input order.
+    Raises:
+        ValidationError: ``events`` of another length, or a record larger
+            than the record limit.
+        InvalidTimestampError: an envelope ``ts`` is not ISO 8601.
+    """
+    evs: Sequence[Sequence[Any] | None] = [None] * len(envs) if events is None else events
+    if len(evs) != len(envs):
+        raise ValidationError(
+            f"events: expected {len(envs)} event lists (one per envelope), got {len(evs)}", "events"
+        )
+    return [
+        (e.id, envelope_ts_ms(e), check_record_size(canonical_envelope_bytes(e), i, e.type), events_bytes(ev))
+        for i, (e, ev) in enumerate(zip(envs, evs, strict=True))
+    ]
+
+
+def plan_append(
+    prepared: Sequence[Prepared],
+    head: int,
+    head_hash: bytes,
+    max_ts: int | None,
+    stored: Callable[[str], tuple[int, bytes] | None],
+    expected_position: int | None,
+) -> tuple[list[int], list[NewRow]]:
+    """The positions and new rows of a batch appended after ``head`` (run under the write lock).
+
+    The rules every backend applies: an id already stored (or earlier in the
+    batch) with identical canonical bytes keeps its position and adds no row;
+    with other bytes it fails closed; new envelopes take the next positions,
+    chained from ``head_hash``, with ``max_ts`` the running maximum of the
+    times. The idempotency check comes before the concurrency check, so a
+    retried committed batch gets its original positions back.
+
+    Args:
+        prepared: the batch (:func:`prepare_batch`).
+        head, head_hash, max_ts: the log's last position, its chain hash
+            (raw bytes) and running maximum time (``None`` when empty).
+        stored: the ``(position, envelope bytes)`` stored under an id, or ``None``.
+        expected_position: the head the writer expects, or ``None``.
+    Returns:
+        ``(positions in input order, rows to insert in position order)``.
+    Raises:
+        IdempotencyConflictError: an id is stored or repeated with other bytes.
+        ConcurrencyError: new envelopes and ``expected_position != head``.
+    Complexity: O(k) for k envelopes plus k calls of ``stored``.
+    """
+    positions: list[int] = []
+    batch: dict[str, tuple[int, bytes]] = {}
+    new: list[NewRow] = []
+    pos, prev = head, head_hash
+    for eid, ts, env_bytes, ev_bytes in prepared:
+        seen = batch.get(eid)
+        if seen is None:
+            seen = stored(eid)
+            if seen is not None:
+                batch[eid] = seen
+        if seen is not None:
+            if seen[1] != env_bytes:
+                raise IdempotencyConflictError(eid, seen[0])
+            positions.append(seen[0])
+            continue
+        pos += 1
+        max_ts = ts if max_ts is None else max(max_ts, ts)
+        prev = record_hash(prev, pos, ts, env_bytes, ev_bytes)
+        new.append((pos, eid, ts, max_ts, env_bytes, ev_bytes, prev))
+        batch[eid] = (pos, env_bytes)
+        positions.append(pos)
+    if new and expected_position is not None and expected_position != head:
+        raise ConcurrencyError(expected_position, head)
+    return positions, new

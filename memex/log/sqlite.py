@@ -19,12 +19,11 @@ from typing import Any
 from memex._validate import log_options
 from memex.envelope import EventEnvelope
 from memex.errors import (
-    ConcurrencyError,
     FileAccessError,
-    IdempotencyConflictError,
     ReadOnlyStoreError,
     ValidationError,
 )
+from memex.log._reads import _LogReads
 from memex.log._sqlite_files import (
     _BUSY_CODES,
     _check_file,
@@ -39,16 +38,14 @@ from memex.log._sqlite_files import (
     storage_error,
     writer_lock,
 )
-from memex.log._reads import _LogReads
 from memex.log.chain import (
     GENESIS_HASH,
+    Prepared,
     as_envelope,
     blob,
     canonical_envelope_bytes,
-    check_record_size,
-    envelope_ts_ms,
-    events_bytes,
-    record_hash,
+    plan_append,
+    prepare_batch,
 )
 
 __all__ = [
@@ -303,16 +300,7 @@ class SQLiteEventLog(_LogReads):
                 ``expected_position != head()``; nothing is written.
         Complexity: O(k log n) for k envelopes; one fsync with ``FULL``.
         """
-        envs = [as_envelope(e) for e in envelopes]
-        evs: Sequence[Sequence[Any] | None] = [None] * len(envs) if events is None else events
-        if len(evs) != len(envs):
-            raise ValidationError(
-                f"events: expected {len(envs)} event lists (one per envelope), got {len(evs)}", "events"
-            )
-        prepared = [
-            (e.id, envelope_ts_ms(e), check_record_size(canonical_envelope_bytes(e), i, e.type), events_bytes(ev))
-            for i, (e, ev) in enumerate(zip(envs, evs, strict=True))
-        ]
+        prepared = prepare_batch([as_envelope(e) for e in envelopes], events)
         rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
         if not prepared and not rejects:
             return []
@@ -338,36 +326,18 @@ class SQLiteEventLog(_LogReads):
     def _append_locked(
         self,
         c: sqlite3.Connection,
-        prepared: list[tuple[str, int, bytes, bytes]],
+        prepared: list[Prepared],
         expected_position: int | None,
     ) -> list[int]:
         row = c.execute("SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1").fetchone()
         head, prev, max_ts = (0, GENESIS_HASH, None) if row is None else (row[0], blob(row[1]), row[2])
-        positions: list[int] = []
-        batch: dict[str, tuple[int, bytes]] = {}
-        new: list[tuple[int, str, int, int, bytes, bytes, bytes]] = []
-        pos = head
-        for eid, ts, env_bytes, ev_bytes in prepared:
-            seen = batch.get(eid)
-            if seen is None:
-                hit = c.execute("SELECT position, envelope FROM records WHERE id = ?", (eid,)).fetchone()
-                if hit is not None:
-                    seen = (hit[0], blob(hit[1]))
-                    batch[eid] = seen
-            if seen is not None:
-                if seen[1] != env_bytes:
-                    raise IdempotencyConflictError(eid, seen[0])
-                positions.append(seen[0])
-                continue
-            pos += 1
-            max_ts = ts if max_ts is None else max(max_ts, ts)
-            prev = record_hash(prev, pos, ts, env_bytes, ev_bytes)
-            new.append((pos, eid, ts, max_ts, env_bytes, ev_bytes, prev))
-            batch[eid] = (pos, env_bytes)
-            positions.append(pos)
+
+        def stored(eid: str) -> tuple[int, bytes] | None:
+            hit = c.execute("SELECT position, envelope FROM records WHERE id = ?", (eid,)).fetchone()
+            return None if hit is None else (hit[0], blob(hit[1]))
+
+        positions, new = plan_append(prepared, head, prev, max_ts, stored, expected_position)
         if new:
-            if expected_position is not None and expected_position != head:
-                raise ConcurrencyError(expected_position, head)
             c.executemany(
                 "INSERT INTO records (position, id, ts_ms, max_ts, envelope, events, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 new,
