@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 import memex
+from tests import pgserver
 
 # Plain ``assert`` in the shared suites of memex.testing reports values like a test module's.
 pytest.register_assert_rewrite("memex.testing.log_conformance")
@@ -40,3 +41,30 @@ def fresh_uuid_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     monotonic state is local to the test)."""
     monkeypatch.setattr(memex._uuid, "_last_ms", -1)
     monkeypatch.setattr(memex._uuid, "_counter", 0)
+
+
+def pg_unavailable(reason: str) -> None:
+    """No PostgreSQL server: skip locally, but fail under CI (``CI=true``), never skip there."""
+    if pgserver.in_ci():
+        pytest.fail(f"PostgreSQL is required under CI=true: {reason}", pytrace=False)
+    pytest.skip(f"no PostgreSQL server: {reason}")
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[pgserver.Server]:
+    """The session's PostgreSQL server (tests/pgserver.py): ``MEMEX_TEST_POSTGRES_DSN``
+    if set, else a throwaway cluster, stopped at the end of the session."""
+    try:
+        srv = pgserver.server()
+    except pgserver.Unavailable as e:
+        pg_unavailable(str(e))
+    yield srv
+    pgserver.close()
+
+
+@pytest.fixture
+def pg_dsn(pg_server: pgserver.Server) -> Iterator[str]:
+    """The DSN of a fresh, empty database of its own, dropped after the test."""
+    dsn = pg_server.new_database()
+    yield dsn
+    pg_server.drop_database(dsn)
