@@ -10,7 +10,16 @@ from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
 
-__all__ = ["EventLog", "LogRecord", "VerifyResult", "Rejection", "Snapshot", "resolve_as_of"]
+__all__ = ["EventLog", "LogRecord", "VerifyResult", "Rejection", "Snapshot", "resolve_as_of", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+"""The version of the tables a durable log keeps, the same number on every backend.
+
+The embedded log stores it in SQLite's ``PRAGMA user_version`` (0 in files
+written before versions were kept; a writable open sets it); a server-backed
+log keeps it in its database. A log refuses a database whose version is
+newer than this number (written by a later memex) rather than misread it.
+"""
 
 
 class LogRecord(NamedTuple):
