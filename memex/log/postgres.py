@@ -213,7 +213,8 @@ class PostgresEventLog(_LogReads):
     ) -> None:
         if not isinstance(dsn, str) or not dsn.lower().startswith(_SCHEMES):
             raise ValidationError(
-                f"dsn: expected a postgresql:// or postgres:// URI, got {dsn!r}", "dsn"
+                f"dsn: expected a postgresql:// or postgres:// URI, got {mask_dsn(dsn) if isinstance(dsn, str) else dsn!r}",
+                "dsn",
             )
         for name, value, low in (("connect_timeout", connect_timeout, 0.0), ("busy_timeout", busy_timeout, 0.0)):
             if (

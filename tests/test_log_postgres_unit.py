@@ -1,0 +1,199 @@
+"""PostgresEventLog's own rules (the shared behaviour is the conformance suite's):
+DSN checks and masking, schema creation and versions, read-only logs, foreign
+tables, an unreachable server, a closed log, subscribe's arguments."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import memex
+from memex.log.postgres import PostgresEventLog, mask_dsn
+from memex.testing.log_conformance import env
+
+psycopg = pytest.importorskip("psycopg")
+
+
+def _sql(dsn: str, sql: str) -> list[Any]:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        cur = c.execute(sql)
+        return cur.fetchall() if cur.description else []
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    ["", "memex.db", "file:memex.db", "mysql://u@h/db", "postgresql:/x", " postgresql://u@h/db", 42, None],
+)
+def test_a_dsn_that_is_not_a_postgresql_uri_is_a_validation_error(dsn: Any) -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        PostgresEventLog(dsn)
+    assert e.value.path == "dsn"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("connect_timeout", 0), ("connect_timeout", -1), ("busy_timeout", -0.5), ("busy_timeout", float("nan")),
+     ("busy_timeout", float("inf")), ("connect_timeout", True), ("read_only", 1), ("create", "yes")],
+)
+def test_bad_options_are_named(option: str, value: Any) -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        PostgresEventLog("postgresql://u@/db?host=/nonexistent", **{option: value})
+    assert e.value.path == option
+
+
+def test_mask_dsn_hides_passwords_in_the_user_part_and_in_parameters() -> None:
+    assert mask_dsn("postgresql://ada:s3cret@db.example/memex") == "postgresql://ada:***@db.example/memex"
+    assert mask_dsn("postgres://ada@h/db?password=s3cret&sslmode=require") == "postgres://ada@h/db?password=***&sslmode=require"
+    assert mask_dsn("postgresql://postgres@/db?host=/run/postgresql") == "postgresql://postgres@/db?host=/run/postgresql"
+
+
+def test_an_unreachable_server_is_a_retryable_store_unavailable_error(tmp_path: Any) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(memex.StoreUnavailableError) as e:
+        PostgresEventLog(f"postgresql://ada:pw@127.0.0.1:{port}/db", connect_timeout=2)
+    assert e.value.retryable is True
+    assert isinstance(e.value, memex.StorageError)
+    assert "pw" not in str(e.value) and ":***@" in str(e.value)
+
+
+def test_a_new_database_gets_the_tables_and_the_schema_version(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn) as lg:
+        assert lg.schema_version() == memex.log.protocol.SCHEMA_VERSION == 1
+        assert lg.init_schema() == 1  # again: a no-op
+        assert lg.head() == 0 and lg.head_hash() == "0" * 64
+    names = {r[0] for r in _sql(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
+    assert names == {"memex_meta", "records", "rejections", "snapshots"}
+
+
+def test_read_only_refuses_a_database_without_a_log_and_creates_nothing(pg_dsn: str) -> None:
+    with pytest.raises(memex.FileAccessError) as e:
+        PostgresEventLog(pg_dsn, read_only=True)
+    assert e.value.reason == "not_database"
+    with pytest.raises(memex.FileAccessError):
+        PostgresEventLog(pg_dsn, create=False)
+    assert _sql(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()") == []
+
+
+def test_a_read_only_log_reads_and_refuses_writes(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn) as lg:
+        lg.append([env(1), env(2)])
+    with PostgresEventLog(pg_dsn, read_only=True) as ro:
+        assert [r.position for r in ro.read()] == [1, 2]
+        assert ro.verify().ok
+        with pytest.raises(memex.ReadOnlyStoreError):
+            ro.append([env(3)])
+        with pytest.raises(memex.ReadOnlyStoreError):
+            ro.save_snapshot(b"x", 2)
+        with pytest.raises(memex.ReadOnlyStoreError):
+            ro.init_schema()
+        assert ro.head() == 2
+
+
+def test_another_applications_records_table_is_refused_and_left_alone(pg_dsn: str) -> None:
+    _sql(pg_dsn, "CREATE TABLE records (id int PRIMARY KEY, note text)")
+    _sql(pg_dsn, "INSERT INTO records VALUES (1, 'theirs')")
+    with pytest.raises(memex.FileAccessError) as e:
+        PostgresEventLog(pg_dsn)
+    assert e.value.reason == "not_database"
+    assert _sql(pg_dsn, "SELECT * FROM records") == [(1, "theirs")]
+
+
+def test_a_schema_newer_than_this_code_is_refused(pg_dsn: str) -> None:
+    PostgresEventLog(pg_dsn).close()
+    _sql(pg_dsn, "UPDATE memex_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(memex.FileAccessError) as e:
+        PostgresEventLog(pg_dsn)
+    assert e.value.reason == "newer_schema"
+    assert "99" in str(e.value)
+
+
+def test_two_logs_in_separate_schemas_of_one_database_stay_apart(pg_dsn: str) -> None:
+    _sql(pg_dsn, "CREATE SCHEMA a; CREATE SCHEMA b")
+    sep = "&" if "?" in pg_dsn else "?"
+    a = PostgresEventLog(f"{pg_dsn}{sep}options=-csearch_path%3Da")
+    b = PostgresEventLog(f"{pg_dsn}{sep}options=-csearch_path%3Db")
+    try:
+        a.append([env(1), env(2)])
+        b.append([env(7)])
+        assert [r.envelope.id for r in a.read()] == ["env-1", "env-2"]
+        assert [r.envelope.id for r in b.read()] == ["env-7"]
+        # a subscriber of b is not woken into reading a's records
+        got = [r.position for r in b.subscribe(0, idle_timeout=0.3)]
+        assert got == [1]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_closed_log_says_so_with_a_storage_error(pg_dsn: str) -> None:
+    lg = PostgresEventLog(pg_dsn)
+    lg.close()
+    lg.close()  # idempotent
+    with pytest.raises(memex.StorageError, match="closed"):
+        lg.head()
+    with pytest.raises(memex.StorageError, match="closed"):
+        lg.append([env(1)])
+
+
+def test_a_killed_connection_is_a_retryable_error_and_the_next_call_reconnects(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn) as lg:
+        lg.append([env(1)])
+        pid = lg._one("SELECT pg_backend_pid()")[0]  # type: ignore[index]
+        _sql(pg_dsn, f"SELECT pg_terminate_backend({pid})")
+        with pytest.raises(memex.StoreUnavailableError):
+            lg.append([env(2)])
+        assert lg.append([env(2)]) == [2]  # reconnected; nothing was half-written
+        assert lg.verify().ok and lg.head() == 2
+
+
+def test_a_writer_waiting_past_busy_timeout_gets_store_busy_and_writes_nothing(pg_dsn: str) -> None:
+    PostgresEventLog(pg_dsn).close()
+    holder = psycopg.connect(pg_dsn)
+    holder.execute("LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE")  # an open transaction holds it
+    try:
+        with PostgresEventLog(pg_dsn, busy_timeout=0.2) as lg:
+            t = time.monotonic()
+            with pytest.raises(memex.StoreBusyError) as e:
+                lg.append([env(1)])
+            assert e.value.retryable is True
+            assert time.monotonic() - t < 5
+            holder.rollback()
+            assert lg.append([env(1)]) == [1]
+    finally:
+        holder.close()
+
+
+def test_subscribe_wakes_on_a_commit_without_waiting_for_the_poll_interval(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn) as lg, PostgresEventLog(pg_dsn) as writer:
+        seen: list[tuple[int, float]] = []
+
+        def follow() -> None:
+            for r in lg.subscribe(0, poll_interval=30, idle_timeout=3):
+                seen.append((r.position, time.monotonic()))
+
+        th = threading.Thread(target=follow)
+        th.start()
+        time.sleep(0.5)
+        sent = time.monotonic()
+        writer.append([env(1)])
+        th.join()
+        assert [p for p, _ in seen] == [1]
+        assert seen[0][1] - sent < 2.0  # woken by NOTIFY, not by the 30 s fallback poll
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"from_position": -1}, "from_position"), ({"poll_interval": 0}, "poll_interval"),
+     ({"idle_timeout": -1}, "idle_timeout"), ({"poll_interval": float("inf")}, "poll_interval")],
+)
+def test_subscribe_names_a_bad_argument(pg_dsn: str, kwargs: dict[str, Any], field: str) -> None:
+    with PostgresEventLog(pg_dsn) as lg:
+        with pytest.raises(memex.ValidationError) as e:
+            lg.subscribe(**kwargs)
+        assert e.value.path == field
