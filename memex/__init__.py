@@ -19,6 +19,8 @@ The names below are grouped by the layer of the design they belong to
 this list.
 """
 
+from typing import TYPE_CHECKING, Any
+
 # -- 1 model: errors, records (entities, commands, events, filters), factories, ids
 from memex import errors
 from memex._uuid import extract_timestamp, safe_extract_timestamp, uuid7
@@ -173,12 +175,23 @@ from memex.transplant import (
 
 # isort: split
 # -- 6 log: the durable event log
-from memex.log import EventLog, LogRecord, Rejection, Snapshot, SQLiteEventLog, VerifyResult
+from memex.log import (
+    EventLog,
+    LogRecord,
+    Rejection,
+    Snapshot,
+    SQLiteEventLog,
+    VerifyResult,
+    open_log,
+)
 
 # isort: split
 # -- 7 interfaces: the store facade, notebook bridges
 from memex.interop import to_networkx
 from memex.store import EnvelopeImport, MemexStore, SkippedOnOpen, find_unreadable
+
+if TYPE_CHECKING:  # imported on first use (see __getattr__): psycopg is an optional extra
+    from memex.log.postgres import PostgresEventLog
 
 __version__ = "0.1.0"
 
@@ -342,6 +355,8 @@ __all__ = [  # sorted within each group; the errors are appended below
     # -- 6 log
     "EventLog",
     "LogRecord",
+    "open_log",
+    "PostgresEventLog",
     "Rejection",
     "Snapshot",
     "SQLiteEventLog",
@@ -354,3 +369,17 @@ __all__ = [  # sorted within each group; the errors are appended below
     "to_networkx",
 ]
 __all__ += errors.__all__  # every typed error
+
+
+def __getattr__(name: str) -> Any:
+    """``memex.PostgresEventLog`` is imported on first use, so ``import memex``
+    never needs psycopg (the ``postgres`` extra)."""
+    if name == "PostgresEventLog":
+        from memex.log.postgres import PostgresEventLog
+
+        return PostgresEventLog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "PostgresEventLog"])

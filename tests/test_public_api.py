@@ -194,6 +194,10 @@ TOP_LEVEL = [
     "Limits",
     "get_limits",
     "set_limits",
+    # one way to name a log, and the log shared on PostgreSQL (added with issue 13;
+    # PostgresEventLog is imported on first use)
+    "open_log",
+    "PostgresEventLog",
 ]
 
 SUBMODULES: dict[str, list[str]] = {
@@ -464,6 +468,26 @@ SUBMODULES: dict[str, list[str]] = {
         "plan_import",
         "slice_from_json",
         "slice_to_json",
+    ],
+    "memex.log": [
+        "ConcurrencyError",
+        "EventEnvelope",
+        "EventLog",
+        "GENESIS_HASH",
+        "IdempotencyConflictError",
+        "LogRecord",
+        "PostgresEventLog",
+        "PreviouslyRejectedError",
+        "Rejection",
+        "SCHEMA_VERSION",
+        "SQLiteEventLog",
+        "SYNCHRONOUS_MODES",
+        "Snapshot",
+        "VerifyResult",
+        "canonical_envelope_bytes",
+        "is_dsn",
+        "open_log",
+        "record_hash",
     ],
     "memex.store": [
         "EnvelopeImport",

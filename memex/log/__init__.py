@@ -33,21 +33,54 @@ command record (fields in model order too). Record bytes, the input of the
 chain hash: ``b"<position>\\n<ts_ms>\\n" + envelope bytes + b"\\n" + events
 bytes`` (compact JSON never contains a raw newline).
 
+Naming a log: :func:`open_log` takes a SQLite file path or a PostgreSQL DSN
+(:func:`is_dsn`) and opens :class:`SQLiteEventLog` or
+:class:`~memex.log.postgres.PostgresEventLog`. Both keep their tables at
+:data:`SCHEMA_VERSION`.
+
 Modules: :mod:`~memex.log.protocol` (the protocol and record types),
 :mod:`~memex.log.chain` (canonical bytes and the hash chain),
 :mod:`~memex.log.sqlite` (the embedded log; everything that knows its schema),
+:mod:`~memex.log.postgres` (the log shared on a PostgreSQL server; imported
+on first use of ``PostgresEventLog``, it needs the ``postgres`` extra),
 :mod:`~memex.log.jsonl` (JSON-lines envelope logs).
 """
 
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from memex._validate import log_options
 from memex.envelope import EventEnvelope
-from memex.errors import ConcurrencyError, IdempotencyConflictError, PreviouslyRejectedError
+from memex.errors import (
+    ConcurrencyError,
+    IdempotencyConflictError,
+    PreviouslyRejectedError,
+    ValidationError,
+)
 from memex.log.chain import GENESIS_HASH, canonical_envelope_bytes, record_hash
-from memex.log.protocol import EventLog, LogRecord, Rejection, Snapshot, VerifyResult
+from memex.log.protocol import (
+    SCHEMA_VERSION,
+    EventLog,
+    LogRecord,
+    Rejection,
+    Snapshot,
+    VerifyResult,
+)
 from memex.log.sqlite import SYNCHRONOUS_MODES, SQLiteEventLog
+
+if TYPE_CHECKING:  # imported on first use: psycopg is an optional extra
+    from memex.log.postgres import PostgresEventLog
 
 __all__ = [
     "EventLog",
     "SQLiteEventLog",
+    "PostgresEventLog",
+    "open_log",
+    "is_dsn",
+    "SCHEMA_VERSION",
     "LogRecord",
     "VerifyResult",
     "Snapshot",
@@ -62,3 +95,82 @@ __all__ = [
     "PreviouslyRejectedError",
     "EventEnvelope",
 ]
+
+
+_DSN_SCHEMES = ("postgresql://", "postgres://")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_dsn(text: object) -> bool:
+    """Whether ``text`` names a PostgreSQL database rather than a SQLite file.
+
+    Args:
+        text: a store's name as given (``str``; anything else, such as a
+            ``bytes`` or path-like file name, is a path).
+    Returns:
+        ``True`` for a ``str`` starting with ``postgresql://`` or
+        ``postgres://`` (any letter case), else ``False``.
+
+    >>> is_dsn("postgresql://agent@db.internal/memex"), is_dsn("memex.db")
+    (True, False)
+    """
+    return isinstance(text, str) and text[:13].lower().startswith(_DSN_SCHEMES)
+
+
+def open_log(
+    target: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    *,
+    read_only: bool = False,
+    synchronous: str = "FULL",
+    busy_timeout: float = 60.0,
+) -> EventLog:
+    """Open the event log that ``target`` names: a SQLite file or a PostgreSQL database.
+
+    Args:
+        target: a PostgreSQL DSN (``postgresql://...`` or ``postgres://...``,
+            see :func:`is_dsn`) or the path of a SQLite file (``str``,
+            ``bytes`` or path-like).
+        read_only: open without writing anything (see the backends).
+        synchronous: SQLite's ``PRAGMA synchronous`` (checked for both
+            backends; a PostgreSQL server decides its own durability).
+        busy_timeout: seconds to wait for another writer's lock (a number
+            in [0, 2000000]).
+    Returns:
+        A :class:`~memex.log.postgres.PostgresEventLog` for a DSN, else a
+        :class:`SQLiteEventLog`; the caller closes it.
+    Raises:
+        ValidationError: a ``str`` target that is a URI of another scheme
+            (``https://...``, ``mysql://...``: neither a file nor a
+            PostgreSQL database), a bad option (each naming its field).
+        FileAccessError, StoreBusyError, StorageError: as the SQLite log.
+        StorageError: a DSN without the ``postgres`` extra installed.
+        StoreUnavailableError: the PostgreSQL server cannot be reached.
+    """
+    if not isinstance(read_only, bool):
+        raise ValidationError(f"read_only: expected a boolean, got {read_only!r}", "read_only")
+    if is_dsn(target):
+        from memex.log.postgres import PostgresEventLog
+
+        log_options(synchronous=synchronous, busy_timeout=busy_timeout)
+        assert isinstance(target, str)
+        scheme, rest = target.split("://", 1)  # libpq knows the scheme in lower case only
+        return PostgresEventLog(f"{scheme.lower()}://{rest}", read_only=read_only, busy_timeout=busy_timeout)
+    if isinstance(target, str) and _URI.match(target):
+        scheme = target.split("://", 1)[0]
+        raise ValidationError(
+            f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI", "target"
+        )
+    return SQLiteEventLog(target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only)
+
+
+def __getattr__(name: str) -> Any:
+    """``PostgresEventLog`` is imported on first use (psycopg is an optional extra)."""
+    if name == "PostgresEventLog":
+        from memex.log.postgres import PostgresEventLog
+
+        return PostgresEventLog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "PostgresEventLog"])

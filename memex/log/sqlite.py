@@ -13,8 +13,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from memex._validate import log_options
 from memex.envelope import EventEnvelope
@@ -47,10 +47,12 @@ from memex.log.chain import (
     plan_append,
     prepare_batch,
 )
+from memex.log.protocol import SCHEMA_VERSION
 
 __all__ = [
     "SQLiteEventLog",
     "SYNCHRONOUS_MODES",
+    "SCHEMA_VERSION",
     "require_memex_database",
     "writer_lock",
     "storage_error",
@@ -87,6 +89,20 @@ CREATE TABLE IF NOT EXISTS snapshots (
 
 _TABLES = frozenset({"records", "rejections", "snapshots"})
 
+_T = TypeVar("_T")
+
+
+def _newer_schema(path: str, version: int) -> FileAccessError:
+    """The error for a memex database whose tables a later memex wrote (reason ``"newer_schema"``,
+    as the PostgreSQL log's)."""
+    return FileAccessError(
+        path,
+        "newer_schema",
+        f"{path}: the log's schema version is {version}; this memex reads versions up to "
+        f"{SCHEMA_VERSION} (upgrade memex)",
+    )
+
+
 class SQLiteEventLog(_LogReads):
     """The embedded :class:`EventLog` on the standard library's :mod:`sqlite3`.
 
@@ -117,6 +133,12 @@ class SQLiteEventLog(_LogReads):
             taken, and :meth:`append` and :meth:`save_snapshot` raise
             :class:`~memex.errors.ReadOnlyStoreError`.
 
+    Schema version: the tables are at :data:`~memex.log.SCHEMA_VERSION`,
+    kept in SQLite's ``PRAGMA user_version``. A writable open creates the
+    tables of a new file at that version and migrates an older memex file
+    (version 0, written before versions were kept: its tables are the same,
+    only the version is set); a read-only open changes nothing.
+
     Attributes:
         path: the file as text (a ``bytes`` name decoded with
             ``surrogateescape``). read_only: as given.
@@ -125,6 +147,10 @@ class SQLiteEventLog(_LogReads):
         ValidationError: an unknown ``synchronous`` value, a negative or
             non-finite ``busy_timeout``, a path that is not a path or holds a
             NUL character (also a ``ValueError``).
+        FileAccessError: (reason ``"newer_schema"``) the database's schema
+            version (``PRAGMA user_version``) is newer than
+            :data:`~memex.log.SCHEMA_VERSION` (a later memex wrote it); the
+            message names both versions.
         FileAccessError: an empty path, a directory, something other than a
             regular file (``/dev/null``), a missing file when ``read_only``,
             or a file that is not a memex database.
@@ -187,50 +213,116 @@ class SQLiteEventLog(_LogReads):
         names = _table_names(c)
         if "records" not in names:
             raise FileAccessError(self.path, "not_database", f"{self.path}: not a memex database (no records table)")
+        self._refuse_newer()
 
-    def _setup(self) -> None:
-        """Check the file, create the tables if needed (race-free), set the pragmas.
+    def _user_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
-        Many processes may open a new file at once: the tables are created in
-        one ``BEGIN IMMEDIATE`` transaction with ``IF NOT EXISTS``, and a busy
-        answer (which SQLite gives without waiting for some lock upgrades) is
-        retried until ``busy_timeout`` has passed. An existing memex database
-        needs no write lock to open.
-        """
-        c = self._conn
-        c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+    def _refuse_newer(self) -> int:
+        """The stored schema version; raise :class:`FileAccessError` when it is newer than ours."""
+        version = self._user_version()
+        if version > SCHEMA_VERSION:
+            raise _newer_schema(self.path, version)
+        return version
+
+    def _retry_busy(self, work: Callable[[], _T]) -> _T:
+        """Run ``work`` again while SQLite answers busy (it does so without waiting
+        for some lock upgrades), until ``busy_timeout`` has passed."""
         deadline = time.monotonic() + self.busy_timeout
         delay = 0.001
         while True:
             try:
-                names = _table_names(c)
-                _refuse_foreign(names, self.path)
-                if c.execute("PRAGMA journal_mode").fetchone()[0].lower() not in ("wal", "memory"):
-                    c.execute("PRAGMA journal_mode = WAL")
-                if not _TABLES <= names:
-                    self._create_tables()
-                break
+                return work()
             except sqlite3.OperationalError as e:
                 code = getattr(e, "sqlite_errorcode", 0) & 0xFF
                 if code not in _BUSY_CODES or time.monotonic() >= deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
+
+    def _setup(self) -> None:
+        """Check the file, create or migrate the tables if needed (race-free), set the pragmas.
+
+        Many processes may open a new file at once: the tables are created in
+        one ``BEGIN IMMEDIATE`` transaction with ``IF NOT EXISTS``, and a busy
+        answer (which SQLite gives without waiting for some lock upgrades) is
+        retried until ``busy_timeout`` has passed. An existing memex database
+        at :data:`~memex.log.SCHEMA_VERSION` needs no write lock to open.
+        """
+        c = self._conn
+        c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+
+        def prepare() -> None:
+            names = _table_names(c)
+            _refuse_foreign(names, self.path)
+            version = self._refuse_newer() if "records" in names else 0
+            if c.execute("PRAGMA journal_mode").fetchone()[0].lower() not in ("wal", "memory"):
+                c.execute("PRAGMA journal_mode = WAL")
+            if not _TABLES <= names or version < SCHEMA_VERSION:
+                self._create_tables()
+
+        self._retry_busy(prepare)
         c.execute(f"PRAGMA synchronous = {self.synchronous}")
 
     def _create_tables(self) -> None:
+        """Create the missing tables and bring the schema to :data:`SCHEMA_VERSION`, in one
+        transaction (checked again inside it: another process may have been first).
+
+        Migrations: 0 -> 1 (files written before versions were kept) has the
+        same tables; only the version is set.
+        """
         c = self._conn
         c.execute("BEGIN IMMEDIATE")
         try:
-            _refuse_foreign(_table_names(c), self.path)  # another process may have been first
+            names = _table_names(c)
+            _refuse_foreign(names, self.path)
+            version = self._refuse_newer() if "records" in names else 0
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
                     c.execute(stmt)
+            if version < SCHEMA_VERSION:
+                c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             c.execute("COMMIT")
         except BaseException:
             if c.in_transaction:
                 c.execute("ROLLBACK")
             raise
+
+    # -- the schema ----------------------------------------------------------------
+    def schema_version(self) -> int:
+        """The version of the stored tables (SQLite's ``PRAGMA user_version``).
+
+        Returns:
+            :data:`~memex.log.SCHEMA_VERSION` for a database this memex created
+            or migrated; 0 for a memex file written before versions were kept
+            that has only been opened read-only since.
+        """
+        with self._lock, self._guard:
+            return self._user_version()
+
+    def init_schema(self) -> int:
+        """Create the tables, or migrate them to :data:`~memex.log.SCHEMA_VERSION`; idempotent.
+
+        A writable open already does this, so on such a log it only checks;
+        ``memex log init`` calls it. Safe to call any number of times and
+        from many processes at once.
+
+        Returns:
+            The schema version now stored (:data:`~memex.log.SCHEMA_VERSION`).
+        Raises:
+            ReadOnlyStoreError: the log was opened read-only and its schema
+                is older than :data:`~memex.log.SCHEMA_VERSION`.
+            FileAccessError: the schema is newer (a later memex wrote it;
+                reason ``"newer_schema"``).
+            StorageError: the file cannot be written.
+            StoreBusyError: another writer held the lock for ``busy_timeout``.
+        """
+        with self._lock, self._guard:
+            if self._refuse_newer() == SCHEMA_VERSION and _TABLES <= _table_names(self._conn):
+                return SCHEMA_VERSION
+            self._check_writable()
+            self._retry_busy(self._create_tables)
+            return self._user_version()
 
     def __repr__(self) -> str:
         ro = " read_only" if self.read_only else ""
