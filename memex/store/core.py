@@ -8,17 +8,20 @@ nothing is rebound. Queries read the current states. Method arguments are
 the functions' arguments minus the state (memex-python 0.14 ``store.py``).
 
 A store opened with :meth:`MemexStore.open` is *durable*: it is backed by an
-:class:`~memex.log.EventLog` (SQLite by default). Every mutator then folds
+:class:`~memex.log.EventLog` (a SQLite file by default, or a PostgreSQL
+database shared by many processes and machines). Every mutator then folds
 its commands through the reducers and appends each command's envelope with
 the lifecycle events it produced, as one atomic batch, before rebinding the
 state; a rejected command is not logged and a failed append leaves the state
 unchanged. Opening recovers the state from the latest valid snapshot plus the
 tail of the log (:mod:`memex.store.recovery`); :meth:`MemexStore.as_of`
-rebuilds read-only past states.
+rebuilds read-only past states; :meth:`MemexStore.refresh` and
+:meth:`MemexStore.follow` fold what other writers append.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -31,18 +34,26 @@ from memex.errors import (
     ConcurrencyError,
     MemexError,
     ReadOnlyStoreError,
+    UnreadableRecordError,
     ValidationError,
 )
 from memex.graph import GraphState, create_graph_state
 from memex.intent import IntentState, create_intent_state
-from memex.log import EventLog, SQLiteEventLog
+from memex.log import EventLog, LogRecord, open_log
 from memex.namespaces import States, fold
 from memex.search import TextIndex
 from memex.serialization import encode_states
 from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.mutations import Records, StoreMutations, stamp_envelopes
 from memex.store.queries import StoreQueries
-from memex.store.recovery import SkippedOnOpen, _fold_log, _load_snapshot, find_unreadable
+from memex.store.recovery import (
+    SkippedOnOpen,
+    _fold_log,
+    _fold_record,
+    _load_snapshot,
+    _skip_unreadable,
+    find_unreadable,
+)
 from memex.store.recovery import _readable_commands as _readable_commands
 from memex.task import TaskState, create_task_state
 
@@ -52,7 +63,20 @@ R = TypeVar("R")
 _RETRIES = 16  # optimistic-concurrency retries of one mutation
 _CLOSED = "this store is closed: a change could not be logged (reopen it with MemexStore.open)"
 DEFAULT_DB = "./memex.db"
-"""The SQLite file :meth:`MemexStore.open` uses when no path is given."""
+"""The SQLite file :meth:`MemexStore.open` uses when no path or DSN is given."""
+
+
+def _seconds(value: Any, name: str) -> float | None:
+    """``None``, or a finite number of seconds > 0 (not a ``bool``) as a float.
+
+    Raises:
+        ValidationError: anything else, naming ``name``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ValidationError(f"{name}: expected None or a finite number of seconds > 0, got {value!r}", name)
+    return float(value)
 
 
 class MemexStore(StoreMutations, StoreQueries):
@@ -132,7 +156,7 @@ class MemexStore(StoreMutations, StoreQueries):
     @classmethod
     def open(
         cls,
-        path: str | bytes | os.PathLike[str] | os.PathLike[bytes] = DEFAULT_DB,
+        target: str | bytes | os.PathLike[str] | os.PathLike[bytes] = DEFAULT_DB,
         *,
         log: EventLog | None = None,
         synchronous: str = "FULL",
@@ -141,7 +165,7 @@ class MemexStore(StoreMutations, StoreQueries):
         read_only: bool = False,
         busy_timeout: float = 60.0,
     ) -> MemexStore:
-        """Open (or create) a durable store backed by an event log.
+        """Open (or create) a durable store backed by an event log: a SQLite file or a PostgreSQL database.
 
         Recovery: the latest snapshot that matches the log's hash chain and
         can be decoded is loaded (one that does not match, or cannot be
@@ -154,37 +178,49 @@ class MemexStore(StoreMutations, StoreQueries):
         listed in :attr:`skipped_on_open` as :class:`SkippedOnOpen` entries.
 
         Args:
-            path: the SQLite file (default ``./memex.db``; ``str``, ``bytes``
-                or path-like); ignored when ``log`` is given.
-            log: an :class:`~memex.log.EventLog` to use instead of a SQLite file
+            target: the log, named as :func:`memex.log.open_log` names it: a
+                PostgreSQL DSN (``"postgresql://user@host/db"`` or
+                ``postgres://...``; a :class:`~memex.log.postgres.PostgresEventLog`,
+                which needs the ``postgres`` extra, creating its tables if the
+                database has none) or the path of a SQLite file (default
+                ``./memex.db``; ``str``, ``bytes`` or path-like); ignored when
+                ``log`` is given.
+            log: an :class:`~memex.log.EventLog` to use instead of naming one
                 (the caller keeps ownership: :meth:`close` does not close it).
             synchronous: ``"FULL"`` (default; every append fsynced) or the
                 faster ``"NORMAL"`` (survives process crashes, may lose the
-                last appends on power loss); see :class:`~memex.log.SQLiteEventLog`.
+                last appends on power loss); see :class:`~memex.log.SQLiteEventLog`
+                (a PostgreSQL server keeps its own durability settings).
             snapshot_every: save a snapshot whenever this many records were
                 appended since the last one, and on :meth:`close`
                 (``None`` = never automatically).
             progress: called with the number of tail records folded so far.
-            read_only: open the file read-only (it must exist and be a memex
-                database; nothing is created and no write lock is needed);
+            read_only: open the log read-only (it must exist and be a memex
+                log; nothing is created and no write lock is needed);
                 the store's mutators raise :class:`~memex.ReadOnlyStoreError`,
-                :meth:`refresh` still folds what other writers append.
+                :meth:`refresh` and :meth:`follow` still fold what other
+                writers append.
             busy_timeout: seconds to wait for another writer's lock (see
                 :class:`~memex.log.SQLiteEventLog`); ignored when ``log`` is given.
         Returns:
             The store; use it as a context manager or call :meth:`close`.
         Raises:
+            ValidationError: ``target`` is a URI of another scheme
+                (``https://...``), or an option is out of range (naming it).
             FileAccessError: the path is a directory, not a regular file,
-                another application's database, or (``read_only``) missing.
+                another application's database, (``read_only``) missing, or
+                a log whose schema a later memex wrote (reason ``"newer_schema"``).
             StoreBusyError: the database stayed locked while it had to be set up.
-            StorageError: SQLite cannot open or read the file.
+            StoreUnavailableError: the PostgreSQL server cannot be reached (retryable).
+            StorageError: SQLite cannot open or read the file; the server
+                refused the setup; a DSN without the ``postgres`` extra installed.
         Complexity: O(snapshot size + t log n) for a tail of t records.
         """
         store_options(snapshot_every=snapshot_every, progress=progress)
         lg = (
             log
             if log is not None
-            else SQLiteEventLog(path, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only)
+            else open_log(target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only)
         )
         store = cls()
         store._log = lg
@@ -228,14 +264,15 @@ class MemexStore(StoreMutations, StoreQueries):
         with ``read_only=True``, and a closed durable store (mutators raise)."""
         return self._readonly
 
-    def _catch_up(self, progress: Callable[[int], None] | None = None) -> None:
-        """Fold the records appended after :attr:`position` (by this or another process)."""
+    def _catch_up(self, progress: Callable[[int], None] | None = None, stop: int | None = None) -> None:
+        """Fold the records appended after :attr:`position` (by this or another process),
+        up to ``stop`` (``None`` = the head)."""
         assert self._log is not None
         before = self.mem
         events: list[Any] = []
         follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
         states, last = _fold_log(
-            self.states, self._log, self._position + 1, None, self.skipped_on_open, progress, follow
+            self.states, self._log, self._position + 1, stop, self.skipped_on_open, progress, follow
         )
         self.states = states
         self._position = max(self._position, last)
@@ -246,6 +283,97 @@ class MemexStore(StoreMutations, StoreQueries):
         if self._log is not None:
             self._catch_up()
         return self._position
+
+    def follow(
+        self, *, idle_timeout: float | None = None, poll_interval: float | None = None
+    ) -> Iterator[LogRecord]:
+        """Stay current with other writers: fold each record as it is appended, and yield it.
+
+        A live :meth:`refresh`: subscribes to the log after :attr:`position`
+        (:meth:`memex.log.EventLog.subscribe`; on PostgreSQL new records are
+        pushed through ``LISTEN``/``NOTIFY``, on SQLite the file is polled)
+        and folds each record into the state before yielding it, so inside
+        the loop :attr:`mem`, :attr:`intents`, :attr:`tasks`,
+        :attr:`position` and the :attr:`text_index` already include the
+        record. Records are yielded once each, in position order. A record
+        the store has folded already (``position <= store.position``: one
+        this store appended meanwhile, or folded by :meth:`refresh`) is
+        skipped. As on :meth:`open`, following never stops because of one
+        record: a record whose command fails to apply is added to
+        :attr:`skipped_on_open` and still yielded (the state stays as
+        before it); a record that cannot be decoded is added to
+        :attr:`skipped_on_open` with a ``RuntimeWarning`` and not yielded.
+        The store may be used (queried, changed) between records.
+
+        Args:
+            idle_timeout: stop after this many seconds without a new record
+                (``None`` = never; close the generator or the store to end
+                it). A finite number > 0.
+            poll_interval: how often the log is polled for new records, in
+                seconds (``None`` = the log's default: 0.05 for SQLite, 1.0
+                as a mere fallback for PostgreSQL). A finite number > 0.
+        Returns:
+            A generator of :class:`~memex.log.LogRecord` (envelope and events
+            of each record). Closing the store ends it at its next record.
+        Raises:
+            ValidationError: the store has no event log (an in-memory store
+                or a past state from :meth:`as_of`), it was closed, or an
+                interval is not a finite number > 0 (naming it). Raised by
+                this call, before any record is read.
+            StoreUnavailableError: (while iterating) the PostgreSQL server
+                went away; call :meth:`follow` again to resume from
+                :attr:`position`, missing and repeating nothing.
+            StorageError: (while iterating) the log cannot be read.
+        """
+        if self._log is None:
+            if self._closed:
+                raise ValidationError("follow: this store is closed (reopen it with MemexStore.open)", "follow")
+            raise ValidationError("follow: this store has no event log (use MemexStore.open)", "follow")
+        options: dict[str, float | None] = {"idle_timeout": _seconds(idle_timeout, "idle_timeout")}
+        interval = _seconds(poll_interval, "poll_interval")
+        if interval is not None:
+            options["poll_interval"] = interval
+        return self._follow(self._log, options)
+
+    def _follow(self, lg: EventLog, options: dict[str, Any]) -> Iterator[LogRecord]:
+        """The generator of :meth:`follow` on the log ``lg`` (ends when the store lets go of it)."""
+        while True:
+            sub = lg.subscribe(self._position, **options)
+            try:
+                for rec in sub:
+                    if self._log is not lg:  # closed meanwhile
+                        return
+                    if rec.position <= self._position:
+                        continue
+                    if rec.position > self._position + 1:  # never from a gap-free log; fold the gap anyway
+                        self._catch_up(stop=rec.position - 1)
+                        if rec.position <= self._position:
+                            continue
+                    self._fold_record(rec)
+                    yield rec
+                return  # idle_timeout passed
+            except UnreadableRecordError as e:
+                if self._log is not lg:
+                    return
+                resume = _skip_unreadable(self.skipped_on_open, self._position + 1, e)
+                self._position = max(self._position, resume - 1)  # subscribe again after it
+            except MemexError:
+                if self._log is not lg:  # the store closed the log under the subscription
+                    return
+                raise
+            finally:
+                close = getattr(sub, "close", None)
+                if close is not None:
+                    close()
+
+    def _fold_record(self, rec: LogRecord) -> None:
+        """Fold one record (the next position) into the state, the text index following."""
+        before = self.mem
+        events: list[Any] = []
+        follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
+        self.states = _fold_record(self.states, rec, self.skipped_on_open, follow)
+        self._position = rec.position
+        self._follow_text(before, events)
 
     def as_of(self, *, ts_ms: int | None = None, position: int | None = None) -> MemexStore:
         """A read-only store holding the state of the past.

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from memex._validate import instance
 from memex.errors import MemexError, UnreadableRecordError
 from memex.limits import reading_stored
-from memex.log import EventLog
+from memex.log import EventLog, LogRecord
 from memex.namespaces import States, fold
 from memex.serialization import decode_snapshot
 
@@ -118,6 +118,36 @@ def _fold_log(
         if skipped is not None:
             skipped.extend(found)
     return result.states, last
+
+
+def _fold_record(
+    states: States,
+    record: LogRecord,
+    skipped: list[SkippedOnOpen],
+    on_applied: Callable[[Any, str, Any, list[Any]], None] | None = None,
+) -> States:
+    """Fold one record a subscription delivered onto ``states``, as :func:`_fold_log` folds
+    a record it reads: a command that fails to apply is left out and added to
+    ``skipped`` (the state stays as it was); ``on_applied`` as in :func:`_fold_log`."""
+
+    def failed(position: Any, _payload: Any, error: Exception) -> None:
+        skipped.append(SkippedOnOpen(position, record.envelope.id, f"{type(error).__name__}: {error}"))
+
+    env = record.envelope
+    with reading_stored():
+        result = fold(
+            states, ((record.position, env.namespace, env.payload),), on_error=failed, on_applied=on_applied
+        )
+    return result.states
+
+
+def _skip_unreadable(skipped: list[SkippedOnOpen], start: int, error: UnreadableRecordError) -> int:
+    """Record that a read from ``start`` met ``error`` (once per position, with a
+    ``RuntimeWarning``, as opening does); return the position reading goes on from."""
+    if not any(s.kind == "record" and s.position == error.position for s in skipped):
+        skipped.append(SkippedOnOpen(error.position, error.envelope_id, error.cause, "record"))
+        warnings.warn(f"memex: {error}; skipped", RuntimeWarning, stacklevel=3)
+    return _resume(start, error)
 
 
 def _load_snapshot(
