@@ -342,14 +342,14 @@ def test_many_processes_opening_a_new_database_at_once_never_fail(tmp_path: Path
     [
         ("", "empty name"),
         (":memory:", "in-memory"),
-        ("file:x.db?mode=ro", "not a URI"),
-        ("file:x.db", "not a URI"),
-        ("https://example.com/m.db", "not a URI"),
-        ("postgresql://user@host/memex", "PostgreSQL databases are not supported yet"),
-        ("postgres://host/memex", "PostgreSQL databases are not supported yet"),
+        ("file:x.db?mode=ro", "got another URI"),
+        ("file:x.db", "got another URI"),
+        ("https://example.com/m.db", "got another URI"),
+        ("mysql://user:secret@host/memex", "got another URI: 'mysql://user:***@host/memex'"),
+        ("sqlite:///m.db", "got another URI"),
     ],
 )
-@pytest.mark.parametrize("command", ["log import", "replay", "audit verify", "log export"])
+@pytest.mark.parametrize("command", ["log init", "log import", "replay", "audit verify", "log export"])
 def test_db_option_refuses_names_that_persist_nothing_or_read_two_ways(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,

@@ -11,10 +11,15 @@ Usage::
     memex slice export LOG.jsonl --ids ID... [--include-...] [-o SLICE.json]
     memex slice import LOG.jsonl SLICE.json [--compare] [--re-id] [--overwrite] [-o MERGED.jsonl]
     memex replay --db memex.db [--as-of ISO-TIME | --as-of @POSITION] [--json]
+    memex log init --db memex.db
     memex log import LOG.jsonl --db memex.db [--fast]
     memex log export --db memex.db [--as-of ...] [-o OUT.jsonl]
     memex log tail --db memex.db [-n N] [--follow]
     memex audit verify --db memex.db [--expect-head POSITION:HASH] [--json]
+
+Every ``--db DB`` is a SQLite file (``memex.db``) or a PostgreSQL DSN
+(``postgresql://user@host/db`` or ``postgres://...``; needs the ``postgres``
+extra); any other URI is a usage error.
 
 Each subcommand is one ``cmd_<name>(args, ctx) -> int`` function registered
 with :func:`subcommand`, which also names a function adding its arguments to

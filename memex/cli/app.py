@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from rich import box
 from rich.console import Console
@@ -28,9 +28,13 @@ from rich.tree import Tree
 
 from memex import _jsonfmt
 from memex.errors import FileAccessError, MemexError, StorageError, ValidationError
-from memex.log import SQLiteEventLog
+from memex.log import EventLog, SQLiteEventLog, is_dsn
+from memex.log import open_log as _open_log
 from memex.log.jsonl import Phases, SkippedRecord
 from memex.log.protocol import resolve_as_of
+
+if TYPE_CHECKING:
+    from memex.log.postgres import PostgresEventLog
 
 __all__ = [
     "CliError",
@@ -47,6 +51,7 @@ __all__ = [
     "log_argument",
     "db_arguments",
     "db_path",
+    "db_label",
     "open_log",
     "as_of_position",
 ]
@@ -352,11 +357,8 @@ def log_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-_RESERVED_SCHEMES = ("postgresql://", "postgres://")
-
-
 def db_path(text: str) -> str:
-    """Check the text of ``--db DB``: a path to a database file.
+    """Check the text of ``--db DB``: the path of a SQLite file or a PostgreSQL DSN.
 
     Args:
         text: the argument as given (a name that is not UTF-8 arrives with
@@ -365,28 +367,37 @@ def db_path(text: str) -> str:
         ``text`` unchanged.
     Raises:
         argparse.ArgumentTypeError: an empty name, ``:memory:`` (SQLite's
-            in-memory database would keep nothing), a URI (``file:...`` or
-            anything with ``://``: SQLite would read it as a file name here
-            and as a URI elsewhere), or a PostgreSQL DSN (``postgresql://``,
-            ``postgres://``), which is not supported yet. argparse reports it
-            as a usage error (exit code 2).
+            in-memory database would keep nothing), or a URI other than a
+            PostgreSQL DSN (``file:...`` or anything else with ``://``:
+            SQLite would read it as a file name here and as a URI
+            elsewhere). A DSN is a ``postgresql://`` or ``postgres://`` URI
+            (:func:`memex.log.is_dsn`). argparse reports it as a usage
+            error (exit code 2).
     """
     if text == "":
-        raise argparse.ArgumentTypeError("expected a database file path, got an empty name")
+        raise argparse.ArgumentTypeError("expected a database file path or a DSN, got an empty name")
     if text.strip().lower() == ":memory:":
         raise argparse.ArgumentTypeError(
             "':memory:' is an in-memory database that keeps nothing; give a file path"
         )
-    lowered = text.lower()
-    if lowered.startswith(_RESERVED_SCHEMES):
+    if is_dsn(text):
+        return text
+    if text.lower().startswith("file:") or "://" in text:
         raise argparse.ArgumentTypeError(
-            "PostgreSQL databases are not supported yet; give the path of an SQLite file"
-        )
-    if lowered.startswith("file:") or "://" in text:
-        raise argparse.ArgumentTypeError(
-            f"expected a file path, not a URI: {one_line(text)!r} (name the file itself)"
+            f"expected a file path or a postgresql:// DSN, got another URI: {db_label(text)!r} "
+            "(name a SQLite file itself)"
         )
     return text
+
+
+def db_label(text: str) -> str:
+    """``--db DB`` as messages show it: a DSN with its password masked (``***``),
+    on one line; a path unchanged (on one line)."""
+    if "://" in text:
+        from memex.log.postgres import mask_dsn  # no psycopg needed to mask a DSN
+
+        text = mask_dsn(text)
+    return one_line(text)
 
 
 def db_arguments(
@@ -399,7 +410,8 @@ def db_arguments(
         metavar="DB",
         type=db_path,
         required=required,
-        help="SQLite event log of a durable store (memex.db)",
+        help="event log of a durable store: a SQLite file (memex.db) or a PostgreSQL DSN "
+        "(postgresql://user@host/db)",
     )
     if as_of:
         parser.add_argument(
@@ -413,30 +425,33 @@ def db_arguments(
 @contextmanager
 def open_log(
     path: str, *, create: bool = False, synchronous: str = "FULL"
-) -> Iterator[SQLiteEventLog]:
-    """Open the SQLite event log at ``path`` for the block, and close it after.
+) -> Iterator[SQLiteEventLog | PostgresEventLog]:
+    """Open the event log ``--db`` names for the block, and close it after.
 
     Args:
-        path: the database file.
-        create: open it for writing, creating it if it does not exist.
-            Without ``create`` the file is opened read-only (SQLite
-            ``mode=ro``): it must already be a memex database, nothing is
-            created and no write lock is needed, so a reader works while a
-            writer holds the lock.
+        path: the ``--db`` text: a SQLite file or a PostgreSQL DSN (see
+            :func:`memex.log.open_log`).
+        create: open it for writing, creating it (its tables) if it does not
+            exist. Without ``create`` the log is opened read-only (SQLite
+            ``mode=ro``; read-only transactions on PostgreSQL): it must
+            already be a memex log, nothing is created and no write lock is
+            needed, so a reader works while a writer holds the lock.
         synchronous: SQLite's ``PRAGMA synchronous`` (``"FULL"`` or ``"NORMAL"``).
     Raises:
-        FileAccessError: a missing file (without ``create``), a directory, not
-            a regular file, or not a memex database (exit code 2).
-        StoreBusyError, StorageError: SQLite cannot open the file (exit code 2).
+        FileAccessError: a missing file or a database without a memex log
+            (without ``create``), a directory, not a regular file, not a
+            memex database, or a schema a later memex wrote (exit code 2).
+        StoreBusyError, StorageError: the database cannot be opened (exit
+            code 2); StoreUnavailableError: the server cannot be reached.
     """
-    lg = SQLiteEventLog(path, synchronous=synchronous, read_only=not create)
+    lg = cast("SQLiteEventLog | PostgresEventLog", _open_log(path, synchronous=synchronous, read_only=not create))
     try:
         yield lg
     finally:
         lg.close()
 
 
-def as_of_position(lg: SQLiteEventLog, when: str | None) -> int:
+def as_of_position(lg: EventLog, when: str | None) -> int:
     """The position ``--as-of WHEN`` names (``@N`` or an ISO time; the head when ``None``).
 
     Raises:

@@ -1,9 +1,10 @@
-"""``memex log import|export|tail``: move a JSON-lines envelope log into a durable
-store, write the stored envelopes back out, and watch the log grow."""
+"""``memex log init|import|export|tail``: set up a durable log, move a JSON-lines
+envelope log into it, write the stored envelopes back out, and watch the log grow."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 
 from memex import _jsonfmt
@@ -18,7 +19,7 @@ from memex.cli.app import (
     subcommand,
 )
 from memex.errors import PreviouslyRejectedError
-from memex.log import LogRecord, canonical_envelope_bytes
+from memex.log import LogRecord, canonical_envelope_bytes, is_dsn
 from memex.log.jsonl import SkippedRecord, read_ordered_envelopes
 from memex.log.sqlite import writer_lock
 from memex.store import MemexStore
@@ -28,6 +29,16 @@ __all__ = ["cmd_log"]
 
 def _log_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="log_command", metavar="ACTION", required=True)
+    init = actions.add_parser(
+        "init",
+        help="create the log's tables, or migrate them to this memex's schema version (safe to run twice)",
+        description=(
+            "Create a durable log (a SQLite file, or the tables in a PostgreSQL database) or "
+            "migrate an older one to this memex's schema version, and print the version. "
+            "Running it again changes nothing."
+        ),
+    )
+    db_arguments(init, as_of=False)
     imp = actions.add_parser(
         "import",
         help="validate a JSONL envelope log and apply it to a durable store (idempotent)",
@@ -59,11 +70,30 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
     tail.add_argument("--json", action="store_true", help="print each record as one JSON line")
 
 
+def _log_init(args: argparse.Namespace, ctx: Context) -> int:
+    with open_log(args.db, create=True) as lg:
+        version = lg.init_schema()
+        head, shown = lg.head(), lg.path
+    out = ctx.console()
+    out.print(f"memex log init --db {one_line(shown)}: schema version {version}", soft_wrap=True)
+    out.print(f"head position {head}", soft_wrap=True)
+    return 0
+
+
+def _import_lock(db: str) -> contextlib.AbstractContextManager[None]:
+    """One importer at a time: the file lock of a SQLite database; none for a
+    DSN (the PostgreSQL log serialises appends and an import retries a batch
+    that meets another writer's records)."""
+    if is_dsn(db):
+        return contextlib.nullcontext()
+    if os.path.isdir(db):
+        raise CliError(f"{db}: is a directory, expected a memex database")
+    return writer_lock(db)
+
+
 def _log_import(args: argparse.Namespace, ctx: Context) -> int:
     ordered, skipped = read_ordered_envelopes(args.log)
-    if os.path.isdir(args.db):
-        raise CliError(f"{args.db}: is a directory, expected a memex database")
-    with writer_lock(args.db), open_log(
+    with _import_lock(args.db), open_log(
         args.db, create=True, synchronous="NORMAL" if args.fast else "FULL"
     ) as lg:
         store = MemexStore.open(args.db, log=lg)
@@ -75,7 +105,7 @@ def _log_import(args: argparse.Namespace, ctx: Context) -> int:
             if step is not None:
                 step(len(ordered))
         store.close()
-        head, head_hash = lg.head(), lg.head_hash()
+        head, head_hash, shown = lg.head(), lg.head_hash(), lg.path
     again = 0
     for index, err in result.rejected:
         again += isinstance(err, PreviouslyRejectedError)
@@ -86,7 +116,7 @@ def _log_import(args: argparse.Namespace, ctx: Context) -> int:
     out = ctx.console()
     earlier = f" ({again} previously rejected; --retry-rejected tries them again)" if again else ""
     out.print(
-        f"memex log import {args.log} --db {args.db}: {result.applied} appended, "
+        f"memex log import {args.log} --db {one_line(shown)}: {result.applied} appended, "
         f"{result.duplicates} already stored, {len(skipped)} rejected{earlier}",
         soft_wrap=True,
     )
@@ -139,15 +169,23 @@ def _log_tail(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-@subcommand("log", "import a JSONL log into a durable store, export it, or tail it", _log_arguments)
+@subcommand("log", "set up a durable log, import a JSONL log into it, export it, or tail it", _log_arguments)
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex log import|export|tail --db DB``.
+    """``memex log init|import|export|tail --db DB``.
 
+    ``DB`` is a SQLite file or a PostgreSQL DSN (``postgresql://...``).
+
+    * ``init --db DB``: create the log (a SQLite file, or the tables in the
+      PostgreSQL database) or migrate an older one to
+      :data:`memex.log.SCHEMA_VERSION`; prints the schema version and the
+      head position. Safe to run twice (and from several processes at once).
     * ``import LOG.jsonl --db DB``: validate each envelope, order them by
       ``ts`` (ties by line), apply them through a durable
       :class:`~memex.MemexStore` (rejected lines reported with their 1-based
       line number and reason, and not logged). Idempotent: envelopes already
-      stored are skipped. Imports into one database run one at a time. A
+      stored are skipped. Imports into one SQLite file run one at a time
+      (a file lock); imports into one PostgreSQL log may run at once, a batch
+      that meets another importer's records being retried on top of them. A
       progress bar is drawn for long logs. An envelope an earlier import
       rejected is reported again as "previously rejected" with its first
       reason; ``--retry-rejected`` applies it again instead (e.g. an update
@@ -167,6 +205,8 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
         FileAccessError: a missing or non-database file, an unreadable log,
             a lock file that cannot be opened (exit code 2).
     """
+    if args.log_command == "init":
+        return _log_init(args, ctx)
     if args.log_command == "import":
         return _log_import(args, ctx)
     if args.log_command == "export":

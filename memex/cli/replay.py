@@ -14,6 +14,7 @@ from memex.cli.app import (
     Context,
     as_of_position,
     db_arguments,
+    db_label,
     field_text,
     number_table,
     one_line,
@@ -132,6 +133,9 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
 def _replay_db(path: str, when: str | None, console: Console | None) -> LogReplay:
     """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`.
 
+    ``path`` is the ``--db`` text: a SQLite file or a PostgreSQL DSN (shown
+    with its password masked).
+
     The records opening had to leave out (undecodable, or whose command failed
     to apply), up to the replayed position, are its skipped records, counted
     by log position; a snapshot that could not be used is not one (the log
@@ -146,9 +150,10 @@ def _replay_db(path: str, when: str | None, console: Console | None) -> LogRepla
             if step is not None:
                 step(lg.head())
             past = store if pos == store.position else store.as_of(position=pos)
+            shown = lg.path
     except sqlite3.Error as e:
-        raise CliError(f"{path}: not a memex database ({e})") from None
-    label = path if when is None else f"{path} as of {when} (position {pos})"
+        raise CliError(f"{db_label(path)}: not a memex database ({e})") from None
+    label = shown if when is None else f"{shown} as of {when} (position {pos})"
     skipped = [_skipped_record(s) for s in store.skipped_on_open if s.kind == "record" and s.position <= pos]
     return LogReplay(label, pos, pos, past.mem, [], skipped, past.intents, past.tasks)
 
