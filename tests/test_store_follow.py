@@ -75,7 +75,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def test_a_follower_sees_each_record_of_a_writer_thread_once_in_order(target: str) -> None:
     with MemexStore.open(target) as seed:
         _create(seed, "seed")  # a record folded on open is not yielded again
-    follower = MemexStore.open(target)
+    follower = MemexStore.open(target, read_only=True)  # a reader needs no write access
     index = follower.text_index  # built now: it must follow, not be rebuilt
     writer = MemexStore.open(target)
 
