@@ -157,6 +157,12 @@ class GraphState:
         )
         return f"<GraphState: {len(self.items)} items, {len(self.edges)} edges ({active} active)>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: counts and the first items as a table, escaped (:mod:`memex.models._html`)."""
+        from memex.models._html import graph_html
+
+        return graph_html(self.items, self.edges)
+
     # -- index readers (ordered by insertion) --------------------------------
     def child_ids(self, parent_id: str) -> list[str]:
         """Ids of items whose ``parents`` contain ``parent_id``, in item insertion order.

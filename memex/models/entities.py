@@ -97,6 +97,12 @@ class MemoryItem(Record):
             parts.append(f"meta={self.meta!r}")
         return f"MemoryItem({', '.join(parts)})"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the item's fields as a table, escaped (:mod:`memex.models._html`)."""
+        from memex.models._html import item_html
+
+        return item_html(self)
+
 
 @record(repr=False)
 class Edge(Record):

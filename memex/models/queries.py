@@ -371,6 +371,12 @@ class ScoredItem:
             extra += f", contradicted_by={[c.id for c in self.contradicted_by]!r}"
         return f"ScoredItem(id={self.item.id!r}, score={self.score!r}{extra})"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: score, relevance, contradictions and the item, escaped."""
+        from memex.models._html import scored_html
+
+        return scored_html(self.item, self.score, self.relevance, self.contradicted_by)
+
 
 def literal_list(checker: v.Checker) -> v.Checker:
     """A list (or tuple) whose members each pass ``checker``, stored as a plain ``list``."""

@@ -35,6 +35,12 @@ class StoreQueries:
     _text: TextIndex | None
     _text_mem: GraphState | None
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view of the store: durable or not, counts, the first items (escaped)."""
+        from memex.models._html import store_html
+
+        return store_html(self)
+
     # -- the text index ---------------------------------------------------------------
     @property
     def text_index(self) -> TextIndex:
