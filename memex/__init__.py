@@ -192,6 +192,10 @@ from memex.store import EnvelopeImport, MemexStore, SkippedOnOpen, find_unreadab
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__): psycopg is an optional extra
     from memex.log.postgres import PostgresEventLog
+# the notebook helpers too (pandas, matplotlib: the notebook extra)
+if TYPE_CHECKING:
+    from memex.interop.frames import edges_dataframe, to_dataframe
+    from memex.interop.plots import plot_graph, plot_support_tree
 
 __version__ = "0.1.0"
 
@@ -367,19 +371,37 @@ __all__ = [  # sorted within each group; the errors are appended below
     "SkippedOnOpen",
     "find_unreadable",
     "to_networkx",
+    # notebook helpers (imported on first use)
+    "edges_dataframe",
+    "plot_graph",
+    "plot_support_tree",
+    "to_dataframe",
 ]
 __all__ += errors.__all__  # every typed error
 
 
-def __getattr__(name: str) -> Any:
-    """``memex.PostgresEventLog`` is imported on first use, so ``import memex``
-    never needs psycopg (the ``postgres`` extra)."""
-    if name == "PostgresEventLog":
-        from memex.log.postgres import PostgresEventLog
+# name -> the module that defines it, imported on first use (see __getattr__)
+_LAZY = {
+    "PostgresEventLog": "memex.log.postgres",
+    "to_dataframe": "memex.interop.frames",
+    "edges_dataframe": "memex.interop.frames",
+    "plot_graph": "memex.interop.plots",
+    "plot_support_tree": "memex.interop.plots",
+}
 
-        return PostgresEventLog
+
+def __getattr__(name: str) -> Any:
+    """``memex.PostgresEventLog`` and the notebook helpers (``to_dataframe``,
+    ``edges_dataframe``, ``plot_graph``, ``plot_support_tree``) are imported on
+    first use, so ``import memex`` never needs psycopg (the ``postgres``
+    extra), pandas or matplotlib (the ``notebook`` extra)."""
+    module = _LAZY.get(name)
+    if module is not None:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), "PostgresEventLog"])
+    return sorted([*globals(), *_LAZY])

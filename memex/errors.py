@@ -32,6 +32,7 @@ __all__ = [
     "StoreBusyError",
     "StoreUnavailableError",
     "UnreadableRecordError",
+    "MissingDependencyError",
 ]
 
 
@@ -341,3 +342,31 @@ class UnreadableRecordError(StorageError):
 
     def __reduce__(self) -> tuple[type, tuple[str, int, str | None, str, int]]:  # type: ignore[override]
         return type(self), (self.path, self.position, self.envelope_id, self.cause, self.next_position)
+
+
+class MissingDependencyError(MemexError, ImportError):
+    """An optional feature needs a package that is not installed.
+
+    Raised by the notebook helpers (:func:`memex.to_dataframe`,
+    :func:`memex.plot_graph`, ...) when pandas or matplotlib is missing; the
+    message names the package and the extra that installs it, for example
+    ``"to_dataframe needs pandas: pip install 'memex-belief[notebook]'"``.
+    Also an ``ImportError``, so ``except ImportError`` keeps working.
+
+    Args:
+        package: the missing import name (``"pandas"``).
+        extra: the optional extra that installs it (``"notebook"``).
+        feature: what needed it (``"to_dataframe"``).
+
+    Attributes:
+        package, extra, feature: as given.
+    """
+
+    def __init__(self, package: str, extra: str, feature: str) -> None:
+        super().__init__(f"{feature} needs {package}: pip install 'memex-belief[{extra}]'", name=package)
+        self.package = package
+        self.extra = extra
+        self.feature = feature
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
+        return type(self), (self.package, self.extra, self.feature)

@@ -198,6 +198,12 @@ TOP_LEVEL = [
     # PostgresEventLog is imported on first use)
     "open_log",
     "PostgresEventLog",
+    # notebook helpers (added with issue 14; imported on first use) and their error
+    "to_dataframe",
+    "edges_dataframe",
+    "plot_graph",
+    "plot_support_tree",
+    "MissingDependencyError",
 ]
 
 SUBMODULES: dict[str, list[str]] = {
@@ -278,6 +284,7 @@ SUBMODULES: dict[str, list[str]] = {
         "InvalidTaskTransitionError",
         "InvalidTimestampError",
         "MemexError",
+        "MissingDependencyError",
         "MemoryNotFoundError",
         "PreviouslyRejectedError",
         "ReadOnlyStoreError",
@@ -496,6 +503,14 @@ SUBMODULES: dict[str, list[str]] = {
         "find_unreadable",
         "decode_states",
         "encode_states",
+    ],
+    "memex.interop": [
+        "PARENT",
+        "edges_dataframe",
+        "plot_graph",
+        "plot_support_tree",
+        "to_dataframe",
+        "to_networkx",
     ],
     "memex.schemas": [
         "EdgeSchema",
