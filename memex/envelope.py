@@ -13,6 +13,7 @@ from memex import _time
 from memex import _validate as v
 from memex._uuid import mint, uuid7
 from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, Record, record, to_wire
+from memex.models._pydantic import PydanticCompat
 from memex.models.fields import Str
 
 __all__ = [
@@ -42,7 +43,7 @@ def _payload_to_wire(payload: Any) -> Any:
 
 
 @record
-class EventEnvelope(Record, Generic[T]):
+class EventEnvelope(Record, PydanticCompat, Generic[T]):
     """One log record: ``id`` (UUIDv7 text), ``namespace`` (``"memory"``, ``"intent"``,
     ``"task"``, ...), ``type`` (the payload's type), ``ts`` (ISO-8601 text),
     ``trace_id`` (optional; ``""`` counts as absent) and ``payload`` (a command,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from memex import _validate as v
+from memex.models._pydantic import PydanticCompat
 from memex.models._schema import Record, Wire, record
 from memex.models.fields import (
     Bool,
@@ -31,7 +32,7 @@ __all__ = ["MemoryItem", "Edge", "Intent", "Task"]
 
 
 @record(repr=False)
-class MemoryItem(Record):
+class MemoryItem(Record, PydanticCompat):
     """A memory item: one scored, attributed belief.
 
     Fields (wire order): ``id``, ``scope``, ``kind``, ``content`` (a JSON
@@ -105,7 +106,7 @@ class MemoryItem(Record):
 
 
 @record(repr=False)
-class Edge(Record):
+class Edge(Record, PydanticCompat):
     """A typed, scored link between two memory items.
 
     Fields (wire order): ``edge_id``, ``from_`` (wire ``"from"``; the
@@ -145,7 +146,7 @@ class Edge(Record):
 
 
 @record
-class Intent(Record):
+class Intent(Record, PydanticCompat):
     """A goal an agent pursues.
 
     Fields (wire order): ``id``, ``parent_id`` (the intent it refines),
@@ -179,7 +180,7 @@ class Intent(Record):
 
 
 @record
-class Task(Record):
+class Task(Record, PydanticCompat):
     """A unit of work serving an intent.
 
     Fields (wire order): ``id``, ``intent_id``, ``parent_id`` (the task it

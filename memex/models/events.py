@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from memex import _validate as v
+from memex.models._pydantic import PydanticCompat
 from memex.models._schema import Record, record
 from memex.models.entities import Edge, Intent, MemoryItem, Task
 from memex.models.fields import OptStr, Str
@@ -45,7 +46,7 @@ TASK_EVENT_TYPES: tuple[str, ...] = (
 
 
 @record
-class MemoryLifecycleEvent(Record):
+class MemoryLifecycleEvent(Record, PydanticCompat):
     """A past-tense fact emitted by the memory reducer.
 
     ``namespace`` is ``"memory"``; ``type`` one of ``memory.created``,
@@ -63,7 +64,7 @@ class MemoryLifecycleEvent(Record):
 
 
 @record
-class IntentLifecycleEvent(Record):
+class IntentLifecycleEvent(Record, PydanticCompat):
     """A past-tense fact emitted by :func:`memex.apply_intent_command`.
 
     ``namespace`` is ``"intent"``; ``type`` one of ``intent.created``,
@@ -79,7 +80,7 @@ class IntentLifecycleEvent(Record):
 
 
 @record
-class TaskLifecycleEvent(Record):
+class TaskLifecycleEvent(Record, PydanticCompat):
     """A past-tense fact emitted by :func:`memex.apply_task_command`.
 
     ``namespace`` is ``"task"``; ``type`` one of ``task.created``,

@@ -10,13 +10,14 @@ everything.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import attrs
 
 from memex import _validate as v
 from memex.errors import ValidationError
 from memex.limits import get_limits
+from memex.models._pydantic import Fields, PydanticCompat
 from memex.models._schema import Match, Record, Wire, record
 from memex.models.entities import MemoryItem
 from memex.models.fields import OptBool, OptNum, OptStr, OptStrs, Score
@@ -351,17 +352,30 @@ class DiversityOptions(Record):
 
 
 @attrs.define(kw_only=True)
-class ScoredItem:
+class ScoredItem(PydanticCompat):
     """A retrieval result (mutable): ``item``, its ``score``; after
     :func:`memex.surface_contradictions`, ``contradicted_by`` — the items that
     contradict it among the results (``None`` when none were surfaced); and
     ``relevance`` in [0, 1], how well the item matched the query (1.0 for the
-    best match; ``None`` when no query was asked)."""
+    best match; ``None`` when no query was asked).
+
+    The constructor does not validate (results are built from valid items);
+    ``ScoredItem.model_validate(mapping)`` and ``model_copy(update=...)`` do,
+    by the checkers in ``_FIELDS``."""
 
     item: MemoryItem
     score: float
     contradicted_by: list[MemoryItem] | None = None
     relevance: float | None = None
+
+    #: the schema ``model_dump`` / ``model_validate`` / ``model_copy`` read
+    #: (:mod:`memex.models._pydantic`): name, wire key, checker.
+    _FIELDS: ClassVar[Fields] = (
+        ("item", "item", v.record(MemoryItem)),
+        ("score", "score", v.num),
+        ("contradicted_by", "contradicted_by", v.opt(v.record_list(MemoryItem))),
+        ("relevance", "relevance", v.opt(v.num01)),
+    )
 
     def __repr__(self) -> str:
         extra = ""
