@@ -108,6 +108,25 @@ def test_the_support_tree_draws_each_item_once_with_its_parent_links(why: GraphS
                            "contradicted"]
 
 
+def test_columns_follow_the_longest_chain_and_keep_nodes_apart() -> None:
+    # base supports top directly and through mid: it goes two columns left, not one
+    s = build(mk("base", "b"), mk("other", "o"), mk("mid", "m", parents=["base", "other"]),
+              mk("top", "t", parents=["mid", "base"]))
+    d = drawn(memex.plot_support_tree(s, "top", label=lambda it: it.id))
+    x = dict(zip(d["labels"], (p[0] for p in d["positions"]), strict=True))
+    assert x == {"top": 0.0, "mid": -1.0, "base": -2.0, "other": -2.0}
+    ys = sorted(p[1] for p in d["positions"] if p[0] == -2.0)
+    assert ys[1] - ys[0] >= 1.0
+
+
+def test_a_cycle_of_parents_is_drawn_by_distance() -> None:
+    s = build(mk("a", "a", parents=["b"]), mk("b", "b", parents=["c"]), mk("c", "c", parents=["a"]))
+    d = drawn(memex.plot_support_tree(s, "a", label=lambda it: it.id))
+    assert d["labels"] == ["a", "b", "c"]
+    assert [p[0] for p in d["positions"]] == [0.0, -1.0, -2.0]
+    assert d["arrows"] == {"PARENT": 3}
+
+
 def test_an_item_without_parents_is_a_single_node(why: GraphState) -> None:
     d = drawn(memex.plot_support_tree(why, "run1", title=False))
     assert d["positions"] == [(0.0, 0.0)] and d["arrows"] == {} and d["title"] == ""

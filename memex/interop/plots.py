@@ -145,7 +145,9 @@ def _show_png_in_ipython() -> None:
         from matplotlib.figure import Figure
 
         png = shell.display_formatter.formatters["image/png"]
-        if png.lookup_by_type(Figure, None) is None:
+        try:
+            png.lookup_by_type(Figure)  # registered already (by pyplot's inline backend or here)
+        except KeyError:
             from IPython.core.pylabtools import print_figure
 
             png.for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight"))  # type: ignore[no-untyped-call]
@@ -237,7 +239,7 @@ def _draw(
                 arrow.set_gid(f"memex-edge:{kind}")
     for n in nodes:
         ax.annotate(
-            label(items[n]), xy=pos[n], xytext=(0, -11), textcoords="offset points",
+            label(items[n]), xy=pos[n], xytext=(0, -(sizes[n] ** 0.5 / 2 + 3)), textcoords="offset points",
             ha="center", va="top", fontsize=8, gid="memex-label", parse_math=False, zorder=3,
         )
     handles = [
@@ -258,6 +260,71 @@ def _draw(
     ax.set_axis_off()
 
 
+def _support_layout(
+    st: GraphState, item_id: str
+) -> tuple[list[str], list[tuple[str, str, str]], dict[str, tuple[float, float]], int]:
+    """Place an item's support in columns: ``(nodes, parent links, positions, tallest column)``.
+
+    Nodes are found breadth-first over ``parents`` (each once; absent parents
+    skipped). A node's column ``x = -depth``, where depth is the longest chain
+    of parent links from the item, so no link joins two nodes of one column
+    (if the parents form a cycle: the breadth-first distance). In each
+    column, nodes sit near the mean height of the items they support, at
+    least one unit apart.
+    """
+    order = [item_id]
+    distance = {item_id: 0}
+    links: list[tuple[str, str, str]] = []
+    supported: dict[str, list[str]] = {item_id: []}  # node -> the drawn items it is a parent of
+    i = 0
+    while i < len(order):
+        child = order[i]
+        i += 1
+        for pid in parent_list(st.items[child]):
+            if not isinstance(pid, str) or pid not in st.items or child in supported.get(pid, ()):
+                continue
+            links.append((pid, child, PARENT))
+            supported.setdefault(pid, []).append(child)
+            if pid not in distance:
+                distance[pid] = distance[child] + 1
+                order.append(pid)
+    # longest chains: a node's depth is final once every item it supports has its own
+    depth = dict.fromkeys(order, 0)
+    waiting = {n: len(supported[n]) for n in order}
+    ready = [n for n in order if waiting[n] == 0]
+    done = 0
+    while ready:
+        node = ready.pop()
+        done += 1
+        for pid in parent_list(st.items[node]):
+            if isinstance(pid, str) and pid in waiting and node in supported.get(pid, ()):
+                depth[pid] = max(depth[pid], depth[node] + 1)
+                waiting[pid] -= 1
+                if waiting[pid] == 0:
+                    ready.append(pid)
+    if done < len(order):  # a cycle of parents
+        depth = distance
+    y: dict[str, float] = {}
+    columns: dict[int, list[str]] = {}
+    for n in order:
+        columns.setdefault(depth[n], []).append(n)
+    for d in sorted(columns):
+        column = columns[d]
+        want: dict[str, float] = {}
+        for n in column:
+            heights = [y[c] for c in supported[n] if c in y]
+            want[n] = sum(heights) / len(heights) if heights else (max(y.values(), default=-1.0) + 1)
+        column.sort(key=lambda n: want[n])  # stable: breadth-first order among equals
+        placed: list[float] = []
+        for n in column:
+            placed.append(want[n] if not placed else max(want[n], placed[-1] + 1.0))
+        shift = (sum(want.values()) - sum(placed)) / len(column)
+        for n, h in zip(column, placed, strict=True):
+            y[n] = h + shift
+    pos = {n: (-float(depth[n]), -y[n]) for n in order}
+    return order, links, pos, max(len(c) for c in columns.values())
+
+
 def plot_support_tree(
     state: Any,
     item_id: str,
@@ -274,8 +341,9 @@ def plot_support_tree(
     left, the item itself on the right with a black ring. Each distinct item
     is one node; an arrow ``parent → child`` is drawn for every parent link
     between them (a diamond shows as two arrows into one node), and active
-    ``CONTRADICTS`` edges between drawn items as red arrows. A column holds
-    the items at one distance from the item.
+    ``CONTRADICTS`` edges between drawn items as red arrows. An item's
+    column is the length of the longest chain of parent links from the
+    explained item, so every arrow points rightwards.
 
     Args:
         state: a :class:`~memex.GraphState` or a :class:`~memex.MemexStore`.
@@ -283,7 +351,8 @@ def plot_support_tree(
         ax: matplotlib axes to draw into (default: a new figure).
         figsize: the new figure's size in inches (default grows with the tree).
         label: ``item -> str`` for node labels (default :func:`short_label`).
-        title: put ``"Why: <label of the item>"`` above the drawing.
+        title: put ``"Why: <the item's text>"`` above the drawing (its
+            ``label`` if one is given).
     Returns:
         The :class:`matplotlib.figure.Figure` drawn into.
     Raises:
@@ -300,55 +369,19 @@ def plot_support_tree(
     tree = get_support_tree(st, item_id)
     if tree is None:
         raise MemoryNotFoundError(item_id)
+    title_text = (label or (lambda it: short_label(it, width=70, lines=1)))(st.items[item_id])
     label = label or short_label
-    # breadth-first over parent links: depth = distance from the item; the first
-    # discovery of a node makes a spanning tree that places it
-    depth = {item_id: 0}
-    spanning: dict[str, list[str]] = {item_id: []}
-    order = [item_id]
-    links: list[tuple[str, str, str]] = []
-    seen_links: set[tuple[str, str]] = set()
-    i = 0
-    while i < len(order):
-        child = order[i]
-        i += 1
-        for pid in parent_list(st.items[child]):
-            if not isinstance(pid, str) or pid not in st.items:
-                continue
-            if (pid, child) not in seen_links:
-                seen_links.add((pid, child))
-                links.append((pid, child, PARENT))
-            if pid not in depth:
-                depth[pid] = depth[child] + 1
-                spanning[pid] = []
-                spanning[child].append(pid)
-                order.append(pid)
-    # y: leaves of the spanning tree take successive rows; a node sits at the mean of its parents
-    y: dict[str, float] = {}
-    row = 0
-    stack: list[tuple[str, bool]] = [(item_id, False)]
-    while stack:
-        node, done = stack.pop()
-        kids = spanning[node]
-        if done:
-            y[node] = sum(y[k] for k in kids) / len(kids)
-        elif not kids:
-            y[node] = -float(row)
-            row += 1
-        else:
-            stack.append((node, True))
-            stack.extend((k, False) for k in reversed(kids))
-    pos = {n: (-float(depth[n]), y[n]) for n in order}
+    order, links, pos, rows = _support_layout(st, item_id)
     ids = set(order)
     for e in st.incident_edges(order, "CONTRADICTS"):
         if e.active and e.from_ in ids and e.to in ids:
             links.append((e.from_, e.to, "CONTRADICTS"))
-    levels = max(depth.values()) + 1
-    size = figsize or (min(3.0 + 2.6 * levels, 18.0), min(2.0 + 1.1 * row, 14.0))
+    levels = 1 - int(min(x for x, _ in pos.values()))
+    size = figsize or (min(3.0 + 2.6 * levels, 18.0), min(2.2 + 1.1 * rows, 14.0))
     fig, axes = _axes(ax, size, "plot_support_tree")
     _draw(axes, st, order, pos, links, label, root=item_id)
     if title:
-        axes.set_title("Why: " + " ".join(label(st.items[item_id]).split()), fontsize=10,
+        axes.set_title("Why: " + " ".join(title_text.split()), fontsize=10,
                        loc="left", parse_math=False)
     return fig
 
