@@ -229,3 +229,35 @@ def test_a_missing_matplotlib_says_how_to_install_it(
     for call in (lambda: memex.plot_graph(why), lambda: memex.plot_support_tree(why, "top")):
         with pytest.raises(memex.MissingDependencyError, match=r"needs matplotlib: pip install 'memex-belief\[notebook\]'"):
             call()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ax": 5}, "ax: expected a Axes"),
+        ({"figsize": (5,)}, r"figsize: expected \(width, height\) in inches"),
+        ({"figsize": (5, 0)}, r"figsize\[1\]: expected a number of inches in \(0, 100\]"),
+        ({"figsize": (5, float("nan"))}, r"figsize\[1\]: expected a finite number"),
+        ({"label": "text"}, "label: expected a function or None"),
+        ({"label": lambda item: 5}, "label: expected a function returning a str, got 5"),
+        ({"layout": 3}, "layout: expected a function or None"),
+        ({"layout": lambda g: [(0, 0)]}, r"layout: expected a function returning \{item id: \(x, y\)\}"),
+        ({"layout": lambda g: {"run1": (0, 0)}}, r"layout\['run2'\]: expected \(x, y\): two finite numbers"),
+        ({"seed": -1}, r"seed: expected an integer in \[0, 2\*\*32\)"),
+        ({"parents": "yes"}, "parents: expected a boolean"),
+    ],
+)
+def test_malformed_plot_options_are_validation_errors(
+    why: GraphState, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(memex.ValidationError, match=message):
+        memex.plot_graph(why, **kwargs)
+
+
+def test_malformed_tree_options_are_validation_errors(why: GraphState) -> None:
+    with pytest.raises(memex.ValidationError, match="title: expected a boolean"):
+        memex.plot_support_tree(why, "top", title="yes")
+    with pytest.raises(memex.ValidationError, match="label: expected a function returning a str"):
+        memex.plot_support_tree(why, "top", label=lambda item: None)
+    with pytest.raises(memex.ValidationError, match="item_id"):
+        memex.plot_support_tree(why, 5)

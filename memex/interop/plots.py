@@ -26,11 +26,13 @@ the positions in node order), ``"memex-edge:<KIND>"`` (one arrow per link;
 
 from __future__ import annotations
 
+import math
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from memex import _validate as v
 from memex import query
 from memex.errors import MemoryNotFoundError, ValidationError
 from memex.graph import GraphState
@@ -155,15 +157,59 @@ def _show_png_in_ipython() -> None:
         pass
 
 
+def _options(
+    *, label: Any, figsize: Any, flags: Mapping[str, Any], callables: Mapping[str, Any] = {}
+) -> None:
+    """Check the drawing options every plot takes (before anything is drawn).
+
+    Raises:
+        ValidationError: ``label`` (or another of ``callables``) neither
+            ``None`` nor callable, a flag not a ``bool``, ``figsize`` not
+            ``None`` or two finite numbers in (0, 100] inches.
+    """
+    for name, fn in {"label": label, **callables}.items():
+        if fn is not None and not callable(fn):
+            raise v.fail(name, "a function or None", fn)
+    for name, flag in flags.items():
+        v.boolean(flag, name)
+    if figsize is not None:
+        if not isinstance(figsize, tuple | list) or len(figsize) != 2:
+            raise v.fail("figsize", "(width, height) in inches", figsize)
+        for i, side in enumerate(figsize):
+            if not 0 < v.finite_number(side, f"figsize[{i}]") <= 100:
+                raise v.fail(f"figsize[{i}]", "a number of inches in (0, 100]", side)
+
+
 def _axes(ax: Any, figsize: tuple[float, float], feature: str) -> tuple[Any, Any]:
-    """``(figure, axes)``: the given axes and its figure, or a new figure made without pyplot."""
+    """``(figure, axes)``: the given axes and its figure, or a new figure made without pyplot.
+
+    Raises:
+        MissingDependencyError: matplotlib is not installed.
+        ValidationError: ``ax`` is neither ``None`` nor matplotlib axes.
+    """
     figure_mod = require("matplotlib.figure", feature)
     require("networkx", feature)
+    if ax is not None:
+        from matplotlib.axes import Axes
+
+        v.instance(ax, Axes, "ax")
     _show_png_in_ipython()
     if ax is None:
-        fig = figure_mod.Figure(figsize=figsize, layout="constrained")
+        fig = figure_mod.Figure(figsize=tuple(figsize), layout="constrained")
         ax = fig.add_subplot()
     return ax.figure, ax
+
+
+def _labeller(label: Label) -> Label:
+    """``label``, checked to return a ``str`` each time."""
+
+    def checked(item: MemoryItem) -> str:
+        text = label(item)
+        if not isinstance(text, str):
+            raise v.fail("label", "a function returning a str", text)
+        return text
+
+    return checked
 
 
 class _Palette:
@@ -356,8 +402,10 @@ def plot_support_tree(
     Returns:
         The :class:`matplotlib.figure.Figure` drawn into.
     Raises:
-        ValidationError: ``state`` is not a graph or a store, or ``item_id``
-            not a string.
+        ValidationError: ``state`` is not a graph or a store, ``item_id``
+            not a string, or a malformed option (``ax`` not matplotlib
+            axes, ``figsize`` not two sizes in inches, ``label`` not a
+            function returning a ``str``, ``title`` not a ``bool``).
         MemoryNotFoundError: no item has ``item_id``.
         MissingDependencyError: matplotlib is not installed (the message
             says ``pip install 'memex-belief[notebook]'``).
@@ -366,11 +414,14 @@ def plot_support_tree(
     plus matplotlib's drawing.
     """
     st = _state(state)
+    _options(label=label, figsize=figsize, flags={"title": title})
     tree = get_support_tree(st, item_id)
     if tree is None:
         raise MemoryNotFoundError(item_id)
-    title_text = (label or (lambda it: short_label(it, width=70, lines=1)))(st.items[item_id])
-    label = label or short_label
+    label = short_label if label is None else _labeller(label)
+    title_text = label(st.items[item_id]) if label is not short_label else short_label(
+        st.items[item_id], width=70, lines=1
+    )
     order, links, pos, rows = _support_layout(st, item_id)
     ids = set(order)
     for e in st.incident_edges(order, "CONTRADICTS"):
@@ -464,12 +515,33 @@ def packed_layout(g: Any, seed: int = 7) -> dict[Any, tuple[float, float]]:
     return pos
 
 
+def _positions(placed: Any, nodes: list[str]) -> dict[str, tuple[float, float]]:
+    """A layout's result as ``{id: (x, y)}``, checked: a mapping with two finite numbers per node.
+
+    Raises:
+        ValidationError: not a mapping, a node missing, or a position that is not two finite numbers.
+    """
+    if not isinstance(placed, Mapping):
+        raise v.fail("layout", "a function returning {item id: (x, y)}", placed)
+    pos: dict[str, tuple[float, float]] = {}
+    for n in nodes:
+        xy: Any = placed.get(n)
+        try:
+            coords = [float(c) for c in xy]
+        except (TypeError, ValueError):
+            coords = []
+        if len(coords) != 2 or not all(math.isfinite(c) for c in coords):
+            raise v.fail(f"layout[{n!r}]", "(x, y): two finite numbers", xy)
+        pos[n] = (coords[0], coords[1])
+    return pos
+
+
 def plot_graph(
     state: Any,
     filter: Any = None,
     *,
     ax: Any = None,
-    figsize: tuple[float, float] = (9.0, 6.5),
+    figsize: tuple[float, float] | None = None,
     label: Label | None = None,
     parents: bool = True,
     include_inactive: bool = False,
@@ -489,7 +561,7 @@ def plot_graph(
         filter: a :class:`~memex.MemoryFilter` or its mapping, as
             :func:`memex.get_items` takes (``None``: every item).
         ax: matplotlib axes to draw into (default: a new figure).
-        figsize: the new figure's size in inches.
+        figsize: the new figure's size in inches (default 9 × 6.5).
         label: ``item -> str`` for node labels (default :func:`short_label`).
         parents: draw parent links.
         include_inactive: draw inactive edges too.
@@ -504,7 +576,12 @@ def plot_graph(
         The :class:`matplotlib.figure.Figure` drawn into.
     Raises:
         ValidationError: ``state`` is not a graph or a store, a malformed
-            ``filter``, or more than ``max_nodes`` items match.
+            ``filter``, more than ``max_nodes`` items match, or a malformed
+            option (``ax`` not matplotlib axes, ``figsize`` not two sizes
+            in inches, ``label`` or ``layout`` not a function — or
+            ``label`` returning something other than a ``str``, ``layout``
+            something other than a position per item —, a flag not a
+            ``bool``, ``seed`` not an integer in [0, 2**32)).
         MissingDependencyError: matplotlib is not installed.
 
     Complexity: O(n + e) to select, plus the layout (O(n²) per spring
@@ -513,8 +590,12 @@ def plot_graph(
     import networkx as nx
 
     st = _state(state)
+    _options(label=label, figsize=figsize, flags={"parents": parents, "include_inactive": include_inactive},
+             callables={"layout": layout})
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
-        raise ValidationError(f"max_nodes: expected an int >= 1, got {max_nodes!r}", "max_nodes")
+        raise v.fail("max_nodes", "an integer >= 1", max_nodes)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise v.fail("seed", "an integer in [0, 2**32)", seed)
     chosen = query.get_items(st, filter)
     if len(chosen) > max_nodes:
         raise ValidationError(
@@ -530,21 +611,17 @@ def plot_graph(
             for pid in dict.fromkeys(p for p in parent_list(it) if isinstance(p, str)):
                 if pid in ids:
                     links.append((pid, it.id, PARENT))
-    if not isinstance(include_inactive, bool):
-        raise ValidationError(
-            f"include_inactive: expected a bool, got {type(include_inactive).__name__}", "include_inactive"
-        )
     edges = st.edges.values() if include_inactive else st.incident_edges(nodes)
     for e in edges:
         if e.from_ in ids and e.to in ids:
             links.append((e.from_, e.to, str(e.kind)))
-    fig, axes = _axes(ax, figsize, "plot_graph")
+    fig, axes = _axes(ax, figsize or (9.0, 6.5), "plot_graph")
     g = nx.DiGraph()
     g.add_nodes_from(nodes)
     g.add_edges_from((a, b) for a, b, _ in links)
     placed = layout(g) if layout is not None else packed_layout(g, seed=seed)
-    pos = {n: (float(placed[n][0]), float(placed[n][1])) for n in nodes}
-    _draw(axes, st, nodes, pos, links, label or short_label)
+    pos = _positions(placed, nodes)
+    _draw(axes, st, nodes, pos, links, short_label if label is None else _labeller(label))
     if not nodes:
         axes.text(0.5, 0.5, "no items match", transform=axes.transAxes, ha="center", va="center",
                   color="#777777", gid="memex-empty")
