@@ -427,8 +427,8 @@ class PostgresEventLog(_LogReads):
             StoreUnavailableError: the connection broke; the batch was
                 committed whole or not at all (retry it: stored envelopes
                 return their positions).
-        Complexity: O(k log n) for k envelopes; two round trips plus one
-        per 1,000 new records, and one commit.
+        Complexity: O(k log n) for k envelopes; two round trips to the
+        server (pipelined) and one commit.
         """
         prepared = prepare_batch([as_envelope(e) for e in envelopes], events)
         rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
@@ -437,30 +437,29 @@ class PostgresEventLog(_LogReads):
         self._check_writable()
         with self._lock, self._guard:
             conn = self._connection()
-            with conn.transaction():
+            # Pipeline mode: BEGIN, the lock and both reads go in one round trip,
+            # the inserts, NOTIFY and COMMIT in a second, so the lock is held for
+            # about two round trips whatever the batch size.
+            with conn.pipeline(), conn.transaction():
                 conn.execute("LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE")
                 positions: list[int] = []
                 if prepared:
-                    row = conn.execute(
-                        "SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1"
-                    ).fetchone()
+                    last = conn.execute("SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1")
+                    hits = conn.execute(
+                        "SELECT id, position, envelope FROM records WHERE id = ANY(%s)",
+                        (list({p[0] for p in prepared}),),
+                    )
+                    row = last.fetchone()
                     head, prev, max_ts = (0, GENESIS_HASH, None) if row is None else (row[0], blob(row[1]), row[2])
-                    found = {
-                        r[0]: (r[1], blob(r[2]))
-                        for r in conn.execute(
-                            "SELECT id, position, envelope FROM records WHERE id = ANY(%s)",
-                            (list({p[0] for p in prepared}),),
-                        ).fetchall()
-                    }
+                    found = {r[0]: (r[1], blob(r[2])) for r in hits.fetchall()}
                     positions, new = plan_append(prepared, head, prev, max_ts, found.get, expected_position)
-                    with conn.cursor() as cur:
-                        for i in range(0, len(new), 1000):
+                    if new:
+                        with conn.cursor() as cur:
                             cur.executemany(
                                 "INSERT INTO records (position, id, ts_ms, max_ts, envelope, events, hash) "
                                 "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                                new[i : i + 1000],
+                                new,
                             )
-                    if new:
                         conn.execute("SELECT pg_notify(%s, %s)", (self._channel, str(new[-1][0])))
                 if rejects:
                     head_now = conn.execute("SELECT coalesce(max(position), 0) FROM records").fetchone()[0]
