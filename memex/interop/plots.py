@@ -99,7 +99,7 @@ def short_label(item: MemoryItem, width: int = 18, lines: int = 2) -> str:
         ...                   content={"text": "Ordered a double espresso at the station"})
         >>> print(short_label(item))
         Ordered a double
-        espresso at the st…
+        espresso at the…
     """
     content = item.content if isinstance(item.content, Mapping) else {}
     text = content.get("text")
