@@ -237,30 +237,49 @@ def test_two_processes_import_into_one_postgres_log(
     assert run(capsys, "replay", "--db", pg_dsn, "--json") == run(capsys, "replay", "--db", twin, "--json")
 
 
-def _read_lines(proc: subprocess.Popen[str], n: int, timeout: float = 60.0) -> list[str]:
-    assert proc.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    while len(lines) < n and time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.1)
-        if ready:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-    return lines
+class _Lines:
+    """Lines of a child's stdout as they come, with a timeout (read from the raw pipe:
+    a buffered reader would hide lines it already holds from ``select``)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        self.fd = proc.stdout.fileno()
+        self.pending = b""
+
+    def take(self, n: int, timeout: float = 60.0) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while self.pending.count(b"\n") < n and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    break
+                self.pending += chunk
+        lines: list[str] = []
+        while len(lines) < n and b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            lines.append(line.decode())
+        return lines
 
 
-def test_log_tail_follow_on_postgres_prints_records_as_they_are_appended(pg_dsn: str) -> None:
-    with memex.MemexStore.open(pg_dsn) as store:
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_log_tail_follow_prints_records_as_they_are_appended(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+) -> None:
+    db = str(tmp_path / "m.db") if backend == "sqlite" else request.getfixturevalue("pg_dsn")
+    with memex.MemexStore.open(db) as store:
         store.create(id="a", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5)
-        proc = _cli("log", "tail", "--db", pg_dsn, "-n", "1", "--follow", "--json")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memex", "log", "tail", "--db", db, "-n", "1", "--follow", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        lines = _Lines(proc)
         try:
-            first = _read_lines(proc, 1)
+            first = lines.take(1)
             assert [json.loads(x)["position"] for x in first] == [1]
             store.create(id="b", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5)
             store.update("b", {"importance": 0.9}, author="u")
-            more = _read_lines(proc, 2)
+            more = lines.take(2)
             assert [json.loads(x)["position"] for x in more] == [2, 3]
         finally:
             proc.kill()
