@@ -213,7 +213,13 @@ def import_envelopes(
                     positions = log.append(
                         pending, events=pending_events, expected_position=position, rejected=pending_rejects
                     )
-                    break
+                    if positions == list(range(position + 1, position + 1 + len(pending))):
+                        break
+                    # Another writer stored these very envelopes after they were looked
+                    # up: an append of duplicates only writes nothing and checks no
+                    # head, so it did not raise. Fold that writer's records (they may
+                    # hold others too) and process the batch again.
+                    raise ConcurrencyError(position, max(positions))
                 except ConcurrencyError:
                     if time.monotonic() >= deadline:
                         raise
