@@ -185,7 +185,9 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
       line number and reason, and not logged). Idempotent: envelopes already
       stored are skipped. Imports into one SQLite file run one at a time
       (a file lock); imports into one PostgreSQL log may run at once, a batch
-      that meets another importer's records being retried on top of them. A
+      that meets another importer's records being retried on top of them
+      (each record is stored once, but the two reports may both count a
+      batch that both imported). A
       progress bar is drawn for long logs. An envelope an earlier import
       rejected is reported again as "previously rejected" with its first
       reason; ``--retry-rejected`` applies it again instead (e.g. an update
