@@ -190,10 +190,73 @@ def test_subscribe_wakes_on_a_commit_without_waiting_for_the_poll_interval(pg_ds
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [({"from_position": -1}, "from_position"), ({"poll_interval": 0}, "poll_interval"),
-     ({"idle_timeout": -1}, "idle_timeout"), ({"poll_interval": float("inf")}, "poll_interval")],
+     ({"idle_timeout": -1}, "idle_timeout"), ({"poll_interval": float("inf")}, "poll_interval"),
+     ({"idle_timeout": float("nan")}, "idle_timeout")],
 )
 def test_subscribe_names_a_bad_argument(pg_dsn: str, kwargs: dict[str, Any], field: str) -> None:
     with PostgresEventLog(pg_dsn) as lg:
         with pytest.raises(memex.ValidationError) as e:
             lg.subscribe(**kwargs)
         assert e.value.path == field
+
+
+def test_writer_lock_makes_a_second_holder_wait_and_never_blocks_appends(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn) as a, PostgresEventLog(pg_dsn) as b:
+        order: list[str] = []
+        with a.writer_lock():
+            def second() -> None:
+                with b.writer_lock():
+                    order.append("b holds")
+
+            th = threading.Thread(target=second)
+            th.start()
+            time.sleep(0.5)
+            assert order == []  # b waits for a
+            assert b.append([env(1)]) == [1]  # plain appends are not blocked by it
+            order.append("a releases")
+        th.join(timeout=10)
+        assert order == ["a releases", "b holds"]
+
+
+def test_writer_lock_is_released_when_the_holder_process_dies(pg_dsn: str) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, time\n"
+        "from memex.log.postgres import PostgresEventLog\n"
+        "lg = PostgresEventLog(sys.argv[1])\n"
+        "with lg.writer_lock():\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    PostgresEventLog(pg_dsn).close()
+    p = subprocess.Popen([sys.executable, "-c", code, pg_dsn], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "held"
+        p.kill()
+        p.wait()
+        with PostgresEventLog(pg_dsn) as lg:
+            done = threading.Event()
+
+            def take() -> None:
+                with lg.writer_lock():
+                    done.set()
+
+            th = threading.Thread(target=take, daemon=True)
+            th.start()
+            assert done.wait(10)  # the server dropped the dead session's lock
+    finally:
+        p.kill()
+
+
+def test_an_upper_case_scheme_connects(pg_dsn: str) -> None:
+    scheme, rest = pg_dsn.split("://", 1)
+    with PostgresEventLog(scheme.upper() + "://" + rest) as lg:
+        assert lg.append([env(1)]) == [1]
+
+
+def test_subscribe_with_idle_timeout_zero_stops_once_caught_up(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn) as lg:
+        lg.append([env(1), env(2)])
+        assert [r.position for r in lg.subscribe(0, idle_timeout=0)] == [1, 2]

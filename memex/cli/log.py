@@ -19,7 +19,7 @@ from memex.cli.app import (
     subcommand,
 )
 from memex.errors import PreviouslyRejectedError
-from memex.log import LogRecord, canonical_envelope_bytes, is_dsn
+from memex.log import EventLog, LogRecord, canonical_envelope_bytes, is_dsn
 from memex.log.jsonl import SkippedRecord, read_ordered_envelopes
 from memex.log.sqlite import writer_lock
 from memex.store import MemexStore
@@ -81,9 +81,8 @@ def _log_init(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _import_lock(db: str) -> contextlib.AbstractContextManager[None]:
-    """One importer at a time: the file lock of a SQLite database; none for a
-    DSN (the PostgreSQL log serialises appends and an import retries a batch
-    that meets another writer's records)."""
+    """One importer at a time on a SQLite database: its file lock, taken before
+    the file is opened (a DSN needs none here: see :func:`_log_lock`)."""
     if is_dsn(db):
         return contextlib.nullcontext()
     if os.path.isdir(db):
@@ -91,11 +90,19 @@ def _import_lock(db: str) -> contextlib.AbstractContextManager[None]:
     return writer_lock(db)
 
 
+def _log_lock(lg: EventLog) -> contextlib.AbstractContextManager[None]:
+    """One importer at a time on a server log: its importer lock
+    (:meth:`memex.log.postgres.PostgresEventLog.writer_lock`); none for SQLite,
+    whose file lock :func:`_import_lock` already holds."""
+    lock = getattr(lg, "writer_lock", None)
+    return lock() if callable(lock) else contextlib.nullcontext()
+
+
 def _log_import(args: argparse.Namespace, ctx: Context) -> int:
     ordered, skipped = read_ordered_envelopes(args.log)
     with _import_lock(args.db), open_log(
         args.db, create=True, synchronous="NORMAL" if args.fast else "FULL"
-    ) as lg:
+    ) as lg, _log_lock(lg):
         store = MemexStore.open(args.db, log=lg)
         with progress_bars(ctx.err_console()) as phases:
             step = phases("Importing", len(ordered))
@@ -183,11 +190,9 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
       ``ts`` (ties by line), apply them through a durable
       :class:`~memex.MemexStore` (rejected lines reported with their 1-based
       line number and reason, and not logged). Idempotent: envelopes already
-      stored are skipped. Imports into one SQLite file run one at a time
-      (a file lock); imports into one PostgreSQL log may run at once, a batch
-      that meets another importer's records being retried on top of them
-      (each record is stored once, but the two reports may both count a
-      batch that both imported). A
+      stored are skipped. Imports into one log run one at a time (a file
+      lock for SQLite, a session advisory lock for PostgreSQL), so the
+      second finds the first one's records already stored. A
       progress bar is drawn for long logs. An envelope an earlier import
       rejected is reported again as "previously rejected" with its first
       reason; ``--retry-rejected`` applies it again instead (e.g. an update

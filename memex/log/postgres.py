@@ -229,7 +229,8 @@ class PostgresEventLog(_LogReads):
         for name, flag in (("read_only", read_only), ("create", create)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name}: expected a boolean, got {flag!r}", name)
-        self._dsn = dsn
+        scheme, _, rest = dsn.partition("://")
+        self._dsn = f"{scheme.lower()}://{rest}"  # libpq accepts only the lower-case scheme
         self.dsn = self.path = mask_dsn(dsn)
         self.read_only = read_only
         self.connect_timeout = float(connect_timeout)
@@ -502,6 +503,38 @@ class PostgresEventLog(_LogReads):
                     (position, bytes.fromhex(h), data, hashlib.sha256(data).digest(), time.time_ns() // 1_000_000),
                 )
 
+    # -- one importer at a time -------------------------------------------------------
+    @contextlib.contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold this log's importer lock for the block: one holder at a time, across machines.
+
+        A PostgreSQL session advisory lock, taken on a connection of its own
+        and keyed by the log's schema, so it never blocks plain appends (they
+        stay serialised by the table lock) but makes two bulk importers take
+        turns: the second waits, without a time limit, for the first to
+        finish, then finds its records already stored, and both report exact
+        counts. The server releases it when the block ends, and also when the
+        holder's process dies or its connection drops, so it is never left
+        stale.
+
+        Raises:
+            ReadOnlyStoreError: the log was opened read-only.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        self._check_writable()
+        with self._lock, self._guard:
+            self._connection()  # learns the channel; a closed log says so here
+            holder = self._connect()
+        try:
+            key = int.from_bytes(hashlib.sha256(b"memex-import:" + self._channel.encode()).digest()[:8], "big", signed=True)
+            with self._guard:
+                holder.execute("SET lock_timeout = 0")
+                holder.execute("SELECT pg_advisory_lock(%s)", (key,))
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                holder.close()  # ends the session, which releases the lock
+
     # -- following ---------------------------------------------------------------------
     def subscribe(
         self, from_position: int = 0, *, poll_interval: float = 1.0, idle_timeout: float | None = None
@@ -523,7 +556,8 @@ class PostgresEventLog(_LogReads):
             poll_interval: seconds to wait for a notification before reading
                 anyway (a number > 0).
             idle_timeout: stop after this many seconds without a new record
-                (``None`` = never stop; close the generator to end it).
+                (a number >= 0; ``0`` = stop once caught up; ``None`` = never
+                stop; close the generator to end it).
         Yields:
             :class:`LogRecord` objects in position order.
         Raises:
@@ -531,11 +565,12 @@ class PostgresEventLog(_LogReads):
         """
         if isinstance(from_position, bool) or not isinstance(from_position, int) or from_position < 0:
             raise ValidationError(f"from_position: expected an integer >= 0, got {from_position!r}", "from_position")
-        for name, value in (("poll_interval", poll_interval), ("idle_timeout", idle_timeout)):
+        for name, value, low in (("poll_interval", poll_interval, 0.0), ("idle_timeout", idle_timeout, -1.0)):
             if value is None and name == "idle_timeout":
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
-                raise ValidationError(f"{name}: expected a finite number > 0, got {value!r}", name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not low < value < float("inf"):
+                bound = "> 0" if low == 0 else ">= 0"
+                raise ValidationError(f"{name}: expected a finite number {bound}, got {value!r}", name)
         return self._follow(from_position, float(poll_interval), idle_timeout)
 
     def _follow(self, last: int, poll_interval: float, idle_timeout: float | None) -> Iterator[LogRecord]:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 import os
+import random
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -504,7 +506,9 @@ class MemexStore(StoreMutations, StoreQueries):
         ``step(states)`` returns ``(value, new states, records)`` with one
         ``(namespace, command, events)`` record per command it folded. With a
         log, a :class:`ConcurrencyError` (another writer appended first) folds
-        the new records and runs ``step`` again (up to 16 times).
+        the new records and runs ``step`` again (up to 16 times); from the
+        second conflict on it first waits a random time up to 1 ms, 2 ms, 4 ms,
+        ... (at most 64 ms), so writers in tight loops do not keep colliding.
         """
         self._check_writable()
         if self._log is None:
@@ -512,7 +516,9 @@ class MemexStore(StoreMutations, StoreQueries):
             value, self.states, records = step(self.states)
             self._follow_text(before, [e for _, _, evs in records for e in evs])
             return value
-        for _ in range(_RETRIES):
+        for attempt in range(_RETRIES):
+            if attempt > 1:
+                time.sleep(random.uniform(0, min(0.064, 0.001 * 2 ** (attempt - 2))))
             before = self.mem
             value, states, records = step(self.states)
             if records:
