@@ -10,10 +10,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run_and_shown(script: str, heading: str) -> tuple[str, str]:
-    """``script``'s output, and the first "prints ..." block of the README after ``heading``."""
+def _run_and_shown(script: str, heading: str, *args: str) -> tuple[str, str]:
+    """``script``'s output (run with ``args``), and the first "prints ..." block of the
+    README after ``heading``."""
     out = subprocess.run(
-        [sys.executable, f"docs/examples/{script}"],
+        [sys.executable, f"docs/examples/{script}", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -38,3 +39,9 @@ def test_recall_example_prints_what_the_readme_shows() -> None:
     assert out == shown
     assert "rel 1.00  Drinks tea, not coffee" in out
     assert "rel 0.50  Ran 12.4 km" in out  # evidence brought by expansion
+
+
+def test_shared_log_example_prints_what_the_readme_shows(pg_dsn: str) -> None:
+    out, shown = _run_and_shown("shared_log.py", "### A log shared on PostgreSQL", pg_dsn)
+    assert out == shown
+    assert out.splitlines()[1] == "follower: 10 records, each once, in position order: True"
