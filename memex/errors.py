@@ -236,7 +236,11 @@ class FileAccessError(MemexError):
         path: the file as given (``"-"`` for standard input).
         reason: what is wrong: ``"missing"``, ``"directory"``,
             ``"permission"``, ``"encoding"`` (not UTF-8), ``"not_database"``
-            or ``"os"`` (any other operating-system error).
+            (not a memex database, or no log there yet), ``"newer_schema"``
+            (a log written by a later memex: its schema version is above
+            this memex's), ``"no_schema"`` (a PostgreSQL DSN whose
+            ``search_path`` names no existing schema) or ``"os"`` (any other
+            operating-system error).
     """
 
     def __init__(self, path: str, reason: str, message: str) -> None:
