@@ -380,11 +380,12 @@ class MemexStore(StoreMutations, StoreQueries):
     def as_of(self, *, ts_ms: int | None = None, position: int | None = None) -> MemexStore:
         """A read-only store holding the state of the past.
 
+        Exactly one of ``position`` and ``ts_ms`` must be given.
+
         Args:
             position: the fold of positions ``1..position`` (``0`` = empty).
             ts_ms: unix ms; the fold of the longest prefix of positions whose
                 envelope ``ts`` is ``<= ts_ms``.
-            Exactly one must be given.
         Returns:
             A :class:`MemexStore` whose mutators raise :class:`ReadOnlyStoreError`;
             its :attr:`position` is the last position folded.
@@ -424,8 +425,8 @@ class MemexStore(StoreMutations, StoreQueries):
         """Save a snapshot of the current state at :attr:`position`; returns the position.
 
         Raises:
-            ValidationError: the store has no log. ReadOnlyStoreError: a past
-            state, or a closed store.
+            ValidationError: the store has no log.
+            ReadOnlyStoreError: a past state, or a closed store.
         """
         self._check_open()
         if self._log is None:
