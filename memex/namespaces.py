@@ -220,8 +220,8 @@ def fold_commands(state: GraphState, commands: Iterable[Any]) -> CommandResult:
         ``CommandResult(final state, all events)``; ``(state, [])`` — the
         same state object — for no commands.
     Raises:
-        whatever the first failing command raises (nothing is returned then,
-        so the caller's state is untouched).
+        MemexError: whatever the first failing command raises (nothing is
+            returned then, so the caller's state is untouched).
 
     Complexity: the sum of the commands' costs, O(log n) each.
     """

@@ -235,6 +235,15 @@ def _with_edges(state: GraphState, edges: Any, by_node: Any, seq: int) -> GraphS
 def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> CommandResult:
     """Apply one memory command to a state.
 
+    Every event's ``cause_type`` is the command's type. The events:
+
+    * ``memory.create`` → ``memory.created``;
+    * ``memory.update`` → ``memory.updated`` (the merged item; also for ``{}``);
+    * ``memory.retract`` → ``memory.retracted``, then ``edge.retracted`` for
+      each edge touching the item, in edge insertion order (a self-edge once);
+    * ``edge.create`` / ``edge.update`` / ``edge.retract`` → ``edge.created`` /
+      ``edge.updated`` / ``edge.retracted``.
+
     Args:
         state: the current :class:`GraphState` (never modified).
         cmd: a command instance (``MemoryCreate``, ``MemoryUpdate``,
@@ -244,15 +253,7 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
     Returns:
         ``CommandResult(state, events)``. ``memory.*`` commands return a state
         whose ``edges`` is the same object unless edges were removed; edge
-        commands keep ``items``. Every event's ``cause_type`` is the
-        command's type. Events:
-
-        * ``memory.create`` → ``memory.created``;
-        * ``memory.update`` → ``memory.updated`` (the merged item; also for ``{}``);
-        * ``memory.retract`` → ``memory.retracted``, then ``edge.retracted`` for
-          each edge touching the item, in edge insertion order (a self-edge once);
-        * ``edge.create`` / ``edge.update`` / ``edge.retract`` → ``edge.created`` /
-          ``edge.updated`` / ``edge.retracted``.
+        commands keep ``items``.
     Raises:
         ValidationError: ``state`` is not a :class:`GraphState`, or a
             malformed command mapping or ``partial``.
