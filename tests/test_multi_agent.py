@@ -223,12 +223,13 @@ def test_orchestrator_and_two_sub_agents_round_trip() -> None:
     assert (o.mem, o.intents, o.tasks) == snapshot
 
 
-def test_readme_sub_agent_example_runs(capsys: Any) -> None:
-    """The README's Python round trip runs and prints what its comments say."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    section = readme[readme.index("## Intents, tasks and sub-agents") :]
+def test_orchestrator_howto_example_runs(capsys: Any) -> None:
+    """The Python round trip of docs/howto/orchestrator.md runs and prints what its comments say."""
+    page = Path(__file__).resolve().parent.parent / "docs" / "howto" / "orchestrator.md"
+    text = page.read_text("utf-8")
+    section = text[text.index("## From Python") :]
     code = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/howto/orchestrator.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     said = [
         line.split("# ")[-1].split(":")[0]
