@@ -226,7 +226,8 @@ class PreviouslyRejectedError(MemexError):
 
 class FileAccessError(MemexError):
     """A file cannot be used as asked: it is missing, a directory, not permitted,
-    not UTF-8 text, not a memex database, or cannot be read or locked.
+    not UTF-8 text, not a memex database, not a JSON-lines file, or cannot be
+    read or locked.
 
     The message is one line naming the file, ready to show to a user, for
     example ``"log.jsonl: no such file"`` or ``"log.jsonl: not UTF-8 text
@@ -239,8 +240,10 @@ class FileAccessError(MemexError):
             (not a memex database, or no log there yet), ``"newer_schema"``
             (a log written by a later memex: its schema version is above
             this memex's), ``"no_schema"`` (a PostgreSQL DSN whose
-            ``search_path`` names no existing schema) or ``"os"`` (any other
-            operating-system error).
+            ``search_path`` names no existing schema), ``"not_jsonl"`` (input
+            read as a JSON-lines file that clearly is not one: an SQLite
+            database, binary data, or no JSON object among its first lines)
+            or ``"os"`` (any other operating-system error).
     """
 
     def __init__(self, path: str, reason: str, message: str) -> None:

@@ -260,8 +260,9 @@ def test_stale_on_reference_logs_matches_the_library(
 
 
 def test_audit_commands_never_print_a_traceback(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_bytes(b"\xff\xfe not utf-8\n")
+    bad = tmp_path / "bad.jsonl"  # an envelope, then a line that is not UTF-8
+    first = line_for(1_710_000_000_000, item_cmd("a"))
+    bad.write_bytes(first.encode() + b"\n\xff\xfe not utf-8\n")
     for args, code in (
         (["why", str(bad), "x"], 2),  # the bad line is reported, then the id is unknown
         (["contradictions", str(bad)], 1),  # a bad record: answered, exit 1

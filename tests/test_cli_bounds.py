@@ -147,8 +147,8 @@ def test_summary_tables_of_many_kinds_are_capped_with_an_and_n_more_row(
 def test_skipped_records_list_of_the_summary_is_capped(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    path = tmp_path / "bad.jsonl"
-    path.write_text("{not json\n" * (SUMMARY_LIMIT + 7))
+    path = tmp_path / "bad.jsonl"  # a log (its first line an envelope) with many bad lines
+    path.write_text(json.dumps(_env(0, _item("m0"))) + "\n" + "{not json\n" * (SUMMARY_LIMIT + 7))
     code, out, _ = _run(capsys, "replay", str(path))
     assert code == 1
     assert f"Skipped records ({SUMMARY_LIMIT + 7}):" in out

@@ -5,7 +5,9 @@ Reading a file named by path (``"-"`` is standard input) with its errors as
 :func:`read_text`, a stream bounded by the record limit when a document is
 expected) or line by line (:func:`iter_lines`, memory bounded by the record
 limit), and the two types those readers report with: :class:`SkippedRecord`
-(a line that was not used) and :data:`Phases` (progress reports). The
+(a line that was not used) and :data:`Phases` (progress reports).
+:class:`InputCheck` refuses, from its first lines, input that is clearly not
+a JSON-lines file (a database, binary data, text without JSON objects). The
 envelope checks, ordering and replay that use them are in
 :mod:`memex.log.jsonl`, which re-exports these names.
 """
@@ -29,7 +31,19 @@ __all__ = [
     "read_bytes",
     "read_text",
     "iter_lines",
+    "InputCheck",
+    "CHECKED_BYTES",
+    "CHECKED_LINES",
 ]
+
+CHECKED_BYTES = 4096
+""":class:`InputCheck` looks for NUL bytes (binary data) in this many first bytes."""
+
+CHECKED_LINES = 20
+""":class:`InputCheck` wants a JSON object among this many first non-blank lines."""
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 Phases = Callable[[str, int], Callable[[int], None] | None]
@@ -274,3 +288,100 @@ def iter_lines(
             raise FileAccessError(path, "os", f"cannot read {path}: {e.strerror or e}") from None
         if step is not None:
             step(max(number, total))
+
+
+class InputCheck:
+    """Refuse input that is clearly not a JSON-lines file, from its first lines.
+
+    Fed each physical line as it is read (:meth:`line`) and told when the
+    input ends (:meth:`end`), it raises :class:`~memex.errors.FileAccessError`
+    with reason ``"not_jsonl"`` as soon as the input is clearly something
+    else, so a database or a binary file costs one error instead of one per
+    line:
+
+    * the input starts with the SQLite header (``SQLite format 3\\0``): the
+      message says whether it is a memex database (:func:`is_memex_database`)
+      or another SQLite file;
+    * its first :data:`CHECKED_BYTES` (4 KiB) hold a NUL byte (binary data;
+      gzip-compressed input is named as such);
+    * none of its first :data:`CHECKED_LINES` (20) non-blank lines is a JSON
+      object (or the input ends before 20 and none of them was one).
+
+    An empty input, or one with blank lines only, passes. Once a JSON object
+    has been seen, or the first 20 non-blank lines are past, the check is
+    done and costs nothing more; a log with some bad lines among good ones
+    is read as usual.
+
+    Args:
+        path: the input as given (``"-"`` is standard input), for messages.
+    """
+
+    __slots__ = ("path", "done", "_offset", "_nonblank")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.done = False
+        self._offset = 0  # bytes seen so far (line breaks counted)
+        self._nonblank = 0
+
+    def line(self, number: int, raw: bytes | None, is_object: bool, blank: bool = False) -> None:
+        """Account for line ``number`` (call in order, every physical line, until :attr:`done`).
+
+        Args:
+            number: the 1-based line number.
+            raw: the line's bytes (without its line break); ``None`` for a
+                line too long to be read (it may be an object too large to
+                decode: it is not counted either way).
+            is_object: the line decoded to a JSON object.
+            blank: the line holds only white space.
+        Raises:
+            FileAccessError: (reason ``"not_jsonl"``) the input is clearly not JSON lines.
+        """
+        if self.done or raw is None:
+            return
+        if self._offset < CHECKED_BYTES:
+            if number == 1 and raw.startswith(_SQLITE_HEADER):
+                raise self._sqlite()
+            nul = raw.find(b"\x00", 0, CHECKED_BYTES - self._offset)
+            if nul >= 0:
+                raise self._binary(self._offset + nul, number == 1 and raw.startswith(_GZIP_MAGIC))
+            self._offset += len(raw) + 1
+        if is_object:
+            self.done = True
+            return
+        if blank:
+            return
+        self._nonblank += 1
+        if self._nonblank >= CHECKED_LINES:
+            raise self._no_objects(f"none of its first {CHECKED_LINES} non-blank lines is")
+
+    def end(self) -> None:
+        """The input ended: refuse it if its few non-blank lines held no JSON object.
+
+        Raises:
+            FileAccessError: (reason ``"not_jsonl"``) one or more non-blank
+                lines, none of them a JSON object.
+        """
+        if self.done or self._nonblank == 0:
+            return
+        n = self._nonblank
+        raise self._no_objects("its only non-blank line is not" if n == 1 else f"none of its {n} non-blank lines is")
+
+    def _sqlite(self) -> FileAccessError:
+        from memex.log._sqlite_files import is_memex_database
+
+        what = "a memex database" if is_memex_database(self.path) else "an SQLite database"
+        return FileAccessError(self.path, "not_jsonl", f"{self.path}: is {what}, not a JSON-lines file")
+
+    def _binary(self, at: int, gzip: bool) -> FileAccessError:
+        what = "gzip-compressed data (decompress it first)" if gzip else "binary data"
+        return FileAccessError(
+            self.path,
+            "not_jsonl",
+            f"{self.path}: is {what}, not a JSON-lines file (a NUL byte at byte {at + 1})",
+        )
+
+    def _no_objects(self, which: str) -> FileAccessError:
+        return FileAccessError(
+            self.path, "not_jsonl", f"{self.path}: not a JSON-lines file ({which} a JSON object)"
+        )

@@ -27,11 +27,14 @@ from memex.errors import (
     StoreBusyError,
     ValidationError,
 )
+from memex.log.protocol import SCHEMA_VERSION
 
 __all__ = [
     "path_bytes",
     "storage_error",
     "require_memex_database",
+    "is_memex_database",
+    "require_directory",
     "writer_lock",
 ]
 
@@ -60,6 +63,17 @@ def path_bytes(path: Any) -> bytes:
 def _display(path: str | bytes) -> str:
     """A path as text for messages and attributes (undecodable bytes kept as surrogate escapes)."""
     return os.fsdecode(path)
+
+
+def _newer_schema(path: str, version: int) -> FileAccessError:
+    """The error for a memex database whose tables a later memex wrote (reason ``"newer_schema"``,
+    as the PostgreSQL log's)."""
+    return FileAccessError(
+        path,
+        "newer_schema",
+        f"{path}: the log's schema version is {version}; this memex reads versions up to "
+        f"{SCHEMA_VERSION} (upgrade memex)",
+    )
 
 
 def storage_error(error: sqlite3.Error, path: str | bytes) -> MemexError:
@@ -121,7 +135,8 @@ def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
     Raises:
         ValidationError: a NUL character in the path.
         FileAccessError: an empty path (reason ``"missing"``), a missing file
-            when ``must_exist`` (``"missing"``), a directory (``"directory"``),
+            when ``must_exist`` (``"missing"``; the message names a missing
+            directory, see :func:`require_directory`), a directory (``"directory"``),
             or something other than a regular file, such as ``/dev/null``
             (``"not_database"``); a path that cannot be looked at
             (``"permission"``, ``"os"``).
@@ -134,6 +149,7 @@ def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
         st = os.stat(raw)
     except FileNotFoundError:
         if must_exist:
+            require_directory(raw)
             raise FileAccessError(shown, "missing", f"{shown}: no such file") from None
         return False
     except PermissionError as e:
@@ -145,6 +161,21 @@ def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
     if not stat.S_ISREG(st.st_mode):
         raise FileAccessError(shown, "not_database", f"{shown}: not a regular file, expected a memex database")
     return True
+
+
+def require_directory(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> None:
+    """Check that the directory a database file ``path`` would be in exists.
+
+    Raises:
+        FileAccessError: (reason ``"missing"``) it does not: the message names
+            the directory (``"team/memex.db: no such directory: team"``).
+        ValidationError: ``path`` is not a path.
+    """
+    raw = path_bytes(path)
+    parent = os.path.dirname(raw)
+    if parent and not os.path.isdir(parent):
+        shown = _display(raw)
+        raise FileAccessError(shown, "missing", f"{shown}: no such directory: {_display(parent)}")
 
 
 def _read_only_uri(raw: bytes) -> str:
@@ -207,18 +238,38 @@ def require_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[by
     return shown
 
 
+def is_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> bool:
+    """Whether ``path`` is an existing memex database (:func:`require_memex_database`
+    without the errors: ``False`` for anything it would refuse or cannot read).
+
+    The file is opened read-only and never changed.
+    """
+    try:
+        require_memex_database(path)
+    except (MemexError, ValueError):
+        return False
+    return True
+
+
 def _check_lockable(raw: bytes, shown: str) -> None:
     """Refuse, before any file is created next to it, a path no writer may use:
-    not a regular file, or an SQLite database of another application."""
-    if not _check_file(raw, shown, must_exist=False) or os.path.getsize(raw) == 0:
+    in a directory that does not exist, not a regular file, an SQLite database
+    of another application, or a memex database a later memex wrote."""
+    if not _check_file(raw, shown, must_exist=False):
+        require_directory(raw)
+        return
+    if os.path.getsize(raw) == 0:
         return
     try:  # read-write, so that closing it removes any WAL files it had to create
         with closing(sqlite3.connect(raw)) as conn:
             conn.text_factory = _text
             names = _table_names(conn)
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.Error as e:
         raise storage_error(e, raw) from None
     _refuse_foreign(names, shown)
+    if "records" in names and version > SCHEMA_VERSION:
+        raise _newer_schema(shown, version)
 
 
 @contextmanager
@@ -234,8 +285,10 @@ def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> It
     Where ``fcntl`` is missing (not POSIX) the block runs unlocked.
 
     A path no writer may use is refused before the lock file is created, so
-    it leaves nothing behind: a directory, something other than a regular
-    file (``/dev/null``), or another application's SQLite database.
+    it leaves nothing behind: a file in a directory that does not exist, a
+    directory, something other than a regular file (``/dev/null``), another
+    application's SQLite database, or a memex database whose schema a later
+    memex wrote.
 
     Args:
         path: the database file (``str``, ``bytes`` or path-like); the lock

@@ -44,7 +44,16 @@ from memex.errors import (
 )
 from memex.graph import GraphState
 from memex.intent import IntentState, create_intent_state
-from memex.log._jsonl_lines import Phases, SkippedRecord, iter_lines, read_bytes, read_text
+from memex.log._jsonl_lines import (
+    CHECKED_BYTES,
+    CHECKED_LINES,
+    InputCheck,
+    Phases,
+    SkippedRecord,
+    iter_lines,
+    read_bytes,
+    read_text,
+)
 from memex.log.chain import canonical_envelope_bytes
 from memex.models import MemoryLifecycleEvent
 from memex.namespaces import EMPTY_STATES, NAMESPACES, States, fold, namespace_of
@@ -63,6 +72,9 @@ __all__ = [
     "read_log",
     "read_ordered_envelopes",
     "iter_lines",
+    "InputCheck",
+    "CHECKED_BYTES",
+    "CHECKED_LINES",
     "fold_command_file",
     "latest_instant",
     "merged_log_lines",
@@ -149,16 +161,16 @@ def _envelope_problem(env: dict[str, Any]) -> str | None:
     return None
 
 
-def _parse_line(number: int, raw: bytes) -> dict[str, Any] | SkippedRecord | None:
-    """Decode line ``number`` of a JSON-lines envelope log.
+_BLANK: Any = object()
+"""What :func:`_decode_line` returns for a blank line (a JSON ``null`` decodes to ``None``)."""
 
-    Returns ``None`` for a blank line, a :class:`SkippedRecord` for a line
-    that is not UTF-8, not JSON, not an object or not a well-formed envelope
-    (see :func:`_envelope_problem`), else the envelope dict.
-    """
+
+def _decode_line(number: int, raw: bytes) -> Any:
+    """Decode line ``number`` of a JSON-lines file: :data:`_BLANK` for a blank line, a
+    :class:`SkippedRecord` for a line that is not UTF-8 or not JSON, else the value."""
     line = raw.strip(b" \t\r")
     if not line:
-        return None
+        return _BLANK
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -168,9 +180,27 @@ def _parse_line(number: int, raw: bytes) -> dict[str, Any] | SkippedRecord | Non
             f"not UTF-8 text (invalid byte 0x{line[e.start]:02x} at byte {e.start + 1})",
         )
     try:
-        value = decode_json(line)
+        return decode_json(line)
     except ValidationError as e:
         return SkippedRecord.from_error(number, e)
+
+
+def _parse_line(number: int, raw: bytes, check: InputCheck | None = None) -> dict[str, Any] | SkippedRecord | None:
+    """Decode line ``number`` of a JSON-lines envelope log.
+
+    Returns ``None`` for a blank line, a :class:`SkippedRecord` for a line
+    that is not UTF-8, not JSON, not an object or not a well-formed envelope
+    (see :func:`_envelope_problem`), else the envelope dict. ``check``, until
+    it is done, is told about the line (and raises for input that is clearly
+    not JSON lines).
+    """
+    value = _decode_line(number, raw)
+    if check is not None and not check.done:
+        check.line(number, raw, isinstance(value, dict), blank=value is _BLANK)
+    if value is _BLANK:
+        return None
+    if isinstance(value, SkippedRecord):
+        return value
     if not isinstance(value, dict):
         return SkippedRecord(
             number, "ValidationError", f"envelope: expected a JSON object, got {_describe(value)}"
@@ -262,9 +292,14 @@ def _read_envelopes(
     """
     timed: list[tuple[int, int, dict[str, Any]]] = []
     lines = records = 0
+    check = InputCheck(path)
     for number, raw in iter_lines(path, progress):
         lines = number
-        value = raw if isinstance(raw, SkippedRecord) else _parse_line(number, raw)
+        if isinstance(raw, SkippedRecord):
+            check.line(number, None, False)
+            value: dict[str, Any] | SkippedRecord | None = raw
+        else:
+            value = _parse_line(number, raw, check)
         if value is None:
             continue
         records += 1
@@ -272,6 +307,7 @@ def _read_envelopes(
             skipped.append(value)
         elif (t := _timed(number, value, skipped)) is not None:
             timed.append(t)
+    check.end()
     timed.sort(key=lambda t: t[0])  # stable: equal times keep line order
     kept, duplicates = _drop_repeated_ids(timed, skipped, keep_identical)
     return kept, lines, records, duplicates
@@ -316,7 +352,11 @@ def read_log(
     Returns:
         A :class:`LogReplay` (``skipped`` sorted by line number).
     Raises:
-        FileAccessError: the file is missing, unreadable or a directory.
+        FileAccessError: the file is missing, unreadable or a directory,
+            or (reason ``"not_jsonl"``) the input is clearly not a JSON-lines
+            file (see :class:`InputCheck`: an SQLite
+            database, binary data, or no JSON object among its first 20
+            non-blank lines); nothing was applied.
     """
     skipped: list[SkippedRecord] = []
     ordered, lines, records, duplicates = _read_envelopes(path, progress, skipped)
@@ -389,7 +429,11 @@ def read_ordered_envelopes(
         occurrence is an ``IdempotencyConflictError`` there; an identical
         repeat is kept in the list (an import counts it as a duplicate).
     Raises:
-        FileAccessError: the file is missing, unreadable or a directory.
+        FileAccessError: the file is missing, unreadable or a directory,
+            or (reason ``"not_jsonl"``) the input is clearly not a JSON-lines
+            file (see :class:`InputCheck`: an SQLite
+            database, binary data, or no JSON object among its first 20
+            non-blank lines); nothing was applied.
     """
     skipped: list[SkippedRecord] = []
     ordered, _, _, _ = _read_envelopes(path, progress, skipped, keep_identical=True)
@@ -414,22 +458,30 @@ def fold_command_file(path: str, namespace: str, state: Any) -> tuple[Any, list[
         ``(state, skipped)``: the folded state and the lines that failed
         (bad JSON or a failing command), in line order; they are left out.
     Raises:
-        FileAccessError: the file is missing, unreadable, a directory or not UTF-8.
+        FileAccessError: the file is missing, unreadable, a directory or not UTF-8,
+            or (reason ``"not_jsonl"``) the input is clearly not a JSON-lines
+            file (see :class:`InputCheck`: an SQLite
+            database, binary data, or no JSON object among its first 20
+            non-blank lines); nothing was applied.
     """
     skipped: list[SkippedRecord] = []
     space = NAMESPACES[namespace]
 
     def commands() -> Iterator[tuple[int, str, Any]]:
+        check = InputCheck(path)
         for number, raw in iter_lines(path):
             if isinstance(raw, SkippedRecord):
+                check.line(number, None, False)
                 skipped.append(raw)
                 continue
             line = raw.strip(b" \t\r")
             if not line:
+                check.line(number, raw, False, blank=True)
                 continue
             try:
                 line.decode("utf-8")
             except UnicodeDecodeError as e:
+                check.line(number, raw, False)  # a database or binary data is named as such
                 raise FileAccessError(
                     path,
                     "encoding",
@@ -438,11 +490,14 @@ def fold_command_file(path: str, namespace: str, state: Any) -> tuple[Any, list[
             try:
                 value = decode_json(line)
             except ValidationError as e:
+                check.line(number, raw, False)
                 skipped.append(SkippedRecord.from_error(number, e))
                 continue
+            check.line(number, raw, isinstance(value, dict))
             if isinstance(value, dict) and "payload" in value and "namespace" in value:
                 value = value["payload"]
             yield number, namespace, value
+        check.end()
 
     states: list[Any] = list(EMPTY_STATES)
     states[space.slot] = state

@@ -182,13 +182,16 @@ def resolve_as_of(log: EventLog, when: str | None) -> int:
         log: the event log.
         when: ``"@N"`` (the position N, digits only, ``0 <= N <= head``), an
             ISO-8601 time (the longest prefix of records stamped at or before
-            it, :meth:`EventLog.position_as_of`), or ``None`` (the head).
+            it, :meth:`EventLog.position_as_of`), a date ``YYYY-MM-DD`` (its
+            midnight UTC, ``YYYY-MM-DDT00:00:00Z``: the records stamped
+            before that day, and any stamped exactly at midnight), or
+            ``None`` (the head).
     Returns:
         The position, ``0..log.head()``.
     Raises:
         ValidationError: ``"@"`` not followed by an integer, a position out
-            of range, or text that is neither; the message (without ``when``)
-            says which.
+            of range, a date that is not on the calendar, or text that is
+            none of these; the message (without ``when``) says which.
     """
     head = log.head()
     if when is None:
@@ -200,7 +203,15 @@ def resolve_as_of(log: EventLog, when: str | None) -> int:
         if not 0 <= pos <= head:
             raise ValidationError(f"position out of range 0..{head}", "as_of")
         return pos
+    if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", when, re.ASCII):
+        try:
+            return log.position_as_of(parse_iso_ts(f"{when}T00:00:00Z"))
+        except InvalidTimestampError:
+            raise ValidationError("expected a date on the calendar (YYYY-MM-DD)", "as_of") from None
     try:
         return log.position_as_of(parse_iso_ts(when))
     except InvalidTimestampError:
-        raise ValidationError("expected an ISO-8601 time or @POSITION", "as_of") from None
+        raise ValidationError(
+            "expected an ISO-8601 time (2024-03-12T10:00:00Z), a date (2024-03-12) or @POSITION",
+            "as_of",
+        ) from None

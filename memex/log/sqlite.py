@@ -28,12 +28,15 @@ from memex.log._sqlite_files import (
     _BUSY_CODES,
     _check_file,
     _display,
+    _newer_schema,
     _read_only_uri,
     _refuse_foreign,
     _SqlErrors,
     _table_names,
     _text,
+    is_memex_database,
     path_bytes,
+    require_directory,
     require_memex_database,
     storage_error,
     writer_lock,
@@ -54,6 +57,8 @@ __all__ = [
     "SYNCHRONOUS_MODES",
     "SCHEMA_VERSION",
     "require_memex_database",
+    "is_memex_database",
+    "require_directory",
     "writer_lock",
     "storage_error",
 ]
@@ -90,17 +95,6 @@ CREATE TABLE IF NOT EXISTS snapshots (
 _TABLES = frozenset({"records", "rejections", "snapshots"})
 
 _T = TypeVar("_T")
-
-
-def _newer_schema(path: str, version: int) -> FileAccessError:
-    """The error for a memex database whose tables a later memex wrote (reason ``"newer_schema"``,
-    as the PostgreSQL log's)."""
-    return FileAccessError(
-        path,
-        "newer_schema",
-        f"{path}: the log's schema version is {version}; this memex reads versions up to "
-        f"{SCHEMA_VERSION} (upgrade memex)",
-    )
 
 
 class SQLiteEventLog(_LogReads):
