@@ -2,24 +2,27 @@
 
 Usage::
 
-    memex replay LOG.jsonl [--json]
-    memex recall LOG.jsonl QUESTION [--budget N] [--json]
-    memex recall --db memex.db QUESTION [--as-of ...] [--budget N] [--json]
-    memex why LOG.jsonl ITEM_ID [--max-depth N]
-    memex contradictions LOG.jsonl [--json]
-    memex stale LOG.jsonl [--json]
-    memex slice export LOG.jsonl --ids ID... [--include-...] [-o SLICE.json]
-    memex slice import LOG.jsonl SLICE.json [--compare] [--re-id] [--overwrite] [-o MERGED.jsonl]
-    memex replay --db memex.db [--as-of ISO-TIME | --as-of @POSITION] [--json]
+    memex replay (LOG.jsonl | --db DB [--as-of WHEN]) [--json]
+    memex recall (LOG.jsonl | --db DB [--as-of WHEN]) QUESTION [--budget N] [--json]
+    memex why (LOG.jsonl | --db DB [--as-of WHEN]) ITEM_ID [--max-depth N] [--flat]
+    memex contradictions (LOG.jsonl | --db DB [--as-of WHEN]) [--json]
+    memex stale (LOG.jsonl | --db DB [--as-of WHEN]) [--json]
+    memex slice export (LOG.jsonl | --db DB [--as-of WHEN]) --ids ID... [--include-...] [-o SLICE.json]
+    memex slice import LOG.jsonl SLICE.json [--compare] [--re-id | --overwrite] [-o MERGED.jsonl]
     memex log init --db memex.db
     memex log import LOG.jsonl --db memex.db [--fast]
-    memex log export --db memex.db [--as-of ...] [-o OUT.jsonl]
+    memex log export --db memex.db [--as-of WHEN] [-o OUT.jsonl]
     memex log tail --db memex.db [-n N] [--follow]
     memex audit verify --db memex.db [--expect-head POSITION:HASH] [--json]
 
+Every read command takes either a JSON-lines log or ``--db DB``, a durable
+store, which is opened read-only; ``--as-of WHEN`` (only with ``--db``) is
+``@POSITION``, an ISO-8601 time or a date (``2024-03-12``, its midnight UTC).
 Every ``--db DB`` is a SQLite file (``memex.db``) or a PostgreSQL DSN
 (``postgresql://user@host/db`` or ``postgres://...``; needs the ``postgres``
-extra); any other URI is a usage error.
+extra); any other URI is a usage error. A file given as ``LOG.jsonl`` that is
+clearly not one (a memex database, binary data, text without JSON objects)
+is refused at once (exit code 2) with a hint, not reported line by line.
 
 Each subcommand is one ``cmd_<name>(args, ctx) -> int`` function registered
 with :func:`subcommand`, which also names a function adding its arguments to
@@ -29,20 +32,24 @@ subcommand is one decorated function and one arguments function (and its
 name in the ``--help`` order below). The modules: :mod:`memex.cli.app` (the
 registry, parser, entry point and shared helpers), :mod:`memex.cli.replay`,
 :mod:`memex.cli.audit` (why, contradictions, stale, audit verify),
-:mod:`memex.cli.slice`, :mod:`memex.cli.recall` and :mod:`memex.cli.log`. They parse arguments, call
-the library (logs are read by :mod:`memex.log.jsonl`) and print.
+:mod:`memex.cli.slice`, :mod:`memex.cli.recall`, :mod:`memex.cli.log` and
+:mod:`memex.cli.logs` (reading a command's input: a log, or a store with
+``--db``). They parse arguments, call the library (logs are read by
+:mod:`memex.log.jsonl`) and print.
 
 Exit codes (every subcommand):
 
 * ``0`` success;
 * ``1`` the input had bad or skipped records (the rest was still processed);
 * ``2`` usage errors, missing or unreadable files, text that is not UTF-8,
-  unknown ids.
+  input that is clearly not a JSON-lines log, unknown ids.
 
 Errors are reported as one line ``memex: error: ...`` on stderr, never as a
 traceback (set ``MEMEX_DEBUG=1`` to get the traceback of an unexpected
 error). A closed output pipe (``memex replay LOG --json | head -c 10``) ends
-the command quietly with the exit code it had already determined.
+the command quietly with the exit code it had already determined; Ctrl-C
+ends ``memex log tail --follow`` quietly with exit code 0 (any other command
+with ``memex: error: interrupted`` and 130).
 """
 
 from memex.cli.app import (

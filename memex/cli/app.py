@@ -32,6 +32,7 @@ from memex.log import EventLog, SQLiteEventLog, is_dsn
 from memex.log import open_log as _open_log
 from memex.log.jsonl import Phases, SkippedRecord
 from memex.log.protocol import resolve_as_of
+from memex.log.sqlite import is_memex_database, require_directory
 
 if TYPE_CHECKING:
     from memex.log.postgres import PostgresEventLog
@@ -49,11 +50,13 @@ __all__ = [
     "progress_bars",
     "number_table",
     "log_argument",
+    "source_arguments",
     "db_arguments",
     "db_path",
     "db_label",
     "open_log",
     "as_of_position",
+    "file_error_message",
 ]
 
 _PROGRESS_STEP = 4096  # update a progress bar every this many steps
@@ -357,6 +360,19 @@ def log_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def source_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the input of a read command: the positional ``LOG.jsonl`` (optional,
+    ``args.log``) or ``--db DB [--as-of WHEN]`` (``args.db``, ``args.as_of``);
+    :func:`memex.cli.logs.read_source` checks that exactly one is given."""
+    parser.add_argument(
+        "log",
+        metavar="LOG.jsonl",
+        nargs="?",
+        help="JSON-lines file of event envelopes ('-' = stdin); or use --db",
+    )
+    db_arguments(parser, required=False)
+
+
 def db_path(text: str) -> str:
     """Check the text of ``--db DB``: the path of a SQLite file or a PostgreSQL DSN.
 
@@ -417,8 +433,8 @@ def db_arguments(
         parser.add_argument(
             "--as-of",
             metavar="WHEN",
-            help="a past state: an ISO-8601 time (the longest prefix of records "
-            "stamped at or before it) or @POSITION",
+            help="a past state: an ISO-8601 time or a date (2024-03-12 = its midnight UTC; "
+            "the longest prefix of records stamped at or before it) or @POSITION",
         )
 
 
@@ -439,11 +455,14 @@ def open_log(
         synchronous: SQLite's ``PRAGMA synchronous`` (``"FULL"`` or ``"NORMAL"``).
     Raises:
         FileAccessError: a missing file or a database without a memex log
-            (without ``create``), a directory, not a regular file, not a
+            (without ``create``), a file in a directory that does not exist
+            (the message names the directory), a directory, not a regular file, not a
             memex database, or a schema a later memex wrote (exit code 2).
         StoreBusyError, StorageError: the database cannot be opened (exit
             code 2); StoreUnavailableError: the server cannot be reached.
     """
+    if create and not is_dsn(path):
+        require_directory(path)  # say so, rather than SQLite's "unable to open database file"
     lg = cast("SQLiteEventLog | PostgresEventLog", _open_log(path, synchronous=synchronous, read_only=not create))
     try:
         yield lg
@@ -452,7 +471,8 @@ def open_log(
 
 
 def as_of_position(lg: EventLog, when: str | None) -> int:
-    """The position ``--as-of WHEN`` names (``@N`` or an ISO time; the head when ``None``).
+    """The position ``--as-of WHEN`` names (``@N``, an ISO time or a date as its
+    midnight UTC; the head when ``None``; see :func:`memex.log.protocol.resolve_as_of`).
 
     Raises:
         CliError: ``WHEN`` is malformed or out of range (code 2).
@@ -461,6 +481,32 @@ def as_of_position(lg: EventLog, when: str | None) -> int:
         return resolve_as_of(lg, when)
     except ValidationError as e:
         raise CliError(f"--as-of {when}: {e}") from None
+
+
+def file_error_message(error: FileAccessError) -> str:
+    """The one-line message for a file the command could not use, with a hint
+    when the file was given in the wrong place.
+
+    A memex database given where a JSON-lines log is read (reason
+    ``"not_jsonl"``) gets ``: use --db PATH``; a JSON-lines file given as
+    ``--db`` (reason ``"not_database"``, the file starts with ``{``) gets
+    ``: a JSON-lines log? give it without --db``.
+    """
+    message = str(error)
+    if error.reason == "not_jsonl" and error.path != "-" and is_memex_database(error.path):
+        return f"{message}: use --db {error.path}"
+    if error.reason == "not_database" and _starts_like_json(error.path):
+        return f"{message}: a JSON-lines log? give it without --db"
+    return message
+
+
+def _starts_like_json(path: str) -> bool:
+    """Whether the file ``path`` starts (after white space) with ``{``; ``False`` if unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096).lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"{"
+    except (OSError, ValueError):
+        return False
 
 
 # ---------------------------------------------------------------------------
@@ -555,7 +601,7 @@ def _run(ctx: Context, argv: Sequence[str] | None) -> int:
         _error(ctx, str(e))
         return e.code
     except FileAccessError as e:  # its message names the file and the problem
-        _error(ctx, str(e))
+        _error(ctx, file_error_message(e))
         return 2
     except StorageError as e:  # the database file cannot be used (busy, full, read-only, ...)
         _error(ctx, f"{type(e).__name__}: {e}")

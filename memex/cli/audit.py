@@ -1,5 +1,6 @@
 """Audit commands: ``memex why``, ``memex contradictions``, ``memex stale`` on an
-envelope log, and ``memex audit verify`` on a durable store's hash chain."""
+envelope log or a durable store (``--db DB [--as-of WHEN]``), and ``memex audit
+verify`` on a durable store's hash chain."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from memex.cli.app import (
     Context,
     db_arguments,
     field_text,
-    log_argument,
     one_line,
     open_log,
+    source_arguments,
     subcommand,
 )
-from memex.cli.logs import read_log
+from memex.cli.logs import read_source
 from memex.graph import GraphState
 from memex.integrity import (
     Contradiction,
@@ -52,12 +53,13 @@ _WHY_EDGE_WORDS = {
 
 
 def _read_audited_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
-    """Replay ``args.log`` for an audit command; report skipped records on stderr.
+    """Replay ``args.log``, or rebuild the store ``args.db`` (as of ``args.as_of``),
+    for an audit command; report skipped records on stderr.
 
     Sets ``ctx.exit_code`` to 1 when records were skipped (the answer is still
     printed, computed from the records that applied), else 0.
     """
-    log = read_log(args.log, progress_console=ctx.err_console())
+    log = read_source(args.command, args.log, args.db, args.as_of, progress_console=ctx.err_console())
     ctx.exit_code = 1 if log.skipped else 0
     ctx.warn_skipped(log.skipped)
     if log.skipped:
@@ -201,7 +203,7 @@ def _why_flat(state: GraphState, root: SupportNode, max_depth: int | None) -> It
 
 
 def _why_arguments(parser: argparse.ArgumentParser) -> None:
-    log_argument(parser)
+    source_arguments(parser)
     parser.add_argument("item_id", metavar="ITEM_ID", help="the item to explain")
     parser.add_argument(
         "--max-depth",
@@ -217,11 +219,14 @@ def _why_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@subcommand("why", "explain an item: its support tree with scores and edges", _why_arguments)
+@subcommand(
+    "why", "explain an item of a log or a store: its support tree with scores and edges", _why_arguments
+)
 def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex why LOG.jsonl ITEM_ID [--max-depth N] [--flat]``: print an item's support tree.
+    """``memex why (LOG.jsonl | --db DB [--as-of WHEN]) ITEM_ID [--max-depth N] [--flat]``:
+    print an item's support tree.
 
-    Replays the log and prints :func:`memex.get_support_tree` of the item as a
+    Replays the log (or rebuilds the store's state, now or as of WHEN) and prints :func:`memex.get_support_tree` of the item as a
     tree: each node shows the item id, kind and author, its authority /
     conviction / importance, a content preview, parent ids that are missing
     from the graph, and the active ``SUPPORTS`` / ``CONTRADICTS`` /
@@ -240,18 +245,22 @@ def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
     Returns:
         0, or 1 when the log had skipped records (the tree is still printed).
     Raises:
-        CliError: unknown or retracted item id, a negative ``--max-depth`` (code 2).
-        FileAccessError: the log cannot be read (exit code 2).
+        CliError: unknown or retracted item id, a negative ``--max-depth``,
+            not exactly one of LOG and ``--db`` (code 2).
+        FileAccessError: the log or the database cannot be read (exit code 2).
     """
     if args.max_depth is not None and args.max_depth < 0:
         raise CliError("--max-depth must be >= 0")
     log = _read_audited_log(args, ctx)
     root = get_support_tree(log.state, args.item_id)
     if root is None:
-        retracted = any(
-            ev.type == "memory.retracted" and ev.item is not None and ev.item.id == args.item_id
-            for ev in log.events
-        )
+        if args.db is not None:
+            retracted = _retracted_in_store(args.db, log.records, args.item_id)
+        else:
+            retracted = any(
+                ev.type == "memory.retracted" and ev.item is not None and ev.item.id == args.item_id
+                for ev in log.events
+            )
         if retracted:
             raise CliError(f"item {field_text(args.item_id)} was retracted in {log.path}")
         raise CliError(f"no item {field_text(args.item_id)} in {log.path}")
@@ -282,8 +291,20 @@ def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
     return ctx.exit_code
 
 
+def _retracted_in_store(db: str, position: int, item_id: str) -> bool:
+    """Whether a record of the store ``db`` up to ``position`` retracted ``item_id``
+    (its lifecycle events hold a ``memory.retracted`` of that item)."""
+    with open_log(db) as lg:
+        for rec in lg.read(1, position):
+            for ev in rec.events:
+                item = ev.get("item")
+                if ev.get("type") == "memory.retracted" and isinstance(item, dict) and item.get("id") == item_id:
+                    return True
+    return False
+
+
 def _json_arguments(parser: argparse.ArgumentParser) -> None:
-    log_argument(parser)
+    source_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
 
 
@@ -294,7 +315,7 @@ def _list_answer(
     wire: Callable[[T], dict[str, Any]],
     show: Callable[[Console, GraphState, list[T]], None],
 ) -> int:
-    """Replay ``args.log``, find the entries, and print them.
+    """Replay ``args.log`` (or rebuild the store ``args.db``), find the entries, and print them.
 
     With ``--json`` writes ``[wire(entry), ...]`` on stdout, else ``show(console,
     state, entries)`` prints them as text. Returns ``ctx.exit_code``.
@@ -332,10 +353,13 @@ def _show_contradictions(out: Console, state: GraphState, found: list[Contradict
 
 
 @subcommand(
-    "contradictions", "list the active contradictions with both sides' scores", _json_arguments
+    "contradictions",
+    "list the active contradictions of a log or a store, with both sides' scores",
+    _json_arguments,
 )
 def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex contradictions LOG.jsonl [--json]``: list the active contradictions.
+    """``memex contradictions (LOG.jsonl | --db DB [--as-of WHEN]) [--json]``: list the
+    active contradictions (of a log, or of a store now or as of WHEN).
 
     One entry per :func:`memex.get_contradictions` result (an active
     ``CONTRADICTS`` edge whose ends both exist), in edge order: the edge id,
@@ -347,7 +371,8 @@ def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
     Returns:
         0, or 1 when the log had skipped records (the list is still printed).
     Raises:
-        FileAccessError: the log cannot be read (exit code 2).
+        CliError: not exactly one of LOG and ``--db``, a bad ``--as-of`` (code 2).
+        FileAccessError: the log or the database cannot be read (exit code 2).
     """
     return _list_answer(args, ctx, get_contradictions, _contradiction_wire, _show_contradictions)
 
@@ -365,9 +390,10 @@ def _show_stale(out: Console, state: GraphState, found: list[StaleItem]) -> None
         out.print(f"   missing parents: {', '.join(map(field_text, s.missing_parents))}", soft_wrap=True)
 
 
-@subcommand("stale", "list the items whose parents are gone", _json_arguments)
+@subcommand("stale", "list the items of a log or a store whose parents are gone", _json_arguments)
 def cmd_stale(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex stale LOG.jsonl [--json]``: list the stale items.
+    """``memex stale (LOG.jsonl | --db DB [--as-of WHEN]) [--json]``: list the stale items
+    (of a log, or of a store now or as of WHEN).
 
     One entry per :func:`memex.get_stale_items` result (an item with parent
     ids that name no item), in insertion order: id, kind, author, scores and
@@ -377,7 +403,8 @@ def cmd_stale(args: argparse.Namespace, ctx: Context) -> int:
     Returns:
         0, or 1 when the log had skipped records (the list is still printed).
     Raises:
-        FileAccessError: the log cannot be read (exit code 2).
+        CliError: not exactly one of LOG and ``--db``, a bad ``--as-of`` (code 2).
+        FileAccessError: the log or the database cannot be read (exit code 2).
     """
     return _list_answer(args, ctx, get_stale_items, _stale_wire, _show_stale)
 
@@ -387,6 +414,13 @@ def _audit_arguments(parser: argparse.ArgumentParser) -> None:
     ver = actions.add_parser(
         "verify",
         help="recompute the log's SHA-256 hash chain and report the head or the first bad position",
+        description=(
+            "Recompute the SHA-256 hash chain of the store's log and print its head position "
+            "and hash, or the first position that was edited, deleted or swapped (exit code "
+            "1); then list every record or snapshot that cannot be read back. "
+            "--expect-head also catches records cut off the end. The database is opened "
+            "read-only."
+        ),
     )
     db_arguments(ver, as_of=False)
     ver.add_argument(

@@ -60,10 +60,27 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="synchronous=NORMAL: faster, but a power loss may drop the last batches",
     )
-    exp = actions.add_parser("export", help="write the stored envelopes as JSON lines")
+    exp = actions.add_parser(
+        "export",
+        help="write the stored envelopes as JSON lines",
+        description=(
+            "Write the stored envelopes, in log order, as canonical JSON lines (a log "
+            "'memex replay' and 'memex log import' read): all of them, or those up to "
+            "--as-of. The database is opened read-only."
+        ),
+    )
     db_arguments(exp)
     exp.add_argument("-o", "--output", metavar="OUT.jsonl", help="write here (default: stdout)")
-    tail = actions.add_parser("tail", help="show the last records, or follow new ones")
+    tail = actions.add_parser(
+        "tail",
+        help="show the last records, or follow new ones",
+        description=(
+            "Print the last N records (position, time, namespace, type, envelope id, number "
+            "of events; --json: one JSON object each). With --follow, keep printing each "
+            "record as another process appends it, until Ctrl-C. The database is opened "
+            "read-only."
+        ),
+    )
     db_arguments(tail, as_of=False)
     tail.add_argument("-n", type=int, default=10, metavar="N", help="how many records (default 10)")
     tail.add_argument("--follow", action="store_true", help="keep printing records as they are appended")
@@ -161,18 +178,25 @@ def _tail_line(rec: LogRecord, as_json: bool) -> str:
 
 
 def _log_tail(args: argparse.Namespace, ctx: Context) -> int:
+    """``log tail``: the last ``-n`` records; with ``--follow`` every later one
+    as it is appended, until Ctrl-C, which ends it quietly with exit code 0."""
     if args.n < 0:
         raise CliError("-n: expected a number >= 0")
-    with open_log(args.db) as lg:
-        head = lg.head()
-        start = max(head - args.n + 1, 1)
-        for rec in lg.read(start, head):
-            ctx.stdout.write(_tail_line(rec, args.json) + "\n")
-        ctx.stdout.flush()
-        if args.follow:
-            for rec in lg.subscribe(head):
+    try:
+        with open_log(args.db) as lg:
+            head = lg.head()
+            start = max(head - args.n + 1, 1)
+            for rec in lg.read(start, head):
                 ctx.stdout.write(_tail_line(rec, args.json) + "\n")
-                ctx.stdout.flush()
+            ctx.stdout.flush()
+            if args.follow:
+                for rec in lg.subscribe(head):
+                    ctx.stdout.write(_tail_line(rec, args.json) + "\n")
+                    ctx.stdout.flush()
+    except KeyboardInterrupt:
+        if not args.follow:
+            raise
+        ctx.stdout.flush()  # the records printed so far; the user asked to stop
     return 0
 
 
@@ -202,7 +226,9 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
       :data:`memex.log.jsonl.MAX_RECORD_BYTES` is a rejected line.
     * ``export --db DB [--as-of WHEN] [-o OUT]``: the stored envelopes as
       canonical JSON lines (positions ``1..as-of``).
-    * ``tail --db DB [-n N] [--follow] [--json]``: the last records.
+    * ``tail --db DB [-n N] [--follow] [--json]``: the last records; with
+      ``--follow``, each new record as it is appended, until Ctrl-C (which
+      ends it quietly, exit code 0).
 
     Returns:
         0, or 1 when ``import`` rejected lines.

@@ -1,23 +1,38 @@
-"""``memex.cli.read_log``: the command line's way of reading a JSON-lines envelope log.
+"""How the command line reads its input: a JSON-lines envelope log, or a durable store.
 
-The library reader is :func:`memex.log.jsonl.read_log`; this wrapper keeps the
-command line's calling convention: progress bars on a rich console for long
-logs, and a file that cannot be read reported as a :class:`CliError` (exit
-code 2) whose message names the file.
+:func:`read_log` wraps the library reader :func:`memex.log.jsonl.read_log`
+in the command line's calling convention: progress bars on a rich console for
+long logs, and a file that cannot be read reported as a :class:`CliError`
+(exit code 2) whose message names the file. :func:`replay_db` rebuilds the
+state of a durable store (``--db DB``, now or ``--as-of`` a past point) as the
+same :class:`~memex.log.jsonl.LogReplay`, and :func:`read_source` picks one of
+the two from a read command's arguments, so every read command answers the
+same way from a file or from a store.
 """
 
 from __future__ import annotations
 
+import sqlite3
+import warnings
+
 from rich.console import Console
 
-from memex.cli.app import CliError, progress_bars
+from memex.cli.app import (
+    CliError,
+    as_of_position,
+    db_label,
+    file_error_message,
+    open_log,
+    progress_bars,
+)
 from memex.errors import FileAccessError
 from memex.intent import IntentState
 from memex.log import jsonl
-from memex.log.jsonl import LogReplay
+from memex.log.jsonl import LogReplay, SkippedRecord
+from memex.store import MemexStore, SkippedOnOpen
 from memex.task import TaskState
 
-__all__ = ["read_log"]
+__all__ = ["read_log", "replay_db", "read_source"]
 
 
 def read_log(
@@ -37,7 +52,9 @@ def read_log(
         A :class:`~memex.log.jsonl.LogReplay` (``skipped`` sorted by line
         number); see :func:`memex.log.jsonl.read_log` for what is skipped.
     Raises:
-        CliError: the file is missing, unreadable or a directory (code 2).
+        CliError: the file is missing, unreadable or a directory, or clearly
+            not a JSON-lines file (a memex database: the message says to use
+            ``--db``) (code 2).
     """
     try:
         with progress_bars(progress_console) as phases:
@@ -45,4 +62,86 @@ def read_log(
                 path, progress=phases, base_intents=base_intents, base_tasks=base_tasks
             )
     except FileAccessError as e:
-        raise CliError(str(e)) from None
+        raise CliError(file_error_message(e)) from None
+
+
+def replay_db(path: str, when: str | None, console: Console | None) -> LogReplay:
+    """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`.
+
+    The store is opened read-only (:func:`memex.cli.app.open_log`): nothing is
+    created, migrated or locked. The records opening had to leave out
+    (undecodable, or whose command failed to apply), up to the replayed
+    position, are its skipped records, counted by log position; a snapshot
+    that could not be used is not one (the log was replayed instead).
+
+    Args:
+        path: the ``--db`` text: a SQLite file or a PostgreSQL DSN (shown
+            with its password masked).
+        when: the ``--as-of`` text (``@N``, an ISO time or a date), or ``None``
+            for the head.
+        console: where progress bars are drawn for a long log (``None``: none).
+    Returns:
+        The replay: ``path`` is the database as shown (with ``as of WHEN
+        (position N)`` for a past state), ``records`` and ``lines`` the
+        position, ``events`` empty.
+    Raises:
+        CliError: a malformed or out-of-range ``--as-of``, or a file SQLite
+            cannot read as a database (code 2).
+        FileAccessError, StorageError: the database cannot be opened (exit code 2).
+    """
+    try:
+        with open_log(path) as lg, progress_bars(console) as phases, warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # reported as skipped records below
+            pos = as_of_position(lg, when)
+            step = phases("Replaying", lg.head())
+            store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step)
+            if step is not None:
+                step(lg.head())
+            past = store if pos == store.position else store.as_of(position=pos)
+            shown = lg.path
+    except sqlite3.Error as e:
+        raise CliError(f"{db_label(path)}: not a memex database ({e})") from None
+    label = shown if when is None else f"{shown} as of {when} (position {pos})"
+    skipped = [_skipped_record(s) for s in store.skipped_on_open if s.kind == "record" and s.position <= pos]
+    return LogReplay(label, pos, pos, past.mem, [], skipped, past.intents, past.tasks)
+
+
+def _skipped_record(s: SkippedOnOpen) -> SkippedRecord:
+    """A record left out on open as a :class:`SkippedRecord` counted by position."""
+    name, sep, message = s.reason.partition(": ")
+    if not (sep and name.isidentifier() and name.endswith("Error")):
+        name, message = "UnreadableRecordError", s.reason
+    return SkippedRecord(s.position, name, message, unit="position")
+
+
+def read_source(
+    command: str, log: str | None, db: str | None, as_of: str | None, *,
+    progress_console: Console | None = None,
+    base_intents: IntentState | None = None, base_tasks: TaskState | None = None,
+) -> LogReplay:
+    """The state a read command answers from: the JSON-lines ``LOG`` or the store ``--db DB``.
+
+    Args:
+        command: the command as messages name it (``"why"``, ``"slice export"``).
+        log: the ``LOG.jsonl`` argument, or ``None``.
+        db: the ``--db`` argument, or ``None``; exactly one of ``log`` and ``db``.
+        as_of: the ``--as-of`` argument (only with ``db``), or ``None``.
+        progress_console: where progress bars are drawn for long inputs.
+        base_intents, base_tasks: (``log`` only) the intent and task graphs
+            the log's intent and task envelopes are folded onto.
+    Returns:
+        :func:`read_log` of ``log``, or :func:`replay_db` of ``db`` as of ``as_of``.
+    Raises:
+        CliError: neither or both of ``log`` and ``db``, ``as_of`` without
+            ``db``, or what :func:`read_log` / :func:`replay_db` raise (code 2).
+    """
+    if (log is None) == (db is None):
+        raise CliError(f"{command}: give either LOG.jsonl or --db DB")
+    if db is not None:
+        return replay_db(db, as_of, progress_console)
+    if as_of is not None:
+        raise CliError(f"{command}: --as-of needs --db")
+    assert log is not None
+    return read_log(
+        log, progress_console=progress_console, base_intents=base_intents, base_tasks=base_tasks
+    )

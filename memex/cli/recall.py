@@ -6,8 +6,7 @@ import argparse
 from typing import Any
 
 from memex.cli.app import CliError, Context, db_arguments, field_text, one_line, subcommand
-from memex.cli.logs import read_log
-from memex.log.jsonl import LogReplay
+from memex.cli.logs import read_source
 from memex.models import ScoredItem
 from memex.retrieval import smart_retrieve
 from memex.search import default_text
@@ -73,8 +72,6 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
             ``--budget`` / ``--candidates`` below 1 (exit code 2).
         FileAccessError: the log or database cannot be read (exit code 2).
     """
-    from memex.cli.replay import _replay_db
-
     inputs: list[str] = [args.first] + ([] if args.second is None else [args.second])
     if args.db is not None:
         if len(inputs) != 1:
@@ -88,11 +85,10 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         question = inputs[1]
     if args.budget < 1 or args.candidates < 1:
         raise CliError("recall: --budget and --candidates must be at least 1")
-    log: LogReplay
-    if args.db is not None:
-        log = _replay_db(args.db, args.as_of, ctx.err_console())
-    else:
-        log = read_log(inputs[0], progress_console=ctx.err_console())
+    log = read_source(
+        "recall", None if args.db is not None else inputs[0], args.db, args.as_of,
+        progress_console=ctx.err_console(),
+    )
     ctx.exit_code = 1 if log.skipped else 0
     ctx.warn_skipped(log.skipped)
     found = smart_retrieve(

@@ -3,32 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import sqlite3
-import warnings
 
-from rich.console import Console
 from rich.table import Table
 
 from memex.cli.app import (
-    CliError,
     Context,
-    as_of_position,
-    db_arguments,
-    db_label,
     field_text,
     number_table,
     one_line,
-    open_log,
-    progress_bars,
+    source_arguments,
     subcommand,
 )
-from memex.cli.logs import read_log
+from memex.cli.logs import read_source
 from memex.graph import GraphState
 from memex.integrity import get_contradictions
-from memex.log.jsonl import LogReplay, SkippedRecord
+from memex.log.jsonl import LogReplay
 from memex.serialization import stringify
 from memex.stats import get_stats
-from memex.store import MemexStore, SkippedOnOpen
 
 __all__ = ["SCOPE_LIMIT", "SUMMARY_LIMIT", "cmd_replay", "count_active_contradictions"]
 
@@ -55,13 +46,7 @@ _JSON_HELP = "print only the final state in the wire format on stdout"
 
 
 def _replay_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "log",
-        metavar="LOG.jsonl",
-        nargs="?",
-        help="JSON-lines file of event envelopes ('-' = stdin); or use --db",
-    )
-    db_arguments(parser, required=False)
+    source_arguments(parser)
     parser.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
@@ -130,48 +115,14 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
         )
 
 
-def _replay_db(path: str, when: str | None, console: Console | None) -> LogReplay:
-    """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`.
-
-    ``path`` is the ``--db`` text: a SQLite file or a PostgreSQL DSN (shown
-    with its password masked).
-
-    The records opening had to leave out (undecodable, or whose command failed
-    to apply), up to the replayed position, are its skipped records, counted
-    by log position; a snapshot that could not be used is not one (the log
-    was replayed instead).
-    """
-    try:
-        with open_log(path) as lg, progress_bars(console) as phases, warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # reported as skipped records below
-            pos = as_of_position(lg, when)
-            step = phases("Replaying", lg.head())
-            store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step)
-            if step is not None:
-                step(lg.head())
-            past = store if pos == store.position else store.as_of(position=pos)
-            shown = lg.path
-    except sqlite3.Error as e:
-        raise CliError(f"{db_label(path)}: not a memex database ({e})") from None
-    label = shown if when is None else f"{shown} as of {when} (position {pos})"
-    skipped = [_skipped_record(s) for s in store.skipped_on_open if s.kind == "record" and s.position <= pos]
-    return LogReplay(label, pos, pos, past.mem, [], skipped, past.intents, past.tasks)
-
-
-def _skipped_record(s: SkippedOnOpen) -> SkippedRecord:
-    """A record left out on open as a :class:`SkippedRecord` counted by position."""
-    name, sep, message = s.reason.partition(": ")
-    if not (sep and name.isidentifier() and name.endswith("Error")):
-        name, message = "UnreadableRecordError", s.reason
-    return SkippedRecord(s.position, name, message, unit="position")
-
-
-@subcommand("replay", "replay an envelope log and summarise the final state", _replay_arguments)
+@subcommand(
+    "replay", "replay an envelope log, or a store's log (--db), and summarise the state", _replay_arguments
+)
 def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
     """``memex replay LOG.jsonl [--json]``: replay a log and report on it.
 
-    ``memex replay --db DB [--as-of ISO-TIME | --as-of @POSITION]`` reports
-    on the state of a durable store instead (now, or of the past).
+    ``memex replay --db DB [--as-of ISO-TIME | --as-of DATE | --as-of @POSITION]``
+    reports on the state of a durable store instead (now, or of the past).
 
     Without ``--json`` prints a summary (envelopes read, items and edges,
     counts by kind / source kind / edge kind / scope, active contradictions,
@@ -186,18 +137,12 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
         0 when every record was applied, 1 when some were skipped.
     Raises:
         CliError: neither or both of LOG and ``--db``, ``--as-of`` without
-            ``--db`` or malformed, or a file that is not a memex database (code 2).
+            ``--db`` or malformed, a file that is not a memex database, or a
+            LOG that is clearly not a JSON-lines file (code 2).
         FileAccessError: the log or database cannot be read (exit code 2).
     """
     progress_console = None if args.json else ctx.err_console()
-    if (args.log is None) == (args.db is None):
-        raise CliError("replay: give either LOG.jsonl or --db DB")
-    if args.db is not None:
-        log = _replay_db(args.db, args.as_of, progress_console)
-    else:
-        if args.as_of is not None:
-            raise CliError("replay: --as-of needs --db")
-        log = read_log(args.log, progress_console=progress_console)
+    log = read_source("replay", args.log, args.db, args.as_of, progress_console=progress_console)
     ctx.exit_code = 1 if log.skipped else 0
     if args.json:
         ctx.warn_skipped(log.skipped)

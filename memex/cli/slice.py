@@ -1,5 +1,5 @@
-"""``memex slice export`` / ``memex slice import``: hand part of a log's graphs to a
-sub-agent as a slice file, and merge a slice back."""
+"""``memex slice export`` / ``memex slice import``: hand part of a log's (or a
+store's) graphs to a sub-agent as a slice file, and merge a slice back."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from memex.cli.app import (
     field_text,
     log_argument,
     number_table,
+    source_arguments,
     subcommand,
 )
-from memex.cli.logs import read_log
+from memex.cli.logs import read_source
 from memex.errors import MemexError, ValidationError
 from memex.intent import create_intent_state
 from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_text
@@ -64,10 +65,13 @@ def _slice_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="slice_command", metavar="ACTION", required=True)
     export = actions.add_parser(
         "export",
-        help="write a self-contained slice of LOG's graphs to a JSON file",
-        description="Write a self-contained slice (memories, edges, intents, tasks) of LOG's graphs.",
+        help="write a self-contained slice of LOG's (or a store's) graphs to a JSON file",
+        description=(
+            "Write a self-contained slice (memories, edges, intents, tasks) of the graphs of "
+            "LOG, or of the store --db DB (now, or --as-of a past point)."
+        ),
     )
-    log_argument(export)
+    source_arguments(export)
     export.add_argument(
         "--ids",
         nargs="+",
@@ -95,13 +99,16 @@ def _slice_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument(
         "--compare", action="store_true", help="compare existing ids; differing ones are conflicts"
     )
-    imp.add_argument(
+    existing = imp.add_mutually_exclusive_group()  # copies under new ids, or updates in place
+    existing.add_argument(
         "--re-id",
         action="store_true",
-        help="compare existing ids and import differing ones under new ids",
+        help="compare existing ids and import differing ones under new ids (not with --overwrite)",
     )
-    imp.add_argument(
-        "--overwrite", action="store_true", help="update entities whose id exists (no skipping)"
+    existing.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="update entities whose id exists (no skipping; not with --re-id)",
     )
     _graph_files_arguments(imp)
     imp.add_argument(
@@ -114,10 +121,19 @@ def _slice_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
-    """Read LOG with the ``--intents``/``--tasks`` files folded first; report bad records on stderr.
+    """Read LOG with the ``--intents``/``--tasks`` files folded first, or rebuild the store
+    ``--db`` (``export`` only; as of ``--as-of``); report bad records on stderr.
 
     Sets ``ctx.exit_code`` to 1 when any record was skipped.
+
+    Raises:
+        CliError: ``--intents`` or ``--tasks`` with ``--db`` (a store holds its
+            own intent and task graphs), not exactly one of LOG and ``--db`` (code 2).
     """
+    command = f"slice {args.slice_command}"
+    db = getattr(args, "db", None)
+    if db is not None and (args.intents or args.tasks):
+        raise CliError(f"{command}: --intents and --tasks need LOG.jsonl (a store holds its own intents and tasks)")
     intents = create_intent_state()
     tasks = create_task_state()
     bad = 0
@@ -129,10 +145,13 @@ def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
         tasks, skipped = fold_command_file(args.tasks, "task", tasks)
         ctx.warn_skipped(skipped, prefix=f"{args.tasks} ")
         bad += len(skipped)
-    log = read_log(args.log, progress_console=ctx.err_console(), base_intents=intents, base_tasks=tasks)
+    log = read_source(
+        command, args.log, db, getattr(args, "as_of", None),
+        progress_console=ctx.err_console(), base_intents=intents, base_tasks=tasks,
+    )
     ctx.warn_skipped(log.skipped)
     if log.skipped:
-        ctx.warn(f"{len(log.skipped)} of {log.records} records of {args.log} skipped")
+        ctx.warn(f"{len(log.skipped)} of {log.records} records of {log.path} skipped")
     ctx.exit_code = 1 if (log.skipped or bad) else 0
     return log
 
@@ -302,15 +321,19 @@ def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
     return ctx.exit_code
 
 
-@subcommand("slice", "export a slice of LOG's graphs, or merge a slice into them", _slice_arguments)
+@subcommand(
+    "slice", "export a slice of a log's or a store's graphs, or merge a slice into a log's",
+    _slice_arguments,
+)
 def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
     """``memex slice export|import ...``: hand part of a state to a sub-agent and merge it back.
 
-    ``memex slice export LOG --ids ID... [--include-parents] [--include-children]
-    [--include-aliases] [--include-related-intents] [--include-related-tasks]
-    [--intents FILE] [--tasks FILE] [-o SLICE.json]`` writes
-    :func:`memex.export_slice` of LOG's graphs (an id may name a memory, an
-    intent or a task) as pretty JSON in the TypeScript shape.
+    ``memex slice export (LOG | --db DB [--as-of WHEN]) --ids ID... [--include-parents]
+    [--include-children] [--include-aliases] [--include-related-intents]
+    [--include-related-tasks] [--intents FILE] [--tasks FILE] [-o SLICE.json]``
+    writes :func:`memex.export_slice` of LOG's graphs, or of the store's (now
+    or as of WHEN), (an id may name a memory, an intent or a task) as pretty
+    JSON in the TypeScript shape.
 
     ``memex slice import LOG SLICE.json [--compare] [--re-id] [--overwrite]
     [--intents FILE] [--tasks FILE] [-o MERGED.jsonl] [--json]`` plans
@@ -318,7 +341,7 @@ def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
     table (``--json``: the report object). ``--compare`` sets
     ``shallow_compare_existing``; ``--re-id`` sets it and
     ``re_id_on_difference``; ``--overwrite`` turns ``skip_existing_ids``
-    off. ``-o`` writes LOG's envelopes followed by one envelope per import
+    off (it cannot be combined with ``--re-id``: a usage error, exit code 2). ``-o`` writes LOG's envelopes followed by one envelope per import
     command (namespaces ``memory``, ``intent``, ``task``).
 
     LOG's intent and task graphs come from its ``intent``/``task`` namespace
@@ -329,8 +352,9 @@ def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
         had conflicts, or when the slice file is malformed or truncated (then
         nothing is imported or written; the message names the first bad entity).
     Raises:
-        CliError: unknown ids, ``-o`` with LOG on stdin, an unwritable output
-            (code 2); a bad slice (code 1).
+        CliError: unknown ids, ``-o`` with LOG on stdin, an unwritable output,
+            ``--intents``/``--tasks`` with ``--db``, not exactly one of LOG
+            and ``--db`` (code 2); a bad slice (code 1).
         FileAccessError: an input file cannot be read (exit code 2).
     """
     if args.slice_command == "export":
