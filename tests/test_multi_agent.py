@@ -231,8 +231,8 @@ def test_orchestrator_howto_example_runs(capsys: Any) -> None:
     code = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
     exec(compile(code, "docs/howto/orchestrator.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
-    said = [
-        line.split("# ")[-1].split(":")[0]
+    said = [  # what each print's "# -> LINE" comment shows (tests/test_readme_blocks.py's rule)
+        line.split("# -> ")[1].split("  #")[0]
         for line in code.splitlines()
         if line.startswith("print(")
     ]
