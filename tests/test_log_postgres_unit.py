@@ -260,3 +260,58 @@ def test_subscribe_with_idle_timeout_zero_stops_once_caught_up(pg_dsn: str) -> N
     with PostgresEventLog(pg_dsn) as lg:
         lg.append([env(1), env(2)])
         assert [r.position for r in lg.subscribe(0, idle_timeout=0)] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["&bogus=1", "&port=abc"],
+)
+def test_a_dsn_libpq_rejects_is_not_a_retryable_error(pg_dsn: str, tail: str) -> None:
+    with pytest.raises(memex.MemexError) as e:
+        PostgresEventLog(pg_dsn + ("&" if "?" in pg_dsn else "?") + tail.lstrip("&"))
+    assert not getattr(e.value, "retryable", False)
+    assert isinstance(e.value, memex.ValidationError | memex.StorageError)
+
+
+@pytest.mark.parametrize("dsn", ["postgresql://ada:s3cret@[::1", "postgresql://ada:s3%zzcret@/x",
+                                 "postgresql://ada@/x?sslpassword=s3cret&bogus=1"])
+def test_a_malformed_dsn_never_shows_its_password(dsn: str) -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        PostgresEventLog(dsn)
+    assert "s3" not in str(e.value) and "cret" not in str(e.value)
+    assert "cret" not in mask_dsn(dsn)
+
+
+def test_a_missing_database_or_role_is_a_storage_error_that_is_not_retryable(pg_dsn: str) -> None:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(pg_dsn)
+    for bad in (urlunsplit(parts._replace(path="/no_such_db_here")),
+                urlunsplit(parts._replace(netloc="nobody_here@" + parts.netloc.split("@")[-1]))):
+        with pytest.raises(memex.StorageError) as e:
+            PostgresEventLog(bad)
+        assert e.value.retryable is False
+        assert not isinstance(e.value, memex.StoreUnavailableError)
+        assert "does not exist" in str(e.value)
+
+
+def test_a_store_write_whose_commit_went_through_before_the_connection_broke_is_not_lost(pg_dsn: str) -> None:
+    # the append commits, then the connection breaks before the answer arrives: the
+    # store asks the log, finds its envelope, and counts the write as done
+    with memex.MemexStore.open(pg_dsn) as store:
+        lg = store.log
+        assert isinstance(lg, PostgresEventLog)
+        real_append = lg.append
+
+        def append_then_break(*args: Any, **kwargs: Any) -> list[int]:
+            real_append(*args, **kwargs)
+            raise memex.StoreUnavailableError(lg.path, "connection lost")
+
+        lg.append = append_then_break  # type: ignore[method-assign]
+        item = store.create(scope="s", kind="observation", content={"text": "once"}, author="a",
+                            source_kind="observed", authority=0.5)
+        lg.append = real_append  # type: ignore[method-assign]
+        assert store.position == 1 and store.item(item.id) is not None
+        store.create(scope="s", kind="observation", content={"text": "twice"}, author="a",
+                     source_kind="observed", authority=0.5)
+        assert lg.head() == 2 and len(store.mem.items) == 2

@@ -316,3 +316,23 @@ def test_a_bad_interval_is_named_before_anything_is_read(tmp_path: Path, name: s
         with pytest.raises(memex.ValidationError) as e:
             s.follow(**{name: value})  # type: ignore[arg-type]
         assert e.value.path == name
+
+
+def test_one_store_shared_by_threads_keeps_every_write(tmp_path: Path) -> None:
+    import threading
+
+    db = tmp_path / "threads.db"
+    with memex.MemexStore.open(db) as store:
+        def work(k: int) -> None:
+            for i in range(50):
+                store.create(scope="s", kind="observation", content={"text": f"{k}-{i}"}, author="a",
+                             source_kind="observed", authority=0.5)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(store.mem.items) == 200 and store.position == 200
+    with memex.MemexStore.open(db) as again:
+        assert len(again.mem.items) == 200

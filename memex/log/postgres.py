@@ -95,23 +95,43 @@ _SCHEMA_LOCK = 0x6D656D6578  # advisory lock key serialising schema creation ("m
 _PLACEHOLDER = re.compile(r"\?")
 
 
+_SECRET_KEYS = frozenset({"password", "sslpassword"})
+
+
 def mask_dsn(dsn: str) -> str:
-    """``dsn`` with its password (in the user part or a ``password=`` parameter) shown as ``***``."""
+    """``dsn`` with its secrets shown as ``***``: the password of the user part and
+    the ``password`` / ``sslpassword`` parameters. A DSN that cannot be parsed
+    shows only its scheme (``postgresql://***``), since a secret could be anywhere in it."""
     try:
         parts = urllib.parse.urlsplit(dsn)
+        netloc = parts.netloc
+        parts.port  # noqa: B018 - a malformed host or port raises here
     except ValueError:
-        return dsn
-    netloc = parts.netloc
+        return dsn.partition("://")[0] + "://***"
     if "@" in netloc:
         user, _, host = netloc.rpartition("@")
         if ":" in user:
             user = user.split(":", 1)[0] + ":***"
         netloc = f"{user}@{host}"
     query = "&".join(
-        raw.partition("=")[0] + "=***" if raw.partition("=")[0].lower() == "password" else raw
+        raw.partition("=")[0] + "=***" if raw.partition("=")[0].lower() in _SECRET_KEYS else raw
         for raw in parts.query.split("&")
     )
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+# Messages of a failed connection that a retry cannot fix: the server answered and
+# refused (no such database or role, authentication, pg_hba.conf), or libpq
+# refused an option value.
+_PERMANENT = (
+    "does not exist",
+    "authentication failed",
+    "pg_hba.conf",
+    "not permitted to log in",
+    "permission denied",
+    "for connection option",
+    "invalid sslmode",
+)
 
 
 def _psycopg() -> Any:
@@ -187,6 +207,9 @@ class PostgresEventLog(_LogReads):
         ValidationError: ``dsn`` is not a PostgreSQL URI, or an option is
             out of range.
         StoreUnavailableError: the server cannot be reached (retryable).
+        StorageError: the server refused the connection for a reason a retry
+            cannot fix (no such database or role, authentication failed, a bad
+            option value); not retryable.
         FileAccessError: the database holds tables named like the log's
             that are not a memex log, a schema newer than this code
             (``reason`` ``"newer_schema"``), or (``read_only``/``create=False``)
@@ -232,6 +255,14 @@ class PostgresEventLog(_LogReads):
         scheme, _, rest = dsn.partition("://")
         self._dsn = f"{scheme.lower()}://{rest}"  # libpq accepts only the lower-case scheme
         self.dsn = self.path = mask_dsn(dsn)
+        pg = _psycopg()
+        try:
+            params = pg.conninfo.conninfo_to_dict(self._dsn)
+        except Exception:  # libpq's parser: unknown parameter, bad percent-encoding, bad IPv6 host, ...
+            raise ValidationError(
+                f"dsn: not a valid PostgreSQL URI (libpq cannot parse it): {self.path}", "dsn"
+            ) from None
+        self._secrets = [str(v) for k, v in params.items() if k in _SECRET_KEYS and v]
         self.read_only = read_only
         self.connect_timeout = float(connect_timeout)
         self.busy_timeout = float(busy_timeout)
@@ -240,7 +271,6 @@ class PostgresEventLog(_LogReads):
         self._conn: Any = None
         self._closed = False
         self._channel = ""
-        _psycopg()
         with self._lock, self._guard:
             conn = self._connection()
             version = self._version(conn)
@@ -286,6 +316,8 @@ class PostgresEventLog(_LogReads):
         """The memex error for the psycopg error ``e`` (drops a broken connection)."""
         pg = _psycopg()
         cause = " ".join(str(e).split()) or type(e).__name__
+        for secret in self._secrets:
+            cause = cause.replace(secret, "***")
         if isinstance(e, pg.errors.LockNotAvailable):
             return StoreBusyError(self.path, cause, f"{self.path}: another writer held the log for {self.busy_timeout:g} s")
         if isinstance(e, pg.errors.ReadOnlySqlTransaction):
@@ -297,6 +329,8 @@ class PostgresEventLog(_LogReads):
                 with contextlib.suppress(Exception):
                     c.close()
             self._conn = None
+            if getattr(e, "sqlstate", None) is None and any(p in cause.lower() for p in _PERMANENT):
+                return StorageError(self.path, cause, f"{self.path}: cannot connect: {cause}")
             return StoreUnavailableError(self.path, cause, f"{self.path}: the server is unavailable: {cause}")
         return StorageError(self.path, cause)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -36,6 +37,7 @@ from memex.errors import (
     ConcurrencyError,
     MemexError,
     ReadOnlyStoreError,
+    StoreUnavailableError,
     UnreadableRecordError,
     ValidationError,
 )
@@ -62,7 +64,9 @@ from memex.task import TaskState, create_task_state
 __all__ = ["MemexStore", "DEFAULT_DB", "SkippedOnOpen", "find_unreadable"]
 
 R = TypeVar("R")
-_RETRIES = 16  # optimistic-concurrency retries of one mutation
+_RETRIES = 16  # optimistic-concurrency retries of one mutation, at least
+_RACE_SECONDS = 60.0
+"""How long a mutation keeps retrying after losing optimistic races to other writers (seconds)."""
 _CLOSED = "this store is closed: a change could not be logged (reopen it with MemexStore.open)"
 DEFAULT_DB = "./memex.db"
 """The SQLite file :meth:`MemexStore.open` uses when no path or DSN is given."""
@@ -132,6 +136,7 @@ class MemexStore(StoreMutations, StoreQueries):
         "snapshot_every",
         "skipped_on_open",
         "_closed",
+        "_lock",
     )
 
     def __init__(
@@ -151,6 +156,9 @@ class MemexStore(StoreMutations, StoreQueries):
         self.snapshot_every: int | None = None
         self.skipped_on_open: list[SkippedOnOpen] = []
         self._closed = False
+        # one writer at a time inside a process: folds, commits, snapshots and close
+        # change several fields together (reads see whole immutable states)
+        self._lock = threading.RLock()
         self._text: TextIndex | None = None  # built on first use (see StoreQueries.text_index)
         self._text_mem: GraphState | None = None
 
@@ -269,16 +277,17 @@ class MemexStore(StoreMutations, StoreQueries):
     def _catch_up(self, progress: Callable[[int], None] | None = None, stop: int | None = None) -> None:
         """Fold the records appended after :attr:`position` (by this or another process),
         up to ``stop`` (``None`` = the head)."""
-        assert self._log is not None
-        before = self.mem
-        events: list[Any] = []
-        follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
-        states, last = _fold_log(
-            self.states, self._log, self._position + 1, stop, self.skipped_on_open, progress, follow
-        )
-        self.states = states
-        self._position = max(self._position, last)
-        self._follow_text(before, events)
+        with self._lock:
+            assert self._log is not None
+            before = self.mem
+            events: list[Any] = []
+            follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
+            states, last = _fold_log(
+                self.states, self._log, self._position + 1, stop, self.skipped_on_open, progress, follow
+            )
+            self.states = states
+            self._position = max(self._position, last)
+            self._follow_text(before, events)
 
     def refresh(self) -> int:
         """Fold records other writers appended since the last fold; returns the new position."""
@@ -345,13 +354,14 @@ class MemexStore(StoreMutations, StoreQueries):
                 for rec in sub:
                     if self._log is not lg:  # closed meanwhile
                         return
-                    if rec.position <= self._position:
-                        continue
-                    if rec.position > self._position + 1:  # never from a gap-free log; fold the gap anyway
-                        self._catch_up(stop=rec.position - 1)
+                    with self._lock:
                         if rec.position <= self._position:
                             continue
-                    self._fold_record(rec)
+                        if rec.position > self._position + 1:  # never from a gap-free log; fold the gap anyway
+                            self._catch_up(stop=rec.position - 1)
+                            if rec.position <= self._position:
+                                continue
+                        self._fold_record(rec)
                     yield rec
                 return  # idle_timeout passed
             except UnreadableRecordError as e:
@@ -428,18 +438,19 @@ class MemexStore(StoreMutations, StoreQueries):
             ValidationError: the store has no log.
             ReadOnlyStoreError: a past state, or a closed store.
         """
-        self._check_open()
-        if self._log is None:
-            raise ValidationError("snapshot: this store has no event log", "snapshot")
-        self._check_writable()
-        carried = [
-            (s.position, s.envelope_id, s.reason)
-            for s in self.skipped_on_open
-            if s.kind == "record" and s.position <= self._position
-        ]
-        self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks, carried), self._position)
-        self._snap_position = self._position
-        return self._position
+        with self._lock:
+            self._check_open()
+            if self._log is None:
+                raise ValidationError("snapshot: this store has no event log", "snapshot")
+            self._check_writable()
+            carried = [
+                (s.position, s.envelope_id, s.reason)
+                for s in self.skipped_on_open
+                if s.kind == "record" and s.position <= self._position
+            ]
+            self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks, carried), self._position)
+            self._snap_position = self._position
+            return self._position
 
     def _check_open(self) -> None:
         """Raise :class:`ReadOnlyStoreError` for a durable store that was closed."""
@@ -469,22 +480,23 @@ class MemexStore(StoreMutations, StoreQueries):
         (a change could no longer be logged, and would be lost on the next
         open). Idempotent; a no-op for an in-memory store or a state of the past.
         """
-        self._text = self._text_mem = None  # dropped, not closed: a caller may still hold it
-        lg = self._log
-        if lg is None:
-            return
-        try:
-            if not self._readonly and self.snapshot_every is not None and self._position > self._snap_position:
-                try:
-                    self.snapshot()
-                except (MemexError, OSError) as e:
-                    warnings.warn(f"memex: could not save a snapshot on close: {e}", RuntimeWarning, stacklevel=2)
-        finally:
-            self._log = None
-            self._readonly = True
-            self._closed = True
-            if self._owns_log:
-                lg.close()
+        with self._lock:
+            self._text = self._text_mem = None  # dropped, not closed: a caller may still hold it
+            lg = self._log
+            if lg is None:
+                return
+            try:
+                if not self._readonly and self.snapshot_every is not None and self._position > self._snap_position:
+                    try:
+                        self.snapshot()
+                    except (MemexError, OSError) as e:
+                        warnings.warn(f"memex: could not save a snapshot on close: {e}", RuntimeWarning, stacklevel=2)
+            finally:
+                self._log = None
+                self._readonly = True
+                self._closed = True
+                if self._owns_log:
+                    lg.close()
 
     def __enter__(self) -> MemexStore:
         return self
@@ -493,12 +505,31 @@ class MemexStore(StoreMutations, StoreQueries):
         self.close()
 
     def _append(self, records: Records) -> None:
-        """Append the folded commands as one batch, expecting the head at :attr:`position`."""
+        """Append the folded commands as one batch, expecting the head at :attr:`position`.
+
+        If the connection to a server-backed log breaks during the append
+        (:class:`~memex.errors.StoreUnavailableError`), the batch may have been
+        committed before the break: the store asks the log whether its last
+        envelope is stored (a batch is all or nothing) and, if so, counts the
+        append as done, so the caller never re-applies a committed change.
+        Otherwise, or if the server cannot be asked yet, the error is raised
+        and nothing is folded (a later command first folds whatever was
+        committed).
+        """
         assert self._log is not None
         envs = stamp_envelopes(self._log, self._position, records)
-        positions = self._log.append(
-            envs, events=[evs for _, _, evs in records], expected_position=self._position
-        )
+        try:
+            positions = self._log.append(
+                envs, events=[evs for _, _, evs in records], expected_position=self._position
+            )
+        except StoreUnavailableError:
+            try:
+                stored = self._log.lookup(envs[-1].id) if envs else None
+            except MemexError:
+                stored = None
+            if stored is None:
+                raise
+            positions = [stored.position]
         self._position = max(positions)
 
     def _commit(self, step: Callable[[States], tuple[R, States, Records]]) -> R:
@@ -507,32 +538,39 @@ class MemexStore(StoreMutations, StoreQueries):
         ``step(states)`` returns ``(value, new states, records)`` with one
         ``(namespace, command, events)`` record per command it folded. With a
         log, a :class:`ConcurrencyError` (another writer appended first) folds
-        the new records and runs ``step`` again (up to 16 times); from the
-        second conflict on it first waits a random time up to 1 ms, 2 ms, 4 ms,
-        ... (at most 64 ms), so writers in tight loops do not keep colliding.
+        the new records and runs ``step`` again, for up to :data:`_RACE_SECONDS`
+        (60 s) and at least 16 times; from the second conflict on it first
+        waits a random time up to 1 ms, 2 ms, 4 ms, ... (at most 64 ms), so
+        writers in tight loops do not keep colliding. The last conflict is
+        raised when the time is up.
         """
-        self._check_writable()
-        if self._log is None:
-            before = self.mem
-            value, self.states, records = step(self.states)
-            self._follow_text(before, [e for _, _, evs in records for e in evs])
-            return value
-        for attempt in range(_RETRIES):
-            if attempt > 1:
-                time.sleep(random.uniform(0, min(0.064, 0.001 * 2 ** (attempt - 2))))
-            before = self.mem
-            value, states, records = step(self.states)
-            if records:
-                try:
-                    self._append(records)
-                except ConcurrencyError:
-                    self._catch_up()
-                    continue
-            self.states = states
-            self._follow_text(before, [e for _, _, evs in records for e in evs])
-            self._maybe_snapshot()
-            return value
-        raise ConcurrencyError(self._position, self._log.head())
+        with self._lock:
+            self._check_writable()
+            if self._log is None:
+                before = self.mem
+                value, self.states, records = step(self.states)
+                self._follow_text(before, [e for _, _, evs in records for e in evs])
+                return value
+            deadline = time.monotonic() + _RACE_SECONDS
+            attempt = 0
+            while True:
+                if attempt > 1:
+                    time.sleep(random.uniform(0, min(0.064, 0.001 * 2 ** (attempt - 2))))
+                attempt += 1
+                before = self.mem
+                value, states, records = step(self.states)
+                if records:
+                    try:
+                        self._append(records)
+                    except ConcurrencyError:
+                        if attempt >= _RETRIES and time.monotonic() >= deadline:
+                            raise
+                        self._catch_up()
+                        continue
+                self.states = states
+                self._follow_text(before, [e for _, _, evs in records for e in evs])
+                self._maybe_snapshot()
+                return value
 
     def _run(self, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
         """Fold the ``(namespace, command)`` pairs ``plan(states)`` yields and commit them.
