@@ -58,7 +58,8 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument(
         "--fast",
         action="store_true",
-        help="synchronous=NORMAL: faster, but a power loss may drop the last batches",
+        help="SQLite synchronous=NORMAL: faster, but a power loss may drop the last batches "
+        "(a PostgreSQL DSN ignores it: add options=-csynchronous_commit%%3Doff to the DSN instead)",
     )
     exp = actions.add_parser(
         "export",

@@ -354,11 +354,12 @@ class PostgresEventLog(_LogReads):
             ).fetchall()
         }
         if "memex_meta" not in tables:
-            if tables & {"records", "rejections", "snapshots"}:
+            foreign = sorted(tables & {"records", "rejections", "snapshots"})
+            if foreign:
                 raise FileAccessError(
                     self.path, "not_database",
-                    f"{self.path}: the schema holds tables of another application (records, ...) "
-                    "but no memex_meta table; not a memex log",
+                    f"{self.path}: the schema holds tables of another application "
+                    f"({', '.join(foreign)}) but no memex_meta table; not a memex log",
                 )
             return 0
         row = conn.execute("SELECT value FROM memex_meta WHERE key = 'schema_version'").fetchone()
@@ -366,10 +367,15 @@ class PostgresEventLog(_LogReads):
             version = int(row[0]) if row is not None else 0
         except ValueError:
             version = -1
-        if version < 0 or version > SCHEMA_VERSION:
+        if version < 0:
+            raise FileAccessError(
+                self.path, "not_database",
+                f"{self.path}: memex_meta holds no valid schema version ({row[0] if row else None!r})",
+            )
+        if version > SCHEMA_VERSION:
             raise FileAccessError(
                 self.path, "newer_schema",
-                f"{self.path}: the log's schema version is {row[0] if row else None!r}; this memex "
+                f"{self.path}: the log's schema version is {version}; this memex "
                 f"reads versions up to {SCHEMA_VERSION} (upgrade memex)",
             )
         return version
