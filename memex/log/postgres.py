@@ -36,9 +36,9 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from memex.envelope import EventEnvelope
 from memex.errors import (
@@ -53,6 +53,7 @@ from memex.errors import (
 from memex.log._reads import _LogReads
 from memex.log.chain import (
     GENESIS_HASH,
+    Prepared,
     as_envelope,
     blob,
     canonical_envelope_bytes,
@@ -95,6 +96,8 @@ _SCHEMA_LOCK = 0x6D656D6578  # advisory lock key serialising schema creation ("m
 _PLACEHOLDER = re.compile(r"\?")
 
 
+T = TypeVar("T")
+
 _SECRET_KEYS = frozenset({"password", "sslpassword"})
 
 
@@ -117,7 +120,10 @@ def mask_dsn(dsn: str) -> str:
         raw.partition("=")[0] + "=***" if raw.partition("=")[0].lower() in _SECRET_KEYS else raw
         for raw in parts.query.split("&")
     )
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    # built by hand: urlunsplit drops the "//" of an empty host (postgresql:///db)
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "") + (
+        f"#{parts.fragment}" if parts.fragment else ""
+    )
 
 
 # Messages of a failed connection that a retry cannot fix: the server answered and
@@ -334,15 +340,35 @@ class PostgresEventLog(_LogReads):
             return StoreUnavailableError(self.path, cause, f"{self.path}: the server is unavailable: {cause}")
         return StorageError(self.path, cause)
 
+    def _once_more(self, call: Callable[[], T]) -> T:
+        """``call()``, run a second time on a new connection if the one it used had
+        died while idle (a server restart, an idle timeout, a proxy): safe for
+        reads, and for appends, which are idempotent by envelope id. A server
+        that is really down fails the second try at once."""
+        with self._lock:
+            fresh = self._conn is None
+            try:
+                return call()
+            except StoreUnavailableError:
+                if fresh or self._closed:
+                    raise
+                return call()
+
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        with self._lock, self._guard:
-            row: tuple[Any, ...] | None = self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchone()
-        return row
+        def run() -> tuple[Any, ...] | None:
+            with self._lock, self._guard:
+                row: tuple[Any, ...] | None = self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchone()
+            return row
+
+        return self._once_more(run)
 
     def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock, self._guard:
-            rows: list[tuple[Any, ...]] = self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchall()
-        return rows
+        def run() -> list[tuple[Any, ...]]:
+            with self._lock, self._guard:
+                rows: list[tuple[Any, ...]] = self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchall()
+            return rows
+
+        return self._once_more(run)
 
     # -- schema ------------------------------------------------------------------------
     def _version(self, conn: Any) -> int:
@@ -476,6 +502,15 @@ class PostgresEventLog(_LogReads):
         if not prepared and not rejects:
             return []
         self._check_writable()
+        return self._once_more(lambda: self._append_batch(prepared, rejects, expected_position))
+
+    def _append_batch(
+        self,
+        prepared: list[Prepared],
+        rejects: list[tuple[EventEnvelope[Any], str]],
+        expected_position: int | None,
+    ) -> list[int]:
+        """The transaction of :meth:`append` (checked arguments)."""
         with self._lock, self._guard:
             conn = self._connection()
             # Pipeline mode: BEGIN, the lock and both reads go in one round trip,
