@@ -2,7 +2,7 @@
 
 Run from the directory holding memex.db (the repository root after the first
 README command). Prints a retrieval and a support tree, and draws the tree
-into support_tree_taper.png (needs the notebook extra for matplotlib).
+into support_tree_taper.png (needs matplotlib: .venv/bin/pip install '.[notebook]').
 tests/test_docs.py checks that it prints what docs/getting-started.md shows.
 """
 
@@ -33,6 +33,6 @@ with memex.MemexStore.open("memex.db", read_only=True) as store:
     for depth, node in store.support_tree(taper).walk():
         print("  " * depth + node.item.content["text"])
 
-    # draw it (needs the notebook extra: pip install '.[notebook]')
+    # draw it (needs matplotlib: the install step above)
     fig = memex.plot_support_tree(store, taper)
     fig.savefig("support_tree_taper.png", dpi=100, bbox_inches="tight")
