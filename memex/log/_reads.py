@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memex import _jsonfmt
@@ -218,7 +218,15 @@ class _LogReads:
             :class:`LogRecord` objects in position order; a projection reads
             ``record.events``.
         """
-        last = from_position
+        return self._tail(from_position, time.sleep, poll_interval, idle_timeout)
+
+    def _tail(
+        self, last: int, wait: Callable[[float], None], poll_interval: float, idle_timeout: float | None
+    ) -> Iterator[LogRecord]:
+        """The loop of every backend's ``subscribe``: read what follows ``last``,
+        then ``wait(seconds)`` (a sleep, or a wait for a notification) for at most
+        ``poll_interval`` and never past ``idle_timeout`` seconds without a new
+        record, when it ends."""
         idle_since = time.monotonic()
         while True:
             got = False
@@ -226,11 +234,16 @@ class _LogReads:
                 got = True
                 last = rec.position
                 yield rec
+            now = time.monotonic()
             if got:
-                idle_since = time.monotonic()
-            elif idle_timeout is not None and time.monotonic() - idle_since >= idle_timeout:
-                return
-            time.sleep(poll_interval)
+                idle_since = now
+            pause = poll_interval
+            if idle_timeout is not None:
+                left = idle_timeout - (now - idle_since)
+                if left <= 0:
+                    return
+                pause = min(pause, left)
+            wait(pause)
 
     # -- audit ---------------------------------------------------------------------
     def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:

@@ -655,25 +655,13 @@ class PostgresEventLog(_LogReads):
         try:
             with self._guard:
                 listener.execute(f'LISTEN "{self._channel}"')
-            idle_since = time.monotonic()
-            while True:
-                got = False
-                for rec in self.read(last + 1):
-                    got = True
-                    last = rec.position
-                    yield rec
-                now = time.monotonic()
-                if got:
-                    idle_since = now
-                wait = poll_interval
-                if idle_timeout is not None:
-                    left = idle_timeout - (now - idle_since)
-                    if left <= 0:
-                        return
-                    wait = min(wait, left)
+
+            def notified(seconds: float) -> None:
                 with self._guard:
-                    for _ in listener.notifies(timeout=wait, stop_after=1):
+                    for _ in listener.notifies(timeout=seconds, stop_after=1):
                         pass
+
+            yield from self._tail(last, notified, poll_interval, idle_timeout)
         finally:
             with contextlib.suppress(Exception):
                 listener.close()
