@@ -24,6 +24,7 @@ import pytest
 import memex
 from memex.cli import main
 from memex.log import SCHEMA_VERSION
+from tests.sqlite_version import set_user_version, user_version
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "agent_session.jsonl"
@@ -38,20 +39,6 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def _user_version(path: Path) -> int:
-    with sqlite3.connect(path) as conn:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _set_user_version(path: Path, version: int) -> None:
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute(f"PRAGMA user_version = {version}")
-        conn.commit()
-    finally:
-        conn.close()
-
-
 # --------------------------------------------------------------------------- memex log init (SQLite)
 def test_log_init_creates_a_sqlite_log_and_is_safe_to_run_twice(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
@@ -64,7 +51,7 @@ def test_log_init_creates_a_sqlite_log_and_is_safe_to_run_twice(
             f"memex log init --db {db}: schema version {SCHEMA_VERSION}",
             "head position 0",
         ]
-    assert _user_version(db) == SCHEMA_VERSION
+    assert user_version(db) == SCHEMA_VERSION
     assert run(capsys, "audit", "verify", "--db", str(db))[0] == 0
 
 
@@ -73,13 +60,13 @@ def test_log_init_migrates_a_file_written_before_versions(
 ) -> None:
     db = tmp_path / "old.db"
     assert run(capsys, "log", "import", str(EXAMPLE), "--db", str(db))[0] == 0
-    _set_user_version(db, 0)
+    set_user_version(db, 0)
     code, out, _ = run(capsys, "replay", "--db", str(db), "--json")  # a reader changes nothing
-    assert code == 0 and _user_version(db) == 0
+    assert code == 0 and user_version(db) == 0
     code, out, err = run(capsys, "log", "init", "--db", str(db))
     assert (code, err) == (0, "")
     assert f"schema version {SCHEMA_VERSION}" in out and "head position 124" in out
-    assert _user_version(db) == SCHEMA_VERSION
+    assert user_version(db) == SCHEMA_VERSION
     assert run(capsys, "audit", "verify", "--db", str(db))[0] == 0
 
 
@@ -88,11 +75,11 @@ def test_log_init_refuses_a_newer_schema_a_directory_and_another_applications_fi
 ) -> None:
     newer = tmp_path / "newer.db"
     assert run(capsys, "log", "init", "--db", str(newer))[0] == 0
-    _set_user_version(newer, SCHEMA_VERSION + 1)
+    set_user_version(newer, SCHEMA_VERSION + 1)
     code, out, err = run(capsys, "log", "init", "--db", str(newer))
     assert code == 2 and out == ""
     assert f"schema version is {SCHEMA_VERSION + 1}" in err and f"up to {SCHEMA_VERSION}" in err
-    assert _user_version(newer) == SCHEMA_VERSION + 1
+    assert user_version(newer) == SCHEMA_VERSION + 1
     for command in (("replay", "--db", str(newer)), ("log", "import", str(EXAMPLE), "--db", str(newer))):
         code, _, err = run(capsys, *command)
         assert code == 2 and "upgrade memex" in err

@@ -14,23 +14,7 @@ import pytest
 
 import memex
 from memex.log import SCHEMA_VERSION, SQLiteEventLog, is_dsn, open_log
-
-
-def _user_version(path: Path) -> int:
-    conn = sqlite3.connect(path)
-    try:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
-    finally:
-        conn.close()
-
-
-def _set_user_version(path: Path, version: int) -> None:
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute(f"PRAGMA user_version = {version}")
-        conn.commit()
-    finally:
-        conn.close()
+from tests.sqlite_version import set_user_version, user_version
 
 
 def _store_with_two_items(path: Path) -> None:
@@ -111,7 +95,7 @@ def test_a_new_file_carries_the_schema_version(tmp_path: Path) -> None:
     with SQLiteEventLog(db) as lg:
         assert lg.schema_version() == SCHEMA_VERSION
         assert lg.init_schema() == SCHEMA_VERSION
-    assert _user_version(db) == SCHEMA_VERSION
+    assert user_version(db) == SCHEMA_VERSION
     mem = SQLiteEventLog(":memory:")
     assert mem.schema_version() == SCHEMA_VERSION
     mem.close()
@@ -120,17 +104,17 @@ def test_a_new_file_carries_the_schema_version(tmp_path: Path) -> None:
 def test_a_file_written_before_versions_is_migrated_on_a_writable_open(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     _store_with_two_items(db)
-    _set_user_version(db, 0)  # as memex wrote it before the schema had a version
+    set_user_version(db, 0)  # as memex wrote it before the schema had a version
     with SQLiteEventLog(db, read_only=True) as ro:  # a reader changes nothing
         assert ro.schema_version() == 0
         with pytest.raises(memex.ReadOnlyStoreError):
             ro.init_schema()
         assert ro.head() == 2
-    assert _user_version(db) == 0
+    assert user_version(db) == 0
     with SQLiteEventLog(db) as lg:
         assert lg.schema_version() == SCHEMA_VERSION
         assert lg.head() == 2 and lg.verify().ok
-    assert _user_version(db) == SCHEMA_VERSION
+    assert user_version(db) == SCHEMA_VERSION
     with memex.MemexStore.open(db, read_only=True) as s:
         assert sorted(s.mem.items) == ["a", "b"]
 
@@ -139,7 +123,7 @@ def test_init_schema_migrates_and_is_idempotent(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     _store_with_two_items(db)
     with SQLiteEventLog(db) as lg:
-        _set_user_version(db, 0)  # another connection rolls the version back under an open log
+        set_user_version(db, 0)  # another connection rolls the version back under an open log
         assert lg.schema_version() == 0
         assert lg.init_schema() == SCHEMA_VERSION
         assert lg.init_schema() == SCHEMA_VERSION
@@ -152,7 +136,7 @@ def test_init_schema_migrates_and_is_idempotent(tmp_path: Path) -> None:
 def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path, read_only: bool) -> None:
     db = tmp_path / "new.db"
     _store_with_two_items(db)
-    _set_user_version(db, SCHEMA_VERSION + 1)
+    set_user_version(db, SCHEMA_VERSION + 1)
     before = db.read_bytes()
     with pytest.raises(memex.FileAccessError) as e:
         SQLiteEventLog(db, read_only=read_only)
@@ -161,7 +145,7 @@ def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path, read_onl
     assert f"versions up to {SCHEMA_VERSION}" in str(e.value)
     with pytest.raises(memex.FileAccessError, match="newer"):
         memex.MemexStore.open(db, read_only=read_only)
-    assert db.read_bytes() == before and _user_version(db) == SCHEMA_VERSION + 1
+    assert db.read_bytes() == before and user_version(db) == SCHEMA_VERSION + 1
 
 
 def test_another_applications_versioned_database_stays_refused_and_untouched(tmp_path: Path) -> None:
