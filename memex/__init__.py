@@ -188,7 +188,7 @@ from memex.log import (
 # isort: split
 # -- 7 interfaces: the store facade, notebook bridges
 from memex.interop import to_networkx
-from memex.store import EnvelopeImport, MemexStore, SkippedOnOpen, find_unreadable
+from memex.store import EnvelopeImport, MemexStore, SkippedOnOpen, Transaction, find_unreadable
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__): psycopg is an optional extra
     from memex.log.postgres import PostgresEventLog
@@ -368,6 +368,7 @@ __all__ = [  # sorted within each group; the errors are appended below
     # -- 7 interfaces
     "EnvelopeImport",
     "MemexStore",
+    "Transaction",
     "SkippedOnOpen",
     "find_unreadable",
     "to_networkx",

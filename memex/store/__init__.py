@@ -9,10 +9,12 @@ from memex.log import EventLog, SQLiteEventLog
 from memex.serialization import decode_states, encode_states
 from memex.store.core import DEFAULT_DB, MemexStore, SkippedOnOpen, find_unreadable
 from memex.store.ingest import EnvelopeImport
+from memex.store.keyed import Transaction
 
 __all__ = [
     "MemexStore",
     "EnvelopeImport",
+    "Transaction",
     "SkippedOnOpen",
     "find_unreadable",
     "encode_states",

@@ -504,7 +504,7 @@ class MemexStore(StoreMutations, StoreQueries):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _append(self, records: Records) -> None:
+    def _append(self, records: Records, ids: Callable[[int], str] | None = None) -> None:
         """Append the folded commands as one batch, expecting the head at :attr:`position`.
 
         If the connection to a server-backed log breaks during the append
@@ -517,7 +517,7 @@ class MemexStore(StoreMutations, StoreQueries):
         committed).
         """
         assert self._log is not None
-        envs = stamp_envelopes(self._log, self._position, records)
+        envs = stamp_envelopes(self._log, self._position, records, ids)
         try:
             positions = self._log.append(
                 envs, events=[evs for _, _, evs in records], expected_position=self._position
@@ -532,8 +532,14 @@ class MemexStore(StoreMutations, StoreQueries):
             positions = [stored.position]
         self._position = max(positions)
 
-    def _commit(self, step: Callable[[States], tuple[R, States, Records]]) -> R:
+    def _commit(
+        self, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
+    ) -> R:
         """Run ``step`` on the current states; log the commands it folded; rebind on success.
+
+        ``ids(i)``, when given, is the envelope id of the ``i``-th command
+        (an idempotent transaction, :mod:`memex.store.keyed`); otherwise
+        envelopes get fresh UUIDv7 ids.
 
         ``step(states)`` returns ``(value, new states, records)`` with one
         ``(namespace, command, events)`` record per command it folded. With a
@@ -561,7 +567,7 @@ class MemexStore(StoreMutations, StoreQueries):
                 value, states, records = step(self.states)
                 if records:
                     try:
-                        self._append(records)
+                        self._append(records, ids)
                     except ConcurrencyError:
                         if attempt >= _RETRIES and time.monotonic() >= deadline:
                             raise

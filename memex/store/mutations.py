@@ -33,6 +33,8 @@ from memex.models import (
     TaskLifecycleEvent,
 )
 from memex.namespaces import States
+from memex.store.keyed import Planner, Transaction
+from memex.store.keyed import transact as keyed_transact
 from memex.transplant import ImportReport, MemexExport, fold_import
 
 __all__ = ["StoreMutations", "Records", "latest_log_ts", "stamp_envelopes"]
@@ -64,7 +66,9 @@ def latest_log_ts(log: EventLog, position: int) -> int | None:
     return None
 
 
-def stamp_envelopes(log: EventLog, position: int, records: Records) -> list[EventEnvelope[Any]]:
+def stamp_envelopes(
+    log: EventLog, position: int, records: Records, ids: Callable[[int], str] | None = None
+) -> list[EventEnvelope[Any]]:
     """Wrap folded commands in envelopes stamped for appending after ``position``.
 
     Each envelope is stamped at the later of the package clock, the log's
@@ -77,11 +81,20 @@ def stamp_envelopes(log: EventLog, position: int, records: Records) -> list[Even
         log: the log the batch will be appended to.
         position: the head the batch expects.
         records: ``(namespace, command, events)`` per command.
+        ids: ``ids(i)`` is the id of the ``i``-th envelope (an idempotent
+            transaction's ids, see :mod:`memex.store.keyed`), or ``None``
+            to mint UUIDv7 ids.
     Returns:
         One envelope per record, in order.
     """
     floor = latest_log_ts(log, position)
-    return [create_event_envelope(cmd.type, cmd, namespace=ns, not_before=floor) for ns, cmd, _ in records]
+    envs = [create_event_envelope(cmd.type, cmd, namespace=ns, not_before=floor) for ns, cmd, _ in records]
+    if ids is None:
+        return envs
+    return [
+        EventEnvelope(id=ids(i), namespace=e.namespace, type=e.type, ts=e.ts, trace_id=e.trace_id, payload=e.payload)
+        for i, e in enumerate(envs)
+    ]
 
 
 class StoreMutations:
@@ -89,7 +102,9 @@ class StoreMutations:
 
     __slots__ = ()
 
-    def _commit(self, step: Callable[[States], tuple[R, States, Records]]) -> R:
+    def _commit(
+        self, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
+    ) -> R:
         raise NotImplementedError
 
     def _run(self, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
@@ -98,6 +113,53 @@ class StoreMutations:
     def _memory(self, plan: Callable[[GraphState], Iterable[Any]]) -> list[MemoryLifecycleEvent]:
         """:meth:`_run` for a planner of memory commands over the memory graph."""
         return self._run(lambda states: (("memory", cmd) for cmd in plan(states.mem)))
+
+    def transact(self, plan: Planner, *, idempotency_key: str | None = None) -> Transaction:
+        """Commit the commands ``plan(states)`` returns as one batch; optionally at most once per key.
+
+        ``plan`` receives the current :class:`~memex.namespaces.States`
+        ``(mem, intents, tasks)`` and returns ``(namespace, command)`` pairs
+        (``"memory"``, ``"intent"`` or ``"task"``; a command record or its
+        wire mapping). The commands are folded in order and appended as one
+        atomic batch. On a shared log, when another writer appended first,
+        the store folds the new records and calls ``plan`` again on the
+        newer state (for up to 60 s), so a check the planner makes holds for
+        the state the batch lands on. A planner returning nothing commits nothing.
+
+        With ``idempotency_key`` the envelope ids of the batch are derived
+        from the key (a UUIDv8 of ``SHA-256`` of the key and the command's
+        index), so the log records that the key was used: a later call with
+        the same key, from this process or another one on the same log,
+        appends nothing, folds what the log holds and returns the first
+        call's commands and events with ``replayed=True``, even when its
+        planner would now plan something else. A key names one change: use
+        a fresh key (a UUID, or the caller's request id) per change and the
+        same key when retrying it.
+
+        Args:
+            plan: the planner (called one or more times; it must not have side effects).
+            idempotency_key: 1 to 256 characters of valid Unicode, or ``None``.
+        Returns:
+            A :class:`~memex.store.keyed.Transaction`: ``commands`` and
+            ``events`` as wire dicts, ``positions`` in the log, ``replayed``.
+        Raises:
+            ValidationError: a bad key, or a key on a store without a log.
+            MemexError: the first command that fails (its own error type);
+                nothing is folded or appended.
+            ReadOnlyStoreError: the store is read-only.
+            ConcurrencyError: other writers kept appending first for 60 s.
+        Complexity: O(k) commands plus O(log n) to look the key up.
+
+        Example:
+            >>> from memex import MemexStore, create_memory_item
+            >>> store = MemexStore()
+            >>> item = create_memory_item(scope="s", kind="observation", content={"text": "x"},
+            ...                           author="a", source_kind="observed", authority=0.5)
+            >>> done = store.transact(lambda states: [("memory", {"type": "memory.create", "item": item})])
+            >>> [e["type"] for e in done.events], done.replayed
+            (['memory.created'], False)
+        """
+        return keyed_transact(self, plan, idempotency_key)
 
     # -- memory mutations -------------------------------------------------------
     def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:

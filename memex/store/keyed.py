@@ -1,0 +1,182 @@
+"""Transactions of a store: a planner run against the newest state, optionally once per key.
+
+:meth:`MemexStore.transact <memex.MemexStore.transact>` runs a planner, a
+function of the current :class:`~memex.namespaces.States` that returns the
+commands of a change, and commits them as one batch. Against a shared log the
+planner runs again on the caught-up state whenever another writer appended
+first, so a check made by the planner ("no entity of this name exists yet")
+holds for the state the batch is appended to.
+
+With an idempotency key the batch's envelope ids are derived from the key
+(:func:`key_envelope_id`), so the log itself records that the key was used:
+a second transaction with the same key, in this process or any other one on
+the same log, appends nothing and returns what the first one did. Two writers
+racing with one key both reach the log's idempotency check: the first append
+wins and the other reads the winner's batch back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from memex.errors import IdempotencyConflictError, MemexError, ValidationError
+from memex.log import EventLog, LogRecord
+from memex.models import Record
+from memex.namespaces import States, fold
+
+__all__ = ["Transaction", "Planner", "key_envelope_id", "MAX_KEY_LENGTH"]
+
+Planner = Callable[[States], Iterable[tuple[str, Any]]]
+"""A function of the current states returning ``(namespace, command)`` pairs
+(``namespace`` is ``"memory"``, ``"intent"`` or ``"task"``; a command is a
+record or its wire mapping)."""
+
+MAX_KEY_LENGTH = 256
+"""The longest idempotency key accepted, in characters."""
+
+
+class Transaction(NamedTuple):
+    """What :meth:`MemexStore.transact <memex.MemexStore.transact>` committed.
+
+    Attributes:
+        commands: ``(namespace, command wire dict)`` per command, in order.
+        events: the lifecycle events of every command, as wire dicts, in order.
+        positions: the log position of each command (``[]`` for a store
+            without a log).
+        replayed: ``True`` when the idempotency key had been used before:
+            nothing was appended and the fields describe the first transaction.
+    """
+
+    commands: list[tuple[str, dict[str, Any]]]
+    events: list[dict[str, Any]]
+    positions: list[int]
+    replayed: bool
+
+
+def _wire(value: Any) -> Any:
+    return value.to_dict() if isinstance(value, Record) else value
+
+
+def check_key(key: Any) -> str:
+    """Return ``key`` if it is a usable idempotency key.
+
+    Raises:
+        ValidationError: (field ``idempotency_key``) not a string, empty,
+            longer than :data:`MAX_KEY_LENGTH` characters, or holding a lone
+            surrogate.
+    """
+    field = "idempotency_key"
+    if not isinstance(key, str):
+        raise ValidationError(f"{field}: expected a string, got {type(key).__name__}", field)
+    if not key or len(key) > MAX_KEY_LENGTH:
+        raise ValidationError(f"{field}: expected 1 to {MAX_KEY_LENGTH} characters, got {len(key)}", field)
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{field}: holds a lone surrogate (not valid Unicode text)", field) from None
+    return key
+
+
+def key_envelope_id(key: str, index: int) -> str:
+    """The envelope id of command ``index`` (0-based) of the transaction keyed ``key``.
+
+    A UUID of version 8 (RFC 9562, the custom layout) whose 122 free bits are
+    the first bits of ``SHA-256("memex.idempotency\\0" ‖ key ‖ "\\0" ‖ index)``:
+    deterministic, so every process derives the same ids from one key, and
+    in the same textual form as the UUIDv7 ids minted for other envelopes.
+
+    Args:
+        key: a key accepted by :func:`check_key`.
+        index: the command's index in its batch.
+    Returns:
+        The id in canonical lowercase 8-4-4-4-12 form.
+    """
+    digest = hashlib.sha256(b"memex.idempotency\0" + key.encode("utf-8") + b"\0%d" % index).digest()
+    raw = bytearray(digest[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x80  # version 8
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 9562 variant
+    return str(uuid.UUID(bytes=bytes(raw)))
+
+
+def keyed_records(log: EventLog, key: str) -> list[LogRecord]:
+    """The stored batch of the transaction keyed ``key`` (``[]`` if the key is unused).
+
+    A batch is appended atomically at consecutive positions, so it is read
+    from the position of its first envelope while the ids match.
+    Complexity: O(log n + k) for a batch of k commands.
+    """
+    first = log.lookup(key_envelope_id(key, 0))
+    if first is None:
+        return []
+    found = [first]
+    for rec in log.read(first.position + 1):
+        if rec.envelope.id != key_envelope_id(key, len(found)):
+            break
+        found.append(rec)
+    return found
+
+
+def replayed(records: list[LogRecord]) -> Transaction:
+    """The :class:`Transaction` a stored keyed batch describes."""
+    return Transaction(
+        commands=[(r.envelope.namespace, _wire(r.envelope.payload)) for r in records],
+        events=[_wire(e) for r in records for e in r.events],
+        positions=[r.position for r in records],
+        replayed=True,
+    )
+
+
+def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
+    """The body of :meth:`MemexStore.transact <memex.MemexStore.transact>` (``store`` is the store)."""
+    positions: list[int] = []
+
+    def step(states: States) -> tuple[Transaction, States, list[tuple[str, Any, list[Any]]]]:
+        records: list[tuple[str, Any, list[Any]]] = []
+        result = fold(
+            states,
+            ((None, ns, cmd) for ns, cmd in plan(states)),
+            on_applied=lambda _k, ns, cmd, evs: records.append((ns, cmd, evs)),
+        )
+        done = Transaction(
+            commands=[(ns, _wire(cmd)) for ns, cmd, _ in records],
+            events=[_wire(e) for _, _, evs in records for e in evs],
+            positions=positions,
+            replayed=False,
+        )
+        return done, result.states, records
+
+    def committed(done: Transaction) -> Transaction:
+        if done.commands and store.log is not None:
+            positions.extend(range(store.position - len(done.commands) + 1, store.position + 1))
+        return done
+
+    if key is None:
+        with store._lock:
+            return committed(store._commit(step))
+    key = check_key(key)
+    with store._lock:
+        store._check_writable()
+        log: EventLog | None = store.log
+        if log is None:
+            raise ValidationError(
+                "idempotency_key: needs a store with an event log (MemexStore.open); "
+                "an in-memory store keeps no record of used keys",
+                "idempotency_key",
+            )
+        found = keyed_records(log, key)
+        if not found:
+            try:
+                return committed(store._commit(step, lambda i: key_envelope_id(key, i)))
+            except IdempotencyConflictError:
+                # another writer appended this key first (with other bytes: its own ids and times)
+                found = keyed_records(log, key)
+                if not found:
+                    raise
+        try:
+            store._catch_up()
+        except MemexError:
+            pass  # the stored batch is the answer; the fold is retried by the next call
+        return replayed(found)
