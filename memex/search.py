@@ -42,7 +42,7 @@ from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import MemoryItem
 
-__all__ = ["TextIndex", "default_text", "RRF_K", "ANN_MIN"]
+__all__ = ["TextIndex", "default_text", "token_cost", "RRF_K", "ANN_MIN", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
 
 TextFn = Callable[[MemoryItem], str]
 Embedder = Callable[[list[str]], Any]
@@ -52,6 +52,13 @@ RRF_K = 60
 
 #: From this many vectors on, nearest neighbours come from usearch's HNSW index (when installed).
 ANN_MIN = 100_000
+
+#: The weights ``memex recall`` and the MCP ``recall`` tool rank with: relevance first, then
+#: the belief scores.
+RECALL_WEIGHTS: dict[str, float] = {"relevance": 1.0, "authority": 0.5, "conviction": 0.25, "importance": 0.25}
+
+#: Token budgets count an item's indexed text at this many characters per token.
+CHARS_PER_TOKEN = 4
 
 # a word: letters and digits (not "_", which unicode61 separates on), with the combining
 # diacritical marks that follow them (as unicode61 keeps them in the word and folds them)
@@ -86,6 +93,16 @@ def default_text(item: MemoryItem) -> str:
         elif isinstance(x, list | tuple):
             stack.extend(reversed(x))
     return " ".join(leaves)
+
+
+def token_cost(item: MemoryItem) -> int:
+    """An item's estimated token cost for a retrieval budget: ``len(default_text(item)) // 4``, at least 1.
+
+    The estimate of :data:`CHARS_PER_TOKEN` characters per token is the
+    usual rule of thumb for English text under BPE tokenizers; it needs no
+    tokenizer model. O(size of the item's content).
+    """
+    return max(1, len(default_text(item)) // CHARS_PER_TOKEN)
 
 
 def _event_parts(ev: Any, path: str) -> tuple[str | None, Any]:

@@ -9,15 +9,9 @@ from memex.cli.app import CliError, Context, db_arguments, field_text, one_line,
 from memex.cli.logs import read_source
 from memex.models import ScoredItem
 from memex.retrieval import smart_retrieve
-from memex.search import default_text
+from memex.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost
 
 __all__ = ["cmd_recall", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
-
-RECALL_WEIGHTS = {"relevance": 1.0, "authority": 0.5, "conviction": 0.25, "importance": 0.25}
-"""The weights ``memex recall`` ranks with (relevance first, then the belief scores)."""
-
-CHARS_PER_TOKEN = 4
-"""``--budget`` counts tokens, estimated as the indexed text's length / 4 (at least 1)."""
 
 
 def _recall_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +25,6 @@ def _recall_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--candidates", type=int, default=200, metavar="N",
                         help="text matches scored (default 200)")
     parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
-
-
-def _cost(item: Any) -> int:
-    return max(1, len(default_text(item)) // CHARS_PER_TOKEN)
 
 
 def _wire(e: ScoredItem) -> dict[str, Any]:
@@ -92,7 +82,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     ctx.exit_code = 1 if log.skipped else 0
     ctx.warn_skipped(log.skipped)
     found = smart_retrieve(
-        log.state, budget=args.budget, cost_fn=_cost, weights=RECALL_WEIGHTS,
+        log.state, budget=args.budget, cost_fn=token_cost, weights=RECALL_WEIGHTS,
         contradictions="surface", query=question, candidates=args.candidates,
     )
     if args.json:
