@@ -207,7 +207,7 @@ def _parsers(parser: argparse.ArgumentParser, name: str = "memex") -> list[tuple
 
 def test_every_subcommand_has_a_description_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
     parsers = _parsers(build_parser())
-    assert len(parsers) == 15  # 8 commands, slice export|import, log init|import|export|tail, audit verify
+    assert len(parsers) == 16  # 9 commands, slice export|import, log init|import|export|tail, audit verify
     for name, parser in parsers:
         assert parser.description, name
         code, out, _ = run(capsys, *name.split()[1:], "--help")

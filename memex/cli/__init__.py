@@ -14,6 +14,7 @@ Usage::
     memex log export --db memex.db [--as-of WHEN] [-o OUT.jsonl]
     memex log tail --db memex.db [-n N] [--follow]
     memex audit verify --db memex.db [--expect-head POSITION:HASH] [--json]
+    memex mcp [--db memex.db] [--profile memex|kg] [--scope-prefix P] [--read-only] [--author A]
 
 Every read command takes either a JSON-lines log or ``--db DB``, a durable
 store, which is opened read-only; ``--as-of WHEN`` (only with ``--db``) is
@@ -69,6 +70,7 @@ from memex.cli.audit import cmd_stale as cmd_stale
 from memex.cli.audit import cmd_why as cmd_why
 from memex.cli.log import cmd_log as cmd_log
 from memex.cli.logs import read_log
+from memex.cli.mcp import cmd_mcp as cmd_mcp
 from memex.cli.recall import cmd_recall as cmd_recall
 from memex.cli.replay import SCOPE_LIMIT, count_active_contradictions
 from memex.cli.replay import cmd_replay as cmd_replay
@@ -96,4 +98,4 @@ PROGRESS_THRESHOLD = 100_000
 """Inputs with more lines (records, envelopes) than this show a progress bar on stderr
 (not with ``--json``). Read when a command starts a bar, so it can be changed at run time."""
 
-order_subcommands(("replay", "recall", "why", "contradictions", "stale", "slice", "log", "audit"))
+order_subcommands(("replay", "recall", "why", "contradictions", "stale", "slice", "log", "audit", "mcp"))

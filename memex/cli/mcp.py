@@ -1,0 +1,67 @@
+"""``memex mcp``: serve a durable store to agents over the Model Context Protocol (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from memex.cli.app import CliError, Context, db_path, subcommand
+from memex.errors import MissingDependencyError
+from memex.mcp.tools import DEFAULT_AUTHOR, DEFAULT_MAX_TEXT, MemoryTools
+from memex.store import DEFAULT_DB, MemexStore
+
+__all__ = ["cmd_mcp"]
+
+
+def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db", metavar="DB", type=db_path, default=DEFAULT_DB,
+        help=f"the store's event log: a SQLite file (default ./{DEFAULT_DB}) or a PostgreSQL DSN; "
+        "a missing SQLite file is created",
+    )
+    parser.add_argument(
+        "--profile", choices=("memex", "kg"), default="memex",
+        help="memex: remember, recall, update, link, forget, why, contradictions, resolve (default); "
+        "kg: the tools of @modelcontextprotocol/server-memory",
+    )
+    parser.add_argument("--scope-prefix", metavar="P",
+                        help="confine every tool to items whose scope starts with P")
+    parser.add_argument("--read-only", action="store_true",
+                        help="serve only the reading tools and open the store read-only")
+    parser.add_argument("--author", metavar="A", default=DEFAULT_AUTHOR,
+                        help=f"the author of every write (default {DEFAULT_AUTHOR})")
+    parser.add_argument("--max-text", metavar="N", type=int, default=DEFAULT_MAX_TEXT,
+                        help=f"the longest text a tool accepts, in characters (default {DEFAULT_MAX_TEXT})")
+
+
+@subcommand("mcp", "serve the store to agents over the Model Context Protocol (stdio)", _mcp_arguments)
+def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex mcp [--db DB] [--profile memex|kg] [--scope-prefix P] [--read-only] [--author A]``.
+
+    Opens the store (``--read-only``: read-only, and it must exist), then
+    serves MCP over stdin/stdout until the client closes the connection.
+    Stdout carries only protocol messages; the server logs to stderr. Any
+    number of server processes may serve one store at once: each folds the
+    others' writes before it answers and appends with optimistic concurrency.
+
+    Returns:
+        0 when the client disconnects.
+    Raises:
+        CliError: the ``mcp`` extra is not installed, or ``--max-text`` < 1 (exit code 2).
+        FileAccessError, StorageError: the store cannot be opened (exit code 2).
+    """
+    if args.max_text < 1:
+        raise CliError("mcp: --max-text must be at least 1")
+    try:
+        server_module = importlib.import_module("memex.mcp.server")
+    except ImportError as e:
+        missing = MissingDependencyError(getattr(e, "name", None) or "mcp", "mcp", "memex mcp")
+        raise CliError(str(missing)) from None
+    with MemexStore.open(args.db, read_only=args.read_only) as store:
+        tools = MemoryTools(
+            store, author=args.author, scope_prefix=args.scope_prefix, read_only=args.read_only,
+            max_text=args.max_text,
+        )
+        server = server_module.build_server(tools, profile=args.profile)
+        server.run("stdio")
+    return 0

@@ -1,0 +1,435 @@
+"""The memory tools of the MCP server, as plain methods over a :class:`~memex.MemexStore`.
+
+:class:`MemoryTools` holds what ``memex mcp`` serves, without the protocol:
+each method validates its arguments as untrusted input, folds what other
+processes appended to the shared log (:meth:`~memex.MemexStore.refresh`),
+plans its commands against that state and commits them with
+:meth:`~memex.MemexStore.transact` (optimistic concurrency: the plan is made
+again on the newer state when another process appended first; idempotent per
+request key). It returns a JSON-ready ``dict``. Errors are memex errors
+(:class:`~memex.ValidationError` naming the field,
+:class:`~memex.MemoryNotFoundError`, ...); a failing call changes nothing.
+:mod:`memex.mcp.server` binds the methods to MCP tools.
+
+Scopes: with ``scope_prefix`` every tool sees and writes only items whose
+``scope`` starts with that string; an item outside it is reported as not
+found, exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, ValidationError
+from memex.factories import create_edge, create_memory_item
+from memex.graph import GraphState
+from memex.integrity import get_contradictions, plan_cascade_retract, plan_resolve_contradiction
+from memex.models import MemoryItem
+from memex.provenance import SupportNode, get_support_tree
+from memex.search import RECALL_WEIGHTS, default_text, token_cost
+from memex.store import MemexStore, Transaction
+
+__all__ = [
+    "MemoryTools",
+    "LINK_KINDS",
+    "CONTRADICTION_POLICIES",
+    "DEFAULT_AUTHOR",
+    "DEFAULT_MAX_TEXT",
+    "READ_TOOLS",
+    "WRITE_TOOLS",
+]
+
+#: The edge kinds ``link`` creates.
+LINK_KINDS = ("SUPPORTS", "CONTRADICTS", "SUPERSEDES", "ALIAS", "ABOUT", "DERIVED_FROM")
+#: The ``contradictions`` policies of ``recall`` (see :func:`memex.smart_retrieve`).
+CONTRADICTION_POLICIES = ("surface", "filter", "ignore")
+#: The author of the server's writes unless ``--author`` names another.
+DEFAULT_AUTHOR = "agent:mcp"
+#: The longest text (characters) a tool accepts unless the server is given another limit.
+DEFAULT_MAX_TEXT = 100_000
+#: The tools that only read (served with ``--read-only`` too).
+READ_TOOLS = ("recall", "why", "contradictions")
+#: The tools that write.
+WRITE_TOOLS = ("remember", "update", "link", "forget", "resolve")
+
+_NO_BUDGET = 2**62
+
+
+def check_text(field: str, value: Any, limit: int, *, empty: bool = False) -> str:
+    """Return ``value`` if it is a string of at most ``limit`` characters of valid Unicode.
+
+    Raises:
+        ValidationError: (naming ``field``) not a string, empty (unless
+            ``empty``), longer than ``limit``, or holding a lone surrogate.
+    """
+    if not isinstance(value, str):
+        raise ValidationError(f"{field}: expected a string, got {type(value).__name__}", field)
+    if not value and not empty:
+        raise ValidationError(f"{field}: must not be empty", field)
+    if len(value) > limit:
+        raise ValidationError(
+            f"{field}: {len(value)} characters, more than this server's limit of {limit}", field
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{field}: holds a lone surrogate (not valid Unicode text)", field) from None
+    return value
+
+
+def _positive(field: str, value: Any, *, lo: int = 1, hi: int = 10_000) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValidationError(f"{field}: expected an integer from {lo} to {hi}, got {value!r}", field)
+    return value
+
+
+class MemoryTools:
+    """The memex MCP tools over one store (thread-safe: the store serialises its writes).
+
+    Args:
+        store: a durable store (:meth:`MemexStore.open`); an in-memory one
+            works too, without cross-process reads or idempotency keys.
+        author: the ``author`` of every item, edge and command written
+            (default ``"agent:mcp"``).
+        scope_prefix: confine every tool to items whose scope starts with
+            this string (``None`` = all scopes).
+        read_only: refuse the writing tools (:class:`~memex.ReadOnlyStoreError`).
+        max_text: the longest text accepted in any text argument, in characters.
+    Raises:
+        ValidationError: a bad ``author``, ``scope_prefix`` or ``max_text``.
+    """
+
+    def __init__(
+        self,
+        store: MemexStore,
+        *,
+        author: str = DEFAULT_AUTHOR,
+        scope_prefix: str | None = None,
+        read_only: bool = False,
+        max_text: int = DEFAULT_MAX_TEXT,
+    ) -> None:
+        self.store = store
+        self.max_text = _positive("max_text", max_text, hi=2**31)
+        self.author = check_text("author", author, 1024)
+        self.scope_prefix = None if scope_prefix is None else check_text("scope_prefix", scope_prefix, 1024)
+        self.read_only = bool(read_only)
+
+    # -- helpers ---------------------------------------------------------------------
+    def visible(self, item: MemoryItem | None) -> bool:
+        """Whether ``item`` exists and lies under the server's scope prefix."""
+        return item is not None and (self.scope_prefix is None or item.scope.startswith(self.scope_prefix))
+
+    def _item(self, state: GraphState, field: str, item_id: Any) -> MemoryItem:
+        check_text(field, item_id, 1024)
+        item = state.items.get(item_id)
+        if item is None or not self.visible(item):
+            raise MemoryNotFoundError(item_id)
+        return item
+
+    def _fresh(self) -> GraphState:
+        """Fold what other processes appended, then return the memory graph."""
+        self.store.refresh()
+        return self.store.mem
+
+    def _write(self, plan: Any, key: str | None) -> Transaction:
+        if self.read_only:
+            raise ReadOnlyStoreError("this MCP server is read-only (--read-only)")
+        self.store.refresh()
+        return self.store.transact(plan, idempotency_key=key)
+
+    def _scope(self, field: str, scope: Any) -> str:
+        check_text(field, scope, 1024)
+        if self.scope_prefix is not None and not scope.startswith(self.scope_prefix):
+            raise ValidationError(
+                f"{field}: {scope!r} is outside this server's scopes (they start with {self.scope_prefix!r})",
+                field,
+            )
+        return str(scope)
+
+    def _wire_item(self, item: MemoryItem) -> dict[str, Any]:
+        return {
+            "id": item.id,
+            "text": default_text(item),
+            "scope": item.scope,
+            "kind": item.kind,
+            "authority": item.authority,
+            "conviction": item.conviction,
+            "importance": item.importance,
+            "parents": list(item.parents or []),
+        }
+
+    # -- writing tools ----------------------------------------------------------------
+    def remember(
+        self,
+        text: str,
+        scope: str,
+        kind: str = "observation",
+        source_kind: str = "agent_inferred",
+        authority: float = 0.7,
+        importance: float | None = None,
+        conviction: float | None = None,
+        parents: list[str] | None = None,
+        meta: dict[str, Any] | None = None,
+        *,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a new item ``{"text": text}``; returns ``{"id": new item id}``.
+
+        Every parent must be a visible item. Raises ValidationError for a bad
+        field, MemoryNotFoundError for an unknown parent.
+        """
+        check_text("text", text, self.max_text)
+        self._scope("scope", scope)
+        check_text("kind", kind, 1024)
+        check_text("source_kind", source_kind, 1024)
+        if parents is not None and (not isinstance(parents, list) or len(parents) > 1000):
+            raise ValidationError("parents: expected a list of at most 1000 item ids", "parents")
+        item = create_memory_item(
+            scope=scope, kind=kind, content={"text": text}, author=self.author, source_kind=source_kind,
+            authority=authority, importance=importance, conviction=conviction, parents=parents, meta=meta,
+        )
+
+        def plan(states: Any) -> list[tuple[str, Any]]:
+            for i, pid in enumerate(item.parents or []):
+                self._item(states.mem, f"parents[{i}]", pid)
+            return [("memory", {"type": "memory.create", "item": item})]
+
+        done = self._write(plan, key)
+        return {"id": done.events[0]["item"]["id"]}
+
+    def update(
+        self,
+        id: str,
+        authority: float | None = None,
+        conviction: float | None = None,
+        importance: float | None = None,
+        meta: dict[str, Any] | None = None,
+        *,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        """Change an item's scores and/or meta (``meta`` replaces it); returns ``{"id"}``.
+
+        Raises ValidationError when no field is given or a value is out of
+        range, MemoryNotFoundError for an unknown id.
+        """
+        partial = {
+            k: v
+            for k, v in (("authority", authority), ("conviction", conviction), ("importance", importance), ("meta", meta))
+            if v is not None
+        }
+        if not partial:
+            raise ValidationError("update: give at least one of authority, conviction, importance, meta", "")
+
+        def plan(states: Any) -> list[tuple[str, Any]]:
+            self._item(states.mem, "id", id)
+            return [("memory", {"type": "memory.update", "item_id": id, "partial": partial, "author": self.author})]
+
+        self._write(plan, key)
+        return {"id": id}
+
+    def link(self, from_: str, to: str, kind: str, *, key: str | None = None) -> dict[str, Any]:
+        """Add an edge ``from_ → to`` of ``kind`` (one of :data:`LINK_KINDS`); returns ``{"edge_id"}``.
+
+        Raises ValidationError for another kind, MemoryNotFoundError for an unknown end.
+        """
+        if kind not in LINK_KINDS:
+            raise ValidationError(f"kind: expected one of {', '.join(LINK_KINDS)}, got {kind!r}", "kind")
+        check_text("from", from_, 1024)
+        check_text("to", to, 1024)
+        edge = create_edge(
+            from_=from_, to=to, kind=kind, author=self.author, source_kind="agent_inferred", authority=0.7
+        )
+
+        def plan(states: Any) -> list[tuple[str, Any]]:
+            self._item(states.mem, "from", from_)
+            self._item(states.mem, "to", to)
+            return [("memory", {"type": "edge.create", "edge": edge})]
+
+        done = self._write(plan, key)
+        return {"edge_id": done.events[0]["edge"]["edge_id"]}
+
+    def forget(
+        self, id: str, reason: str | None = None, cascade: bool = False, *, key: str | None = None
+    ) -> dict[str, Any]:
+        """Retract an item (with ``cascade``, also every item derived from it); returns ``{"retracted": [ids]}``.
+
+        Raises MemoryNotFoundError for an unknown id; with ``cascade``, for a
+        derived item outside the server's scopes (nothing is retracted).
+        """
+        if reason is not None:
+            check_text("reason", reason, self.max_text)
+
+        def plan(states: Any) -> list[tuple[str, Any]]:
+            self._item(states.mem, "id", id)
+            if not cascade:
+                cmd: dict[str, Any] = {"type": "memory.retract", "item_id": id, "author": self.author}
+                if reason is not None:
+                    cmd["reason"] = reason
+                return [("memory", cmd)]
+            cmds = plan_cascade_retract(states.mem, id, self.author, reason)
+            for c in cmds:
+                self._item(states.mem, "id", c.item_id)
+            return [("memory", c) for c in cmds]
+
+        done = self._write(plan, key)
+        return {"retracted": [e["item"]["id"] for e in done.events if e["type"] == "memory.retracted"]}
+
+    def resolve(self, winner: str, loser: str, reason: str | None = None, *, key: str | None = None) -> dict[str, Any]:
+        """Settle a contradiction: retract the ``CONTRADICTS`` edges between the two items,
+        add ``winner SUPERSEDES loser`` and lower the loser's authority.
+
+        Returns ``{"winner", "loser", "changes": [{"type", "id"}]}`` (one entry
+        per lifecycle event). Raises MemoryNotFoundError for an unknown id,
+        ValidationError for ``winner == loser``.
+        """
+        if reason is not None:
+            check_text("reason", reason, self.max_text)
+
+        def plan(states: Any) -> list[tuple[str, Any]]:
+            self._item(states.mem, "winner", winner)
+            self._item(states.mem, "loser", loser)
+            if winner == loser:
+                raise ValidationError("loser: an item cannot supersede itself", "loser")
+            return [("memory", c) for c in plan_resolve_contradiction(states.mem, winner, loser, self.author, reason)]
+
+        done = self._write(plan, key)
+        return {"winner": winner, "loser": loser, "changes": [_change(e) for e in done.events]}
+
+    # -- reading tools ----------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        scope: str | None = None,
+        scope_prefix: str | None = None,
+        limit: int = 10,
+        budget_tokens: int | None = None,
+        contradictions: str = "surface",
+    ) -> dict[str, Any]:
+        """Rank the visible items for ``query`` (text relevance, then authority, conviction,
+        importance) with :meth:`MemexStore.smart_retrieve`.
+
+        Returns ``{"items": [{"id", "text", "score", "relevance", "authority",
+        "contradicted_by": [ids], "superseded": bool, "scope", "kind"}]}``,
+        best first, at most ``limit`` entries whose token costs (text length
+        / 4) fit ``budget_tokens``. ``superseded`` is true for an item that an
+        active ``SUPERSEDES`` edge replaces (such items are returned only
+        under ``contradictions="ignore"``).
+        """
+        check_text("query", query, self.max_text)
+        _positive("limit", limit, hi=1000)
+        if budget_tokens is not None:
+            _positive("budget_tokens", budget_tokens, hi=2**40)
+        if contradictions not in CONTRADICTION_POLICIES:
+            raise ValidationError(
+                f"contradictions: expected one of {', '.join(CONTRADICTION_POLICIES)}, got {contradictions!r}",
+                "contradictions",
+            )
+        flt: dict[str, Any] = {}
+        if scope is not None:
+            flt["scope"] = self._scope("scope", scope)
+        prefix = self.scope_prefix
+        if scope_prefix is not None:
+            check_text("scope_prefix", scope_prefix, 1024, empty=True)
+            if prefix is None or scope_prefix.startswith(prefix):
+                prefix = scope_prefix
+            elif not prefix.startswith(scope_prefix):
+                return {"items": []}  # disjoint from the server's scopes
+        if prefix is not None:
+            flt["scope_prefix"] = prefix
+        mem = self._fresh()
+        found = self.store.smart_retrieve(
+            budget=_NO_BUDGET if budget_tokens is None else budget_tokens,
+            cost_fn=token_cost,
+            weights=RECALL_WEIGHTS,
+            filter=flt or None,
+            contradictions=contradictions,
+            query=query,
+            candidates=max(200, limit),
+        )[:limit]
+        superseded = mem.superseded_among({s.item.id for s in found})
+        return {
+            "items": [
+                {
+                    "id": s.item.id,
+                    "text": default_text(s.item),
+                    "score": s.score,
+                    "relevance": s.relevance,
+                    "authority": s.item.authority,
+                    "contradicted_by": [c.id for c in s.contradicted_by or []],
+                    "superseded": s.item.id in superseded,
+                    "scope": s.item.scope,
+                    "kind": s.item.kind,
+                }
+                for s in found
+            ]
+        }
+
+    def why(self, id: str, max_depth: int = 5) -> dict[str, Any]:
+        """The support tree of an item: ``{"id", "text", ..., "parents": [subtrees]}``.
+
+        Parents are followed to ``max_depth`` levels (a node below has
+        ``"truncated": true`` and no ``parents``); a parent that is missing
+        or outside the server's scopes is left out and counted in
+        ``"hidden_parents"``. Raises MemoryNotFoundError for an unknown id.
+        """
+        _positive("max_depth", max_depth, lo=0, hi=100)
+        mem = self._fresh()
+        self._item(mem, "id", id)
+        tree = get_support_tree(mem, id)
+        assert tree is not None
+        return {"tree": self._node(tree, max_depth)}
+
+    def _node(self, root: SupportNode, max_depth: int) -> dict[str, Any]:
+        out = self._wire_item(root.item)
+        stack: list[tuple[SupportNode, dict[str, Any], int]] = [(root, out, 0)]
+        while stack:  # iterative: a deep chain must not exhaust the recursion limit
+            node, wire, depth = stack.pop()
+            shown = [p for p in node.parents if self.visible(p.item)]
+            hidden = len(node.item.parents or []) - len(shown)
+            if hidden:
+                wire["hidden_parents"] = hidden
+            if depth >= max_depth:
+                wire["parents"] = []
+                if shown:
+                    wire["truncated"] = True
+                continue
+            wire["parents"] = []
+            for p in shown:
+                child = self._wire_item(p.item)
+                wire["parents"].append(child)
+                stack.append((p, child, depth + 1))
+        return out
+
+    def contradictions(self, scope: str | None = None) -> dict[str, Any]:
+        """The active contradictions with both sides visible (and, with ``scope``, one side in it).
+
+        Returns ``{"contradictions": [{"edge_id", "a": item, "b": item}]}``
+        where ``a`` is the item the ``CONTRADICTS`` edge leaves.
+        """
+        if scope is not None:
+            self._scope("scope", scope)
+        mem = self._fresh()
+        out = []
+        for c in get_contradictions(mem):
+            if not (self.visible(c.a) and self.visible(c.b)):
+                continue
+            if scope is not None and scope not in (c.a.scope, c.b.scope):
+                continue
+            out.append(
+                {
+                    "edge_id": None if c.edge is None else c.edge.edge_id,
+                    "a": self._wire_item(c.a),
+                    "b": self._wire_item(c.b),
+                }
+            )
+        return {"contradictions": out}
+
+
+def _change(event: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"type", "id"}`` of a lifecycle event (the item or edge it concerns)."""
+    if event.get("edge") is not None:
+        return {"type": event["type"], "id": event["edge"]["edge_id"]}
+    item = event.get("item") or {}
+    return {"type": event["type"], "id": item.get("id")}
+
