@@ -481,14 +481,8 @@ def test_server_keeps_working_after_a_lone_surrogate(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    reason="BUG: memex mcp never answers a request holding a lone surrogate escape: the SDK's stdio "
-    "transport fails to parse the line (pydantic: 'Invalid JSON: unexpected end of hex escape') and the "
-    "server drops it silently, so check_text's 'lone surrogate' ValidationError is unreachable and the "
-    "client waits forever",
-    strict=True,
-)
-def test_lone_surrogate_in_text_is_a_tool_error_naming_surrogate(tmp_path: Path) -> None:
+def test_lone_surrogate_in_text_is_an_invalid_params_error_naming_the_field(tmp_path: Path) -> None:
+    """The SDK's reader would drop the line unanswered; memex's stdio screen answers it (JSON-RPC -32602)."""
     db = db_of(tmp_path)
     with open(tmp_path / "server.err", "wb") as err:
         server = RawServer(db, err)
@@ -498,10 +492,11 @@ def test_lone_surrogate_in_text_is_a_tool_error_naming_surrogate(tmp_path: Path)
             assert '"a\\ud800b"' in line
             server.send_line(line)
             bad = server.response(rid, timeout=3)
-            assert "result" in bad, bad
-            assert bad["result"]["isError"] is True, bad
-            text = bad["result"]["content"][0]["text"]
-            assert "surrogate" in text and "text" in text, text
+            assert bad["error"]["code"] == -32602, bad
+            text = bad["error"]["message"]
+            assert text == (
+                "ValidationError: params.arguments.text: holds a lone surrogate (not valid Unicode text)"
+            ), text
             assert "Traceback" not in text and "InternalError" not in text, text
             remember_ok(server, "a valid text")
         finally:
@@ -652,7 +647,7 @@ def test_idempotency_keys_across_processes_and_the_author_flag(tmp_path: Path) -
             assert fresh["id"] != first["id"]
             assert item_count(db) == 5
 
-            # bad keys are refused and write nothing (their messages: see the xfail test below)
+            # bad keys are refused and write nothing (their messages: see the test below)
             for bad_args, bad_meta in [
                 ({**args, "idempotency_key": ""}, None),
                 ({**args, "idempotency_key": "k" * 201}, None),
@@ -672,13 +667,6 @@ def test_idempotency_keys_across_processes_and_the_author_flag(tmp_path: Path) -
         assert {e.author for e in supports} == {"agent:test"}
 
 
-@pytest.mark.xfail(
-    reason="BUG: an invalid idempotency key (argument '' or over 200 characters, or a non-string/empty "
-    "_meta 'memex/idempotency_key') is reported as the generic 'InternalError: the server failed to run "
-    "this tool' (with a traceback in the server log): _keyed/_client_key raise ToolError inside the tool "
-    "body and _call's 'except Exception' replaces it",
-    strict=True,
-)
 def test_invalid_idempotency_key_is_a_validation_error(tmp_path: Path) -> None:
     db = db_of(tmp_path)
 

@@ -54,6 +54,7 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
         raise CliError("mcp: --max-text must be at least 1")
     try:
         server_module = importlib.import_module("memex.mcp.server")
+        stdio = importlib.import_module("memex.mcp.stdio")
     except ImportError as e:
         missing = MissingDependencyError(getattr(e, "name", None) or "mcp", "mcp", "memex mcp")
         raise CliError(str(missing)) from None
@@ -63,5 +64,5 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
             max_text=args.max_text,
         )
         server = server_module.build_server(tools, profile=args.profile)
-        server.run("stdio")
+        stdio.run_stdio(server)
     return 0

@@ -29,7 +29,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from memex import __version__
 from memex._jsonfmt import dumps
-from memex.errors import MemexError
+from memex.errors import MemexError, ValidationError
 from memex.mcp.kg import KG_READ_TOOLS, KgTools
 from memex.mcp.tools import READ_TOOLS, MemoryTools
 
@@ -63,7 +63,7 @@ def _client_key(ctx: Context[Any, Any], argument: str | None) -> str | None:
         return None
     value = meta.get(META_KEY) if isinstance(meta, Mapping) else getattr(meta, "model_extra", {}).get(META_KEY)
     if value is not None and not isinstance(value, str):
-        raise ToolError(f"ValidationError: _meta.{META_KEY}: expected a string")
+        raise ValidationError(f"_meta.{META_KEY}: expected a string, got {type(value).__name__}", f"_meta.{META_KEY}")
     return value
 
 
@@ -92,7 +92,7 @@ def _keyed(tool: str, author: str, key: str | None) -> str | None:
     if key is None:
         return None
     if not key or len(key) > 200:
-        raise ToolError("ValidationError: idempotency_key: expected 1 to 200 characters")
+        raise ValidationError(f"idempotency_key: expected 1 to 200 characters, got {len(key)}", "idempotency_key")
     return f"mcp\x1f{author}\x1f{tool}\x1f{key}"
 
 
@@ -388,8 +388,6 @@ def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any
     Raises:
         ValidationError: an unknown profile.
     """
-    from memex.errors import ValidationError
-
     if profile not in PROFILES:
         raise ValidationError(f"profile: expected one of {', '.join(PROFILES)}, got {profile!r}", "profile")
     server: MCPServer[Any] = MCPServer(
