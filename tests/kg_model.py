@@ -1,25 +1,29 @@
 """An in-memory model of the MCP reference "knowledge graph memory" server.
 
-The reference server is ``@modelcontextprotocol/server-memory``. This module models its
-documented behaviour in plain Python (standard library only, nothing from memex), so that a
-test can run one scripted session against the model and against our own server's ``--profile kg``
-and compare the ``read_graph`` results.
+The reference server is ``@modelcontextprotocol/server-memory``, as published on npm (release
+2026.8.31, which ``npx @modelcontextprotocol/server-memory`` runs). This module models its
+behaviour in plain Python (standard library only, nothing from memex), so that a test can run one
+scripted session against the model and against our own server's ``--profile kg`` and compare
+every result.
 
 The graph holds entities ``{"name", "entityType", "observations": [str, ...]}`` and relations
 ``{"from", "to", "relationType"}``; every list keeps insertion order. The rules modelled:
 
-- ``create_entities`` skips (silently) an entity whose name is already in the graph or appeared
-  earlier in the same call; an added entity keeps its observations exactly as given.
-- ``create_relations`` fails as a whole ("Entity with name X not found") when an endpoint names
-  no entity; otherwise it skips relations equal to an existing one or to an earlier one in the call.
-- ``add_observations`` appends, per entry, the contents not in the entity's observations as they
-  were before that entry (so a content repeated inside one ``contents`` list is appended twice);
-  an unknown entity fails the call, and the call is atomic: nothing from it is kept.
-- the three deletes remove what matches and report counts in their message; search and open
+- ``create_entities`` skips (silently) an entity whose name is already stored; entities of one
+  name within the same call are all added. An added entity keeps its observations as given.
+- ``create_relations`` does not check its endpoints (a relation may name no entity) and skips only
+  relations equal to a stored one, so equal relations within one call are all added.
+- ``add_observations`` appends, per entry, the contents not in the (first) entity's observations
+  as they were before that entry (so a content repeated inside one ``contents`` list is appended
+  twice); an unknown entity fails the call ("Entity with name X not found"), and the call is
+  atomic: nothing from it is kept.
+- the three deletes remove what matches (every entity of a name, every relation touching a deleted
+  name, every equal observation) and always answer ``"... deleted successfully"``; search and open
   return the matching entities plus every relation with at least one endpoint among them.
 
 ``SCRIPTED_SESSION`` is a deterministic list of ``(tool, arguments)`` calls exercising every tool
 and edge case; the calls that fail stay in it (a runner expects them to fail on both sides).
+``tests/kg_reference_check.py`` replays it against the real server and the model, call by call.
 """
 
 from __future__ import annotations
@@ -84,30 +88,24 @@ class KgModel:
     # ------------------------------------------------------------------- tools
 
     def create_entities(self, entities: list[dict[str, Any]]) -> dict[str, Any]:
-        seen = self._names()
+        stored = self._names()  # only the stored graph: equal names within one call are all added
         added: list[dict[str, Any]] = []
         for given in entities:
-            if given["name"] in seen:
+            if given["name"] in stored:
                 continue
-            seen.add(given["name"])
             entity = _entity_copy(given)
             self.entities.append(entity)
             added.append(_entity_copy(entity))
         return {"entities": added}
 
     def create_relations(self, relations: list[dict[str, Any]]) -> dict[str, Any]:
-        names = self._names()
-        for relation in relations:
-            for endpoint in (relation["from"], relation["to"]):
-                if endpoint not in names:
-                    raise _not_found(endpoint)
-        seen = {_relation_key(r) for r in self.relations}
+        # endpoints are not checked (a relation may name no entity); only relations equal to a
+        # stored one are skipped, so equal relations within one call are all added
+        stored = {_relation_key(r) for r in self.relations}
         added: list[dict[str, Any]] = []
         for given in relations:
-            key = _relation_key(given)
-            if key in seen:
+            if _relation_key(given) in stored:
                 continue
-            seen.add(key)
             relation = _relation_copy(given)
             self.relations.append(relation)
             added.append(_relation_copy(relation))
@@ -116,7 +114,9 @@ class KgModel:
     def add_observations(self, observations: list[dict[str, Any]]) -> dict[str, Any]:
         # Work on a copy of the entities and keep it only if every entry succeeds.
         draft = copy.deepcopy(self.entities)
-        by_name = {entity["name"]: entity for entity in draft}
+        by_name: dict[str, dict[str, Any]] = {}
+        for entity in draft:
+            by_name.setdefault(entity["name"], entity)  # the first entity of a name, as a search would find
         results: list[dict[str, Any]] = []
         for entry in observations:
             entity = by_name.get(entry["entityName"])
@@ -130,55 +130,24 @@ class KgModel:
         return {"results": results}
 
     def delete_entities(self, entityNames: list[str]) -> dict[str, Any]:
-        existing = self._names()
-        not_found = [name for name in entityNames if name not in existing]
         doomed = set(entityNames)
         self.entities = [e for e in self.entities if e["name"] not in doomed]
         self.relations = [
             r for r in self.relations if r["from"] not in doomed and r["to"] not in doomed
         ]
-        if not not_found:
-            message = "Entities deleted successfully"
-        else:
-            total = len(entityNames)
-            deleted = total - len(not_found)
-            message = f"Deleted {deleted} of {total} entities. Not found: {', '.join(not_found)}"
-        return {"success": True, "message": message}
+        return {"success": True, "message": "Entities deleted successfully"}
 
     def delete_observations(self, deletions: list[dict[str, Any]]) -> dict[str, Any]:
-        requested = 0
-        deleted = 0
-        missing: list[str] = []
         for entry in deletions:
-            listed = entry["observations"]
-            requested += len(listed)
-            entity = self._find(entry["entityName"])
-            if entity is None:
-                missing.append(entry["entityName"])
-                continue
-            kept = [o for o in entity["observations"] if o not in listed]
-            deleted += len(entity["observations"]) - len(kept)
-            entity["observations"] = kept
-        if deleted == requested:
-            message = "Observations deleted successfully"
-        else:
-            message = f"Deleted {deleted} of {requested} observations."
-            if missing:
-                message += f" Entities not found: {', '.join(missing)}"
-        return {"success": True, "message": message}
+            entity = self._find(entry["entityName"])  # a missing entity is skipped silently
+            if entity is not None:
+                entity["observations"] = [o for o in entity["observations"] if o not in entry["observations"]]
+        return {"success": True, "message": "Observations deleted successfully"}
 
     def delete_relations(self, relations: list[dict[str, Any]]) -> dict[str, Any]:
         doomed = {_relation_key(r) for r in relations}
-        kept = [r for r in self.relations if _relation_key(r) not in doomed]
-        deleted = len(self.relations) - len(kept)
-        self.relations = kept
-        if deleted == len(relations):
-            message = "Relations deleted successfully"
-        else:
-            message = (
-                f"Deleted {deleted} of {len(relations)} relations. The rest matched nothing."
-            )
-        return {"success": True, "message": message}
+        self.relations = [r for r in self.relations if _relation_key(r) not in doomed]
+        return {"success": True, "message": "Relations deleted successfully"}
 
     def read_graph(self) -> dict[str, Any]:
         return {
@@ -236,7 +205,8 @@ def _rel(source: str, target: str, kind: str) -> dict[str, str]:
 
 
 SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
-    # 1. A repeated name inside one call is skipped; repeated observations are kept as given.
+    # 1. A repeated name inside one call is added too (two Alices); repeated observations are
+    #    kept as given.
     (
         "create_entities",
         {
@@ -267,7 +237,7 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
     ),
     # 3.
     ("read_graph", {}),
-    # 4. A repeated relation inside one call is skipped.
+    # 4. A repeated relation inside one call is added twice.
     (
         "create_relations",
         {
@@ -285,14 +255,15 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
         "create_relations",
         {"relations": [_rel("Alice", "Bob", "knows"), _rel("Bob", ACME, "works_at")]},
     ),
-    # 6. Error: an unknown target; the valid relation before it is not kept.
+    # 6. An unknown target is not checked: both relations are added.
     (
         "create_relations",
         {"relations": [_rel(PROJECT, ACME, "owned_by"), _rel("Alice", "Nobody", "knows")]},
     ),
-    # 7. Error: an unknown source.
+    # 7. An unknown source is not checked either.
     ("create_relations", {"relations": [_rel("Ghost", "Bob", "haunts")]}),
-    # 8. An existing content is not added again; a content repeated in the list is added twice.
+    # 8. An existing content is not added again; a content repeated in the list is added twice;
+    #    of the two Alices, only the first gets them.
     (
         "add_observations",
         {
@@ -330,11 +301,12 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
     ("search_nodes", {"query": "CAFÉ"}),
     # 14. By observation; the relation into the match comes along.
     ("search_nodes", {"query": "japan"}),
-    # 15. Unknown names are ignored.
+    # 15. Unknown names are ignored; both Alices come back.
     ("open_nodes", {"names": ["Alice", "Unknown", "東京"]}),
     # 16. Only unknown names.
     ("open_nodes", {"names": ["Nobody", "Ghost"]}),
-    # 17. Both copies of "plays chess" go; one listed content matches nothing; Ghost is missing.
+    # 17. Both copies of "plays chess" go (from the first Alice only); one listed content matches
+    #     nothing; Ghost is missing: still "deleted successfully".
     (
         "delete_observations",
         {
@@ -344,14 +316,14 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
             ]
         },
     ),
-    # 18. One listed content removes two equal copies ("Deleted 2 of 1").
+    # 18. One listed content removes two equal copies.
     ("delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["likes tea"]}]}),
     # 19. Everything listed is removed.
     (
         "delete_observations",
         {"deletions": [{"entityName": "Bob", "observations": ["new in town"]}]},
     ),
-    # 20. One relation matches, one matches nothing.
+    # 20. Both match (the relation to the missing Nobody was added by call 6).
     (
         "delete_relations",
         {"relations": [_rel("Bob", ACME, "works_at"), _rel("Alice", "Nobody", "knows")]},
@@ -372,15 +344,16 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
     ),
     # 23.
     ("search_nodes", {"query": "o'neil"}),
-    # 24. Alice is the source and the target of relations; all of them go with her.
+    # 24. Both Alices go; she is the source and the target of relations (one of them stored
+    #     twice); all of them go with her.
     ("delete_entities", {"entityNames": ["Alice"]}),
     # 25.
     ("read_graph", {}),
-    # 26. Error: a relation to the entity just deleted.
+    # 26. A relation to the entity just deleted is added (it dangles until call 28).
     ("create_relations", {"relations": [_rel("Zoë", "Alice", "misses")]}),
-    # 27. Some names are unknown.
+    # 27. Some names are unknown; Ghost is no entity, but its relation (call 7) goes.
     ("delete_entities", {"entityNames": ["Ghost", "Bob", "Nobody"]}),
-    # 28. A deleted name can be created again, fresh.
+    # 28. A deleted name can be created again, fresh; the relation of call 26 now reaches it.
     (
         "create_entities",
         {"entities": [{"name": "Alice", "entityType": "person", "observations": []}]},
@@ -400,7 +373,7 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
         "create_relations",
         {"relations": [_rel(PROJECT, "Zoë", "owned_by"), _rel("Alice", "東京", "visits")]},
     ),
-    # 31. Only a missing entity ("Deleted 0 of 1 ... Entities not found").
+    # 31. Only a missing entity: nothing changes, still "deleted successfully".
     ("delete_observations", {"deletions": [{"entityName": "Ghost", "observations": ["x"]}]}),
     # 32. Matches Zoë by name and the project by an observation, in another case.
     ("search_nodes", {"query": "ZOË"}),
@@ -411,5 +384,59 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
     # 35.
     ("search_nodes", {"query": "ANVIL"}),
     # 36.
+    ("read_graph", {}),
+    # 37. Two entities of one new name in one call are both added; a stored name is skipped.
+    (
+        "create_entities",
+        {
+            "entities": [
+                {"name": "Twin", "entityType": "person", "observations": ["first twin"]},
+                {"name": "Twin", "entityType": "robot", "observations": ["second twin"]},
+                {"name": "Zoë", "entityType": "robot", "observations": ["not added"]},
+            ]
+        },
+    ),
+    # 38. Only the first Twin gets the content; it already holds "first twin".
+    (
+        "add_observations",
+        {"observations": [{"entityName": "Twin", "contents": ["shared", "first twin"]}]},
+    ),
+    # 39. Only the first Twin loses contents; the second keeps "second twin".
+    (
+        "delete_observations",
+        {"deletions": [{"entityName": "Twin", "observations": ["shared", "second twin"]}]},
+    ),
+    # 40. Both Twins.
+    ("open_nodes", {"names": ["Twin"]}),
+    # 41. The same relation twice in one call: both added; one equal to a stored relation is
+    #     skipped; relations naming the missing Ghost and Nobody are added.
+    (
+        "create_relations",
+        {
+            "relations": [
+                _rel("Zoë", "Twin", "knows"),
+                _rel("Zoë", "Twin", "knows"),
+                _rel("Zoë", "東京", "lives_in"),
+                _rel("Zoë", "Ghost", "fears"),
+                _rel("Ghost", "Nobody", "haunts"),
+            ]
+        },
+    ),
+    # 42. Both Twins, and both copies of the relation into them.
+    ("search_nodes", {"query": "TWIN"}),
+    # 43. Ghost is no entity: only Zoë and her relations (one of them to Ghost) come back.
+    ("open_nodes", {"names": ["Ghost", "Zoë"]}),
+    # 44. Deleting the missing Ghost removes every relation naming it.
+    ("delete_entities", {"entityNames": ["Ghost"]}),
+    # 45. One listed relation removes both stored copies.
+    ("delete_relations", {"relations": [_rel("Zoë", "Twin", "knows")]}),
+    # 46. Relations from and to the Twins.
+    (
+        "create_relations",
+        {"relations": [_rel("Twin", "東京", "visits"), _rel("Alice", "Twin", "knows")]},
+    ),
+    # 47. Both Twins go, with their relations.
+    ("delete_entities", {"entityNames": ["Twin"]}),
+    # 48.
     ("read_graph", {}),
 ]
