@@ -117,7 +117,7 @@ def test_list_tools_and_read_only_server(tmp_path: Path) -> None:
             assert names == ["contradictions", "recall", "why"]
             assert made["id"] in await recall_ids(client, "read only server")
             why = await ok(client, "why", {"id": made["id"]})
-            assert why["tree"]["id"] == made["id"]
+            assert why["root"] == made["id"] and why["nodes"][0]["id"] == made["id"]
             assert (await ok(client, "contradictions", {})) == {"contradictions": []}
             is_error, text = await call(client, "remember", {"text": "nope", "scope": "s"})
             assert is_error is True and "Traceback" not in text, text
@@ -231,20 +231,18 @@ def test_every_tool_happy_path(tmp_path: Path) -> None:
                     {"text": "protect this tree", "scope": "birds", "parents": [mid]},
                 )
             )["id"]
-            tree = (await ok(client, "why", {"id": top}))["tree"]
-            assert tree["id"] == top and tree["text"] == "protect this tree"
-            assert [p["id"] for p in tree["parents"]] == [mid]
-            assert [p["id"] for p in tree["parents"][0]["parents"]] == [root]
-            assert tree["parents"][0]["parents"][0]["parents"] == []
-            assert "truncated" not in tree
-            shallow = (await ok(client, "why", {"id": top, "max_depth": 0}))["tree"]
-            assert (
-                shallow["id"] == top and shallow["parents"] == [] and shallow["truncated"] is True
-            )
-            one = (await ok(client, "why", {"id": top, "max_depth": 1}))["tree"]
-            assert [p["id"] for p in one["parents"]] == [mid] and one["parents"][0][
-                "truncated"
-            ] is True
+            why = await ok(client, "why", {"id": top})
+            assert why["root"] == top
+            nodes = why["nodes"]  # flat, breadth-first: the reply never nests with the chain
+            assert [(n["id"], n["depth"], n["parents"]) for n in nodes] == [
+                (top, 0, [mid]), (mid, 1, [root]), (root, 2, [])
+            ]
+            assert nodes[0]["text"] == "protect this tree"
+            assert not any("truncated" in n for n in nodes)
+            shallow = (await ok(client, "why", {"id": top, "max_depth": 0}))["nodes"]
+            assert [(n["id"], n["parents"], n["truncated"]) for n in shallow] == [(top, [mid], True)]
+            one = (await ok(client, "why", {"id": top, "max_depth": 1}))["nodes"]
+            assert [n["id"] for n in one] == [top, mid] and one[1]["truncated"] is True
 
             # forget -> retracted ids; cascade retracts the children too
             assert await ok(client, "forget", {"id": lion, "reason": "wrong"}) == {
@@ -567,13 +565,11 @@ def test_scope_prefix_confines_every_tool(tmp_path: Path) -> None:
             ]:
                 assert_tool_error(await call(client, tool, args), "MemoryNotFoundError", other)
             # a cascade reaching an item outside the prefix retracts nothing
-            assert_tool_error(
-                await call(client, "forget", {"id": ids["root"], "cascade": True}),
-                "MemoryNotFoundError",
-                ids["leak"],
-            )
-            tree = (await ok(client, "why", {"id": ids["child"]}))["tree"]
-            assert tree["parents"] == [] and tree["hidden_parents"] == 1
+            refused = await call(client, "forget", {"id": ids["root"], "cascade": True})
+            assert_tool_error(refused, "ValidationError", "cascade", "outside this server's scopes")
+            assert ids["leak"] not in refused[1]  # the hidden item's id is not revealed
+            node = (await ok(client, "why", {"id": ids["child"]}))["nodes"][0]
+            assert node["parents"] == [] and node["hidden_parents"] == 1
             assert await ok(client, "forget", {"id": ids["inside"]}) == {
                 "retracted": [ids["inside"]]
             }

@@ -6,7 +6,7 @@ import argparse
 import importlib
 
 from memex.cli.app import CliError, Context, db_path, subcommand
-from memex.errors import MissingDependencyError
+from memex.errors import MissingDependencyError, ValidationError
 from memex.mcp.tools import DEFAULT_AUTHOR, DEFAULT_MAX_TEXT, MemoryTools
 from memex.store import DEFAULT_DB, MemexStore
 
@@ -16,7 +16,7 @@ __all__ = ["cmd_mcp"]
 def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", metavar="DB", type=db_path, default=DEFAULT_DB,
-        help=f"the store's event log: a SQLite file (default ./{DEFAULT_DB}) or a PostgreSQL DSN; "
+        help=f"the store's event log: a SQLite file (default {DEFAULT_DB}) or a PostgreSQL DSN; "
         "a missing SQLite file is created",
     )
     parser.add_argument(
@@ -50,8 +50,11 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
         CliError: the ``mcp`` extra is not installed, or ``--max-text`` < 1 (exit code 2).
         FileAccessError, StorageError: the store cannot be opened (exit code 2).
     """
-    if args.max_text < 1:
-        raise CliError("mcp: --max-text must be at least 1")
+    if not 1 <= args.max_text <= 2**31:
+        raise CliError("mcp: --max-text must be from 1 to 2147483648")
+    for option, value in (("--author", args.author), ("--scope-prefix", args.scope_prefix)):
+        if value is not None and not value:
+            raise CliError(f"mcp: {option} must not be empty")
     try:
         server_module = importlib.import_module("memex.mcp.server")
         stdio = importlib.import_module("memex.mcp.stdio")
@@ -59,10 +62,13 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
         missing = MissingDependencyError(getattr(e, "name", None) or "mcp", "mcp", "memex mcp")
         raise CliError(str(missing)) from None
     with MemexStore.open(args.db, read_only=args.read_only) as store:
-        tools = MemoryTools(
-            store, author=args.author, scope_prefix=args.scope_prefix, read_only=args.read_only,
-            max_text=args.max_text,
-        )
+        try:
+            tools = MemoryTools(
+                store, author=args.author, scope_prefix=args.scope_prefix, read_only=args.read_only,
+                max_text=args.max_text,
+            )
+        except ValidationError as e:
+            raise CliError(f"mcp: {e}") from None
         server = server_module.build_server(tools, profile=args.profile)
         stdio.run_stdio(server)
     return 0

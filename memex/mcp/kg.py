@@ -14,14 +14,21 @@ knowledge graph     memex
 entity              item of kind ``"entity"``, content ``{"name", "entityType"}``
 observation         item of kind ``"observation"``, content ``{"text"}``, whose
                     ``parents`` is ``[the entity's id]``
-relation            active edge of kind ``"RELATION"`` between two entity items,
-                    ``meta = {"relationType": ...}``
+relation            active edge of kind ``"RELATION"``, ``meta = {"from", "to",
+                    "relationType", "scope"}`` (names, as the reference server keeps
+                    relations by name); its ends are the entity items (an end
+                    naming no entity points at ``"kg:" + name``)
 delete_*            ``memory.retract`` / ``edge.retract`` commands (the log
                     keeps what was deleted, and who deleted it)
 ==================  ==========================================================
 
 Order is log order (an entity's observations in the order they were added),
-as the reference server keeps file order. Unlike the reference server,
+as the reference server keeps file order. The rules are those of the
+published reference server (release 2026.8.31): a name already stored is
+skipped, but equal names within one call are all added; relations are not
+checked against the entities and equal relations within one call are all
+added; an observation for an unknown entity fails the whole call; the
+deletes answer ``"... deleted successfully"``. Unlike the reference server,
 every call is one atomic batch appended to the shared log with optimistic
 concurrency, so two processes never overwrite each other's changes.
 """
@@ -38,14 +45,12 @@ from memex.mcp.tools import MemoryTools, check_text
 from memex.models import Edge, MemoryItem
 from memex.query import get_edges
 
-__all__ = ["KgTools", "KG_TOOLS", "KG_READ_TOOLS", "ENTITY_KIND", "RELATION_KIND", "SEARCH_QUERY_MAX"]
+__all__ = ["KgTools", "KG_TOOLS", "KG_READ_TOOLS", "ENTITY_KIND", "RELATION_KIND"]
 
 #: The item kind of an entity.
 ENTITY_KIND = "entity"
 #: The edge kind of a relation (its type is ``meta["relationType"]``).
 RELATION_KIND = "RELATION"
-#: The longest ``search_nodes`` query, in characters (as the reference server).
-SEARCH_QUERY_MAX = 2048
 #: The reading tools of the profile.
 KG_READ_TOOLS = ("read_graph", "search_nodes", "open_nodes")
 #: Every tool of the profile, writing ones first.
@@ -73,7 +78,7 @@ def _objects(field: str, value: Any, keys: tuple[str, ...], limit: int) -> list[
             if k in ("observations", "contents"):
                 _strings(f"{path}.{k}", obj.get(k), limit)
             else:
-                check_text(f"{path}.{k}", obj.get(k), limit)
+                check_text(f"{path}.{k}", obj.get(k), limit, empty=True)
         out.append({k: obj[k] for k in keys})
     return out
 
@@ -124,13 +129,15 @@ class KgTools:
                 out.append(obs)
         return out
 
-    def _relations(self, mem: GraphState, names: Mapping[str, str]) -> list[tuple[Edge, dict[str, str]]]:
-        """Active RELATION edges between entities (``names``: entity id -> name), in insertion order."""
+    def _relations(self, mem: GraphState) -> list[tuple[Edge, dict[str, str]]]:
+        """The active RELATION edges of this profile's scope and their ``{from, to, relationType}``,
+        in insertion order."""
         out = []
         for e in get_edges(mem, {"kind": RELATION_KIND}):
-            rt = (e.meta or {}).get("relationType")
-            if e.from_ in names and e.to in names and isinstance(rt, str):
-                out.append((e, {"from": names[e.from_], "to": names[e.to], "relationType": rt}))
+            m = e.meta or {}
+            f, t, rt = m.get("from"), m.get("to"), m.get("relationType")
+            if m.get("scope") == self.scope and isinstance(f, str) and isinstance(t, str) and isinstance(rt, str):
+                out.append((e, {"from": f, "to": t, "relationType": rt}))
         return out
 
     def _entity_wire(self, mem: GraphState, item: MemoryItem) -> dict[str, Any]:
@@ -141,11 +148,9 @@ class KgTools:
         }
 
     def _graph(self, mem: GraphState, keep: Iterable[MemoryItem] | None = None) -> dict[str, Any]:
-        by_name = self._by_name(mem)
-        names = {item.id: name for name, item in by_name.items()}
-        chosen = list(by_name.values()) if keep is None else list(keep)
-        ids = {item.id for item in chosen}
-        rels = [r for e, r in self._relations(mem, names) if keep is None or e.from_ in ids or e.to in ids]
+        chosen = list(self._entities(mem)) if keep is None else list(keep)
+        names = {item.content["name"] for item in chosen}
+        rels = [r for _, r in self._relations(mem) if keep is None or r["from"] in names or r["to"] in names]
         return {"entities": [self._entity_wire(mem, it) for it in chosen], "relations": rels}
 
     def read_graph(self) -> dict[str, Any]:
@@ -155,12 +160,12 @@ class KgTools:
     def search_nodes(self, query: str) -> dict[str, Any]:
         """Entities whose name, type or an observation contains ``query`` (case-insensitive),
         and the relations touching them."""
-        check_text("query", query, SEARCH_QUERY_MAX, empty=True)
+        check_text("query", query, self.tools.max_text, empty=True)
         mem = self.tools._fresh()
         q = query.lower()
         hits = [
             item
-            for item in self._by_name(mem).values()
+            for item in self._entities(mem)
             if q in item.content["name"].lower()
             or q in item.content["entityType"].lower()
             or any(q in o.content["text"].lower() for o in self._observations(mem, item))
@@ -171,14 +176,21 @@ class KgTools:
         """The named entities (in graph order; unknown names are ignored) and the relations touching them."""
         wanted = set(_strings("names", names, self.tools.max_text))
         mem = self.tools._fresh()
-        return self._graph(mem, [it for name, it in self._by_name(mem).items() if name in wanted])
+        return self._graph(mem, [it for it in self._entities(mem) if it.content["name"] in wanted])
 
     # -- writing ----------------------------------------------------------------------
-    def _new_item(self, kind: str, content: dict[str, Any], parents: list[str] | None = None) -> MemoryItem:
+    def _new_item(
+        self, kind: str, content: dict[str, Any], parents: list[str] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> MemoryItem:
         return create_memory_item(
             scope=self.scope, kind=kind, content=content, author=self.tools.author,
-            source_kind="agent_inferred", authority=0.7, parents=parents,
+            source_kind="agent_inferred", authority=0.7, parents=parents, meta=meta,
         )
+
+    def _observation(self, entity: MemoryItem, text: str) -> tuple[str, Any]:
+        obs = self._new_item("observation", {"text": text}, [entity.id], {"entityName": entity.content["name"]})
+        return ("memory", {"type": "memory.create", "item": obs})
 
     def create_entities(self, entities: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
         """Add the entities whose names are new (later duplicates in the call are skipped too);
@@ -187,71 +199,51 @@ class KgTools:
         added: list[dict[str, Any]] = []
 
         def plan(states: Any) -> list[tuple[str, Any]]:
-            seen = set(self._by_name(states.mem))
+            stored = set(self._by_name(states.mem))  # equal names within the call are all added
             cmds: list[tuple[str, Any]] = []
-            added.clear()
             for ent in given:
-                if ent["name"] in seen:
+                if ent["name"] in stored:
                     continue
-                seen.add(ent["name"])
                 item = self._new_item(ENTITY_KIND, {"name": ent["name"], "entityType": ent["entityType"]})
                 cmds.append(("memory", {"type": "memory.create", "item": item}))
-                for text in ent["observations"]:
-                    obs = self._new_item("observation", {"text": text}, [item.id])
-                    cmds.append(("memory", {"type": "memory.create", "item": obs}))
-                added.append(ent)
+                cmds.extend(self._observation(item, text) for text in ent["observations"])
             return cmds
 
         done = self.tools._write(plan, key)
-        if done.replayed:
-            added = [
-                {"name": e["item"]["content"]["name"], "entityType": e["item"]["content"]["entityType"],
-                 "observations": [o["item"]["content"]["text"] for o in done.events
-                                  if (o["item"].get("parents") or [None])[0] == e["item"]["id"]]}
-                for e in done.events if e["item"]["kind"] == ENTITY_KIND
-            ]
+        # the result is read from the committed events (also for a replayed call)
+        added = []
+        for e in done.events:
+            it = e["item"]
+            if it["kind"] == ENTITY_KIND:
+                added.append({"name": it["content"]["name"], "entityType": it["content"]["entityType"],
+                              "observations": []})
+            elif added:
+                added[-1]["observations"].append(it["content"]["text"])
         return {"entities": added}
 
     def create_relations(self, relations: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
-        """Add the relations not present yet; every endpoint must name an entity (else
-        nothing is added). Returns ``{"relations": [the ones added]}``."""
+        """Add the relations not stored yet (their ends are not checked, as in the reference
+        server); returns ``{"relations": [the ones added]}``."""
         given = _objects("relations", relations, ("from", "to", "relationType"), self.tools.max_text)
-        added: list[dict[str, Any]] = []
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             by_name = self._by_name(states.mem)
-            for i, r in enumerate(given):
-                for end in ("from", "to"):
-                    if r[end] not in by_name:
-                        raise ValidationError(f"Entity with name {r[end]} not found", f"relations[{i}].{end}")
-            names = {item.id: name for name, item in by_name.items()}
-            have = {tuple(r.values()) for _, r in self._relations(states.mem, names)}
+            stored = {(r["from"], r["to"], r["relationType"]) for _, r in self._relations(states.mem)}
             cmds: list[tuple[str, Any]] = []
-            added.clear()
             for r in given:
-                t = (r["from"], r["to"], r["relationType"])
-                if t in have:
+                if (r["from"], r["to"], r["relationType"]) in stored:
                     continue
-                have.add(t)
+                ends = [by_name[n].id if n in by_name else "kg:" + n for n in (r["from"], r["to"])]
                 edge = create_edge(
-                    from_=by_name[r["from"]].id, to=by_name[r["to"]].id, kind=RELATION_KIND,
-                    author=self.tools.author, source_kind="agent_inferred", authority=0.7,
-                    meta={"relationType": r["relationType"]},
+                    from_=ends[0], to=ends[1], kind=RELATION_KIND, author=self.tools.author,
+                    source_kind="agent_inferred", authority=0.7, meta={**r, "scope": self.scope},
                 )
                 cmds.append(("memory", {"type": "edge.create", "edge": edge}))
-                added.append(r)
             return cmds
 
         done = self.tools._write(plan, key)
-        if done.replayed:
-            mem = self.tools.store.mem
-            names = {it.id: it.content["name"] for it in self._entities(mem)}
-            added = [
-                {"from": names.get(e["edge"]["from"], ""), "to": names.get(e["edge"]["to"], ""),
-                 "relationType": e["edge"]["meta"]["relationType"]}
-                for e in done.events
-            ]
-        return {"relations": added}
+        meta = [e["edge"]["meta"] for e in done.events]
+        return {"relations": [{"from": m["from"], "to": m["to"], "relationType": m["relationType"]} for m in meta]}
 
     def add_observations(self, observations: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
         """Add each entity's new observation texts; returns ``{"results": [{"entityName",
@@ -273,104 +265,78 @@ class KgTools:
                 have = [x.content["text"] for x in self._observations(states.mem, entity)]
                 have += pending.setdefault(entity.id, [])
                 new = [text for text in o["contents"] if text not in have]
-                for text in new:
-                    cmds.append(("memory", {"type": "memory.create",
-                                            "item": self._new_item("observation", {"text": text}, [entity.id])}))
+                cmds.extend(self._observation(entity, text) for text in new)
                 pending[entity.id].extend(new)
                 results.append({"entityName": o["entityName"], "addedObservations": new})
             return cmds
 
         done = self.tools._write(plan, key)
-        if done.replayed:  # the first call's additions, grouped by entity in order
-            names = {it.id: it.content["name"] for it in self._entities(self.tools.store.mem)}
+        if done.replayed:  # the first call's additions, grouped by entity name in order
             grouped: dict[str, list[str]] = {}
             for e in done.events:
-                parent = (e["item"].get("parents") or [""])[0]
-                grouped.setdefault(names.get(parent, parent), []).append(e["item"]["content"]["text"])
+                name = (e["item"].get("meta") or {}).get("entityName", "")
+                grouped.setdefault(name, []).append(e["item"]["content"]["text"])
             results = [{"entityName": n, "addedObservations": texts} for n, texts in grouped.items()]
         return {"results": results}
 
     def delete_entities(self, entityNames: list[str], *, key: str | None = None) -> dict[str, Any]:
-        """Retract the named entities, their observations and (with them) their relations."""
-        names = _strings("entityNames", entityNames, self.tools.max_text)
-        outcome: dict[str, Any] = {}
+        """Retract every entity of the given names, its observations and every relation naming it."""
+        names = set(_strings("entityNames", entityNames, self.tools.max_text))
 
         def plan(states: Any) -> list[tuple[str, Any]]:
-            by_name = self._by_name(states.mem)
-            cmds: list[tuple[str, Any]] = []
-            done_ids: set[str] = set()
-            for name in names:
-                entity = by_name.get(name)
-                if entity is None or entity.id in done_ids:
-                    continue
-                done_ids.add(entity.id)
-                for obs in self._observations(states.mem, entity):
-                    cmds.append(("memory", self._retract(obs.id)))
-                cmds.append(("memory", self._retract(entity.id)))
-            missing = [n for n in names if n not in by_name]
-            outcome["message"] = (
-                "Entities deleted successfully"
-                if not missing
-                else f"Deleted {len(names) - len(missing)} of {len(names)} entities. Not found: {', '.join(missing)}"
-            )
+            cmds: list[tuple[str, Any]] = [
+                ("memory", self._retract_edge(e.edge_id))
+                for e, r in self._relations(states.mem)
+                if r["from"] in names or r["to"] in names
+            ]
+            for entity in self._entities(states.mem):
+                if entity.content["name"] in names:
+                    cmds.extend(("memory", self._retract(o.id)) for o in self._observations(states.mem, entity))
+                    cmds.append(("memory", self._retract(entity.id)))
             return cmds
 
         self.tools._write(plan, key)
-        return {"success": True, "message": outcome.get("message", "Entities deleted successfully")}
+        return {"success": True, "message": "Entities deleted successfully"}
 
     def delete_observations(self, deletions: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
-        """Retract every observation equal to a listed text, per entity."""
+        """Retract every observation equal to a listed text, from the (first) entity of each name;
+        an unknown entity is skipped."""
         given = _objects("deletions", deletions, ("entityName", "observations"), self.tools.max_text)
-        outcome: dict[str, Any] = {}
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             by_name = self._by_name(states.mem)
             cmds: list[tuple[str, Any]] = []
             gone: set[str] = set()
-            missing: list[str] = []
             for d in given:
                 entity = by_name.get(d["entityName"])
                 if entity is None:
-                    missing.append(d["entityName"])
                     continue
                 for obs in self._observations(states.mem, entity):
                     if obs.content["text"] in d["observations"] and obs.id not in gone:
                         gone.add(obs.id)
                         cmds.append(("memory", self._retract(obs.id)))
-            requested = sum(len(d["observations"]) for d in given)
-            outcome["message"] = (
-                "Observations deleted successfully"
-                if len(gone) == requested
-                else f"Deleted {len(gone)} of {requested} observations."
-                + (f" Entities not found: {', '.join(missing)}" if missing else "")
-            )
             return cmds
 
         self.tools._write(plan, key)
-        return {"success": True, "message": outcome.get("message", "Observations deleted successfully")}
+        return {"success": True, "message": "Observations deleted successfully"}
 
     def delete_relations(self, relations: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
         """Retract every relation equal (from, to, relationType) to a listed one."""
         given = _objects("relations", relations, ("from", "to", "relationType"), self.tools.max_text)
-        outcome: dict[str, Any] = {}
+        wanted = {(r["from"], r["to"], r["relationType"]) for r in given}
 
         def plan(states: Any) -> list[tuple[str, Any]]:
-            names = {item.id: name for name, item in self._by_name(states.mem).items()}
-            wanted = {(r["from"], r["to"], r["relationType"]) for r in given}
-            cmds = [
-                ("memory", {"type": "edge.retract", "edge_id": e.edge_id, "author": self.tools.author})
-                for e, r in self._relations(states.mem, names)
+            return [
+                ("memory", self._retract_edge(e.edge_id))
+                for e, r in self._relations(states.mem)
                 if (r["from"], r["to"], r["relationType"]) in wanted
             ]
-            outcome["message"] = (
-                "Relations deleted successfully"
-                if len(cmds) == len(given)
-                else f"Deleted {len(cmds)} of {len(given)} relations. The rest matched nothing."
-            )
-            return cmds
 
         self.tools._write(plan, key)
-        return {"success": True, "message": outcome.get("message", "Relations deleted successfully")}
+        return {"success": True, "message": "Relations deleted successfully"}
+
+    def _retract_edge(self, edge_id: str) -> dict[str, Any]:
+        return {"type": "edge.retract", "edge_id": edge_id, "author": self.tools.author}
 
     def _retract(self, item_id: str) -> dict[str, Any]:
         return {"type": "memory.retract", "item_id": item_id, "author": self.tools.author}

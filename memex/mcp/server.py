@@ -18,12 +18,14 @@ result (see :meth:`memex.MemexStore.transact`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
@@ -87,13 +89,16 @@ def _json(payload: Any) -> str:
     return dumps(payload, pretty=True)
 
 
-def _keyed(tool: str, author: str, key: str | None) -> str | None:
-    """The store-level idempotency key: the client's key, scoped by tool and author."""
+def _keyed(tool: str, author: str, key: str | None, arguments: Mapping[str, Any]) -> str | None:
+    """The store-level idempotency key: a digest of the client's key, the tool, the author and the
+    arguments, so a retry (same key, same arguments) is applied once, and a key reused for other
+    arguments is a new change rather than a silently dropped one."""
     if key is None:
         return None
     if not key or len(key) > 200:
         raise ValidationError(f"idempotency_key: expected 1 to 200 characters, got {len(key)}", "idempotency_key")
-    return f"mcp\x1f{author}\x1f{tool}\x1f{key}"
+    request = json.dumps([author, tool, key, arguments], sort_keys=True, ensure_ascii=True, default=str)
+    return "mcp:" + hashlib.sha256(request.encode("ascii")).hexdigest()
 
 
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -105,7 +110,10 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
     def add(fn: Callable[..., Any], name: str, description: str, annotations: ToolAnnotations) -> None:
         if t.read_only and name not in READ_TOOLS:
             return
-        server.add_tool(fn, name=name, description=description, annotations=annotations, structured_output=False)
+        server.add_tool(
+            fn, name=name, title=name.title(), description=description, annotations=annotations,
+            structured_output=False,
+        )
 
     def remember(
         ctx: Context[Any, Any],
@@ -121,7 +129,9 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("remember", t.author, _client_key(ctx, idempotency_key))
+            key = _keyed("remember", t.author, _client_key(ctx, idempotency_key), {
+                "text": text, "scope": scope, "kind": kind, "source_kind": source_kind, "authority": authority,
+                "importance": importance, "conviction": conviction, "parents": parents, "meta": meta})
             out = t.remember(text, scope, kind, source_kind, authority, importance, conviction, parents, meta, key=key)
             return out, f"remembered {out['id']}"
 
@@ -159,7 +169,8 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("update", t.author, _client_key(ctx, idempotency_key))
+            key = _keyed("update", t.author, _client_key(ctx, idempotency_key), {
+                "id": id, "authority": authority, "conviction": conviction, "importance": importance, "meta": meta})
             out = t.update(id, authority, conviction, importance, meta, key=key)
             return out, f"updated {out['id']}"
 
@@ -173,7 +184,7 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("link", t.author, _client_key(ctx, idempotency_key))
+            key = _keyed("link", t.author, _client_key(ctx, idempotency_key), {"from": from_, "to": to, "kind": kind})
             out = t.link(from_, to, kind, key=key)
             return out, f"linked {from_} {kind} {to}: edge {out['edge_id']}"
 
@@ -187,7 +198,8 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("forget", t.author, _client_key(ctx, idempotency_key))
+            key = _keyed("forget", t.author, _client_key(ctx, idempotency_key),
+                         {"id": id, "reason": reason, "cascade": cascade})
             out = t.forget(id, reason, cascade, key=key)
             return out, f"retracted {len(out['retracted'])} item(s): {', '.join(out['retracted'])}"
 
@@ -196,16 +208,14 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
     def why(
         ctx: Context[Any, Any],
         id: StrictStr,
-        max_depth: Annotated[StrictInt, Field(ge=0, le=100)] = 5,
+        max_depth: Annotated[StrictInt, Field(ge=0, le=1000)] = 5,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
             out = t.why(id, max_depth)
-            lines: list[str] = []
-            stack = [(out["tree"], 0)]
-            while stack:
-                node, depth = stack.pop()
-                lines.append(f"{'  ' * depth}{node['id']}: {node['text'][:120]}")
-                stack.extend((p, depth + 1) for p in reversed(node["parents"]))
+            lines = [
+                f"{'  ' * n['depth']}{n['id']}: {n['text'][:120]}{' ...' if n.get('truncated') else ''}"
+                for n in out["nodes"]
+            ]
             return out, "\n".join(lines)
 
         return _call("why", body)
@@ -227,7 +237,8 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("resolve", t.author, _client_key(ctx, idempotency_key))
+            key = _keyed("resolve", t.author, _client_key(ctx, idempotency_key),
+                         {"winner": winner, "loser": loser, "reason": reason})
             out = t.resolve(winner, loser, reason, key=key)
             return out, f"{winner} supersedes {loser}; {len(out['changes'])} change(s)"
 
@@ -241,7 +252,8 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
     add(link, "link", "Link two items with a typed edge (SUPPORTS, CONTRADICTS, SUPERSEDES, ALIAS, ABOUT, "
         "DERIVED_FROM) and return the edge id.", _ADD)
     add(forget, "forget", "Retract an item (and, with cascade, every item derived from it).", _CHANGE)
-    add(why, "why", "Explain an item: its support tree (the items it rests on, recursively).", _READ)
+    add(why, "why", "Explain an item: the items it rests on (its parents, recursively), as a flat list of "
+        "nodes with their depth and parent ids.", _READ)
     add(contradictions, "contradictions", "List the active contradictions, with both sides.", _READ)
     add(resolve, "resolve", "Settle a contradiction: the winner supersedes the loser, whose authority drops.",
         _CHANGE)
@@ -297,9 +309,11 @@ DeletionIn = Annotated[
 def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
     author = kg.tools.author
 
-    def write(name: str, run: Callable[[str | None], dict[str, Any]], ctx: Context[Any, Any]) -> CallToolResult:
+    def write(
+        name: str, run: Callable[[str | None], dict[str, Any]], ctx: Context[Any, Any], arguments: Any
+    ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            out = run(_keyed(name, author, _client_key(ctx, None)))
+            out = run(_keyed(name, author, _client_key(ctx, None), {"arguments": arguments}))
             return out, out["message"] if "message" in out else _json(next(iter(out.values())))
 
         return _call(name, body)
@@ -312,28 +326,28 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
         return _call(name, body)
 
     def create_entities(ctx: Context[Any, Any], entities: list[EntityIn]) -> CallToolResult:
-        return write("create_entities", lambda key: kg.create_entities(entities, key=key), ctx)
+        return write("create_entities", lambda key: kg.create_entities(entities, key=key), ctx, entities)
 
     def create_relations(ctx: Context[Any, Any], relations: list[RelationIn]) -> CallToolResult:
-        return write("create_relations", lambda key: kg.create_relations(relations, key=key), ctx)
+        return write("create_relations", lambda key: kg.create_relations(relations, key=key), ctx, relations)
 
     def add_observations(ctx: Context[Any, Any], observations: list[ObservationIn]) -> CallToolResult:
-        return write("add_observations", lambda key: kg.add_observations(observations, key=key), ctx)
+        return write("add_observations", lambda key: kg.add_observations(observations, key=key), ctx, observations)
 
     def delete_entities(
         ctx: Context[Any, Any],
         entityNames: Annotated[list[StrictStr], Field(description="An array of entity names to delete")],
     ) -> CallToolResult:
-        return write("delete_entities", lambda key: kg.delete_entities(entityNames, key=key), ctx)
+        return write("delete_entities", lambda key: kg.delete_entities(entityNames, key=key), ctx, entityNames)
 
     def delete_observations(ctx: Context[Any, Any], deletions: list[DeletionIn]) -> CallToolResult:
-        return write("delete_observations", lambda key: kg.delete_observations(deletions, key=key), ctx)
+        return write("delete_observations", lambda key: kg.delete_observations(deletions, key=key), ctx, deletions)
 
     def delete_relations(
         ctx: Context[Any, Any],
         relations: Annotated[list[RelationIn], Field(description="An array of relations to delete")],
     ) -> CallToolResult:
-        return write("delete_relations", lambda key: kg.delete_relations(relations, key=key), ctx)
+        return write("delete_relations", lambda key: kg.delete_relations(relations, key=key), ctx, relations)
 
     def read_graph(ctx: Context[Any, Any]) -> CallToolResult:
         return read("read_graph", kg.read_graph)
@@ -341,7 +355,6 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
     def search_nodes(
         ctx: Context[Any, Any],
         query: Annotated[StrictStr, Field(
-            max_length=2048,
             description="The search query to match against entity names, types, and observation content")],
     ) -> CallToolResult:
         return read("search_nodes", lambda: kg.search_nodes(query))
@@ -370,7 +383,22 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
     for fn, name, description, hints in tools:
         if kg.tools.read_only and name not in KG_READ_TOOLS:
             continue
-        server.add_tool(fn, name=name, description=description, annotations=hints, structured_output=False)
+        if name.startswith("delete_"):  # as the reference server: deleting twice changes nothing more
+            hints = hints.model_copy(update={"idempotent_hint": True})
+        server.add_tool(
+            fn, name=name, title=name.replace("_", " ").title(), description=description, annotations=hints,
+            structured_output=False,
+        )
+
+    @server.resource(
+        "memory://knowledge-graph", name="knowledge-graph", title="Knowledge Graph",
+        description="The full knowledge graph with all entities and relations", mime_type="application/json",
+    )
+    def knowledge_graph() -> str:
+        try:
+            return _json(kg.read_graph())
+        except MemexError as e:
+            raise ResourceError(f"{type(e).__name__}: {e}") from None
 
 
 def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any]:

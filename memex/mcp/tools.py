@@ -18,6 +18,7 @@ found, exactly like a missing one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +27,6 @@ from memex.factories import create_edge, create_memory_item
 from memex.graph import GraphState
 from memex.integrity import get_contradictions, plan_cascade_retract, plan_resolve_contradiction
 from memex.models import MemoryItem
-from memex.provenance import SupportNode, get_support_tree
 from memex.search import RECALL_WEIGHTS, default_text, token_cost
 from memex.store import MemexStore, Transaction
 
@@ -76,6 +76,25 @@ def check_text(field: str, value: Any, limit: int, *, empty: bool = False) -> st
     except UnicodeEncodeError:
         raise ValidationError(f"{field}: holds a lone surrogate (not valid Unicode text)", field) from None
     return value
+
+
+def check_meta(field: str, value: Any, limit: int) -> None:
+    """Refuse a ``meta`` object whose JSON text is longer than ``limit`` characters.
+
+    Types, depth and strings are checked by memex when the item is built; this
+    bounds the size one call can add to the shared store.
+
+    Raises:
+        ValidationError: (naming ``field``) the JSON text is too long.
+    """
+    if value is None:
+        return
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    except (TypeError, ValueError, RecursionError):
+        return  # not JSON: memex's own validation names the problem
+    if size > limit:
+        raise ValidationError(f"{field}: {size} characters of JSON, more than this server's limit of {limit}", field)
 
 
 def _positive(field: str, value: Any, *, lo: int = 1, hi: int = 10_000) -> int:
@@ -185,6 +204,7 @@ class MemoryTools:
         check_text("source_kind", source_kind, 1024)
         if parents is not None and (not isinstance(parents, list) or len(parents) > 1000):
             raise ValidationError("parents: expected a list of at most 1000 item ids", "parents")
+        check_meta("meta", meta, self.max_text)
         item = create_memory_item(
             scope=scope, kind=kind, content={"text": text}, author=self.author, source_kind=source_kind,
             authority=authority, importance=importance, conviction=conviction, parents=parents, meta=meta,
@@ -220,6 +240,7 @@ class MemoryTools:
         }
         if not partial:
             raise ValidationError("update: give at least one of authority, conviction, importance, meta", "")
+        check_meta("meta", meta, self.max_text)
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             self._item(states.mem, "id", id)
@@ -241,9 +262,17 @@ class MemoryTools:
             from_=from_, to=to, kind=kind, author=self.author, source_kind="agent_inferred", authority=0.7
         )
 
+        if from_ == to:
+            raise ValidationError("to: an edge from an item to itself is not allowed", "to")
+
         def plan(states: Any) -> list[tuple[str, Any]]:
             self._item(states.mem, "from", from_)
             self._item(states.mem, "to", to)
+            if kind == "SUPERSEDES" and _supersedes(states.mem, to, from_):
+                raise ValidationError(
+                    f"to: {to} already supersedes {from_} (directly or through other items); "
+                    "a SUPERSEDES cycle would hide both", "to",
+                )
             return [("memory", {"type": "edge.create", "edge": edge})]
 
         done = self._write(plan, key)
@@ -268,8 +297,11 @@ class MemoryTools:
                     cmd["reason"] = reason
                 return [("memory", cmd)]
             cmds = plan_cascade_retract(states.mem, id, self.author, reason)
-            for c in cmds:
-                self._item(states.mem, "id", c.item_id)
+            if not all(self.visible(states.mem.items.get(c.item_id)) for c in cmds):
+                raise ValidationError(
+                    "cascade: items derived from this one lie outside this server's scopes; nothing was retracted",
+                    "cascade",
+                )
             return [("memory", c) for c in cmds]
 
         done = self._write(plan, key)
@@ -281,7 +313,8 @@ class MemoryTools:
 
         Returns ``{"winner", "loser", "changes": [{"type", "id"}]}`` (one entry
         per lifecycle event). Raises MemoryNotFoundError for an unknown id,
-        ValidationError for ``winner == loser``.
+        ValidationError for ``winner == loser`` or two items without an active
+        contradiction between them (also when another agent resolved it first).
         """
         if reason is not None:
             check_text("reason", reason, self.max_text)
@@ -291,6 +324,14 @@ class MemoryTools:
             self._item(states.mem, "loser", loser)
             if winner == loser:
                 raise ValidationError("loser: an item cannot supersede itself", "loser")
+            if not any(
+                e.active and e.kind == "CONTRADICTS" and {e.from_, e.to} == {winner, loser}
+                for e in states.mem.edges_of(winner)
+            ):
+                raise ValidationError(
+                    f"loser: no active contradiction between {winner} and {loser} (link them with "
+                    "CONTRADICTS first, or link SUPERSEDES directly)", "loser",
+                )
             return [("memory", c) for c in plan_resolve_contradiction(states.mem, winner, loser, self.author, reason)]
 
         done = self._write(plan, key)
@@ -366,40 +407,42 @@ class MemoryTools:
         }
 
     def why(self, id: str, max_depth: int = 5) -> dict[str, Any]:
-        """The support tree of an item: ``{"id", "text", ..., "parents": [subtrees]}``.
+        """The support of an item: the items it rests on (its ``parents``), recursively.
 
-        Parents are followed to ``max_depth`` levels (a node below has
-        ``"truncated": true`` and no ``parents``); a parent that is missing
-        or outside the server's scopes is left out and counted in
-        ``"hidden_parents"``. Raises MemoryNotFoundError for an unknown id.
+        Returns ``{"root": id, "nodes": [...]}``, a flat list (so deep chains
+        never nest the reply) in breadth-first order from the root, each
+        item once: its fields, ``"depth"`` (0 for the root) and ``"parents"``
+        (the ids of its visible parents, each also among the nodes unless the
+        node is at ``max_depth``, where it is marked ``"truncated": true``). A
+        parent that is missing or outside the server's scopes is left out and
+        counted in ``"hidden_parents"``. Raises MemoryNotFoundError for an
+        unknown id. O(nodes + their parents).
         """
-        _positive("max_depth", max_depth, lo=0, hi=100)
+        _positive("max_depth", max_depth, lo=0, hi=1000)
         mem = self._fresh()
         self._item(mem, "id", id)
-        tree = get_support_tree(mem, id)
-        assert tree is not None
-        return {"tree": self._node(tree, max_depth)}
-
-    def _node(self, root: SupportNode, max_depth: int) -> dict[str, Any]:
-        out = self._wire_item(root.item)
-        stack: list[tuple[SupportNode, dict[str, Any], int]] = [(root, out, 0)]
-        while stack:  # iterative: a deep chain must not exhaust the recursion limit
-            node, wire, depth = stack.pop()
-            shown = [p for p in node.parents if self.visible(p.item)]
-            hidden = len(node.item.parents or []) - len(shown)
+        nodes: list[dict[str, Any]] = []
+        seen = {id}
+        queue = [(id, 0)]
+        for item_id, depth in queue:  # grows while it is walked: breadth-first
+            item = mem.items[item_id]
+            wire = self._wire_item(item)
+            shown = [p for p in item.parents or [] if self.visible(mem.items.get(p))]
+            wire["depth"] = depth
+            wire["parents"] = shown
+            hidden = len(item.parents or []) - len(shown)
             if hidden:
                 wire["hidden_parents"] = hidden
             if depth >= max_depth:
-                wire["parents"] = []
                 if shown:
                     wire["truncated"] = True
-                continue
-            wire["parents"] = []
-            for p in shown:
-                child = self._wire_item(p.item)
-                wire["parents"].append(child)
-                stack.append((p, child, depth + 1))
-        return out
+            else:
+                for p in shown:
+                    if p not in seen:
+                        seen.add(p)
+                        queue.append((p, depth + 1))
+            nodes.append(wire)
+        return {"root": id, "nodes": nodes}
 
     def contradictions(self, scope: str | None = None) -> dict[str, Any]:
         """The active contradictions with both sides visible (and, with ``scope``, one side in it).
@@ -433,3 +476,16 @@ def _change(event: Mapping[str, Any]) -> dict[str, Any]:
     item = event.get("item") or {}
     return {"type": event["type"], "id": item.get("id")}
 
+
+def _supersedes(mem: GraphState, a: str, b: str) -> bool:
+    """Whether ``a`` supersedes ``b`` through active ``SUPERSEDES`` edges (a path a → ... → b)."""
+    seen, todo = {a}, [a]
+    while todo:
+        x = todo.pop()
+        for e in mem.edges_of(x):
+            if e.active and e.kind == "SUPERSEDES" and e.from_ == x and e.to not in seen:
+                if e.to == b:
+                    return True
+                seen.add(e.to)
+                todo.append(e.to)
+    return False
