@@ -87,3 +87,51 @@ def test_kg_relations_may_name_missing_entities_as_the_reference_server(tools: M
     assert kg.open_nodes(["Ghost"])["relations"] == [{"from": "Ghost", "to": "Nobody", "relationType": "haunts"}]
     kg.delete_entities(["Nobody"])  # deleting a name removes the relations naming it
     assert kg.read_graph()["relations"] == []
+
+
+def test_a_large_cascade_is_not_starved_by_small_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (review of issue 15, H3): writers of other processes kept winning the race,
+    so a cascade of 300 retractions re-planned for up to 60 s and then failed. With write turns
+    each MCP write plans once, on the newest state."""
+    import threading
+
+    from memex.mcp import tools as tools_module
+
+    db = os.fspath(tmp_path / "m.db")
+    planned: list[int] = []
+    real = tools_module.plan_cascade_retract
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        planned.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(tools_module, "plan_cascade_retract", counting)
+    with MemexStore.open(db) as store:
+        main = MemoryTools(store)
+        root = main.remember("root", scope="s")["id"]
+        for i in range(300):
+            main.remember(f"child {i}", scope="s", parents=[root])
+        stop = threading.Event()
+        written: list[int] = []
+
+        def spam() -> None:
+            with MemexStore.open(db) as other:
+                t = MemoryTools(other)
+                while not stop.is_set():
+                    t.remember("noise", scope="other")
+                    written.append(1)
+
+        workers = [threading.Thread(target=spam) for _ in range(3)]
+        for w in workers:
+            w.start()
+        try:
+            while len(written) < 30:  # the writers are under way
+                stop.wait(0.01)
+            out = main.forget(root, cascade=True)
+        finally:
+            stop.set()
+            for w in workers:
+                w.join()
+        assert len(out["retracted"]) == 301
+        assert planned == [1]  # planned once: no lost race
+        assert store.log is not None and store.log.verify().ok

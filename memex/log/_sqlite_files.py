@@ -273,7 +273,9 @@ def _check_lockable(raw: bytes, shown: str) -> None:
 
 
 @contextmanager
-def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Iterator[None]:
+def writer_lock(
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, purpose: str = "import"
+) -> Iterator[None]:
     """Hold an exclusive advisory lock for the block (one importer at a time per database file).
 
     Two importers at once would otherwise race: the loser's batch meets a
@@ -293,6 +295,10 @@ def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> It
     Args:
         path: the database file (``str``, ``bytes`` or path-like); the lock
             file is created if needed.
+        purpose: which lock: ``"import"`` (the importers' lock, file
+            ``<path>.lock``) or another word naming another group of writers
+            that take turns (file ``<path>.<purpose>.lock``; ``"mcp"``: the
+            MCP servers' write turns).
     Raises:
         FileAccessError: a refused path (reasons as :class:`SQLiteEventLog`),
             or the lock file cannot be opened (reason ``"os"``).
@@ -306,7 +312,8 @@ def writer_lock(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> It
         yield
         return
     try:
-        fh = open(os.path.realpath(raw) + b".lock", "a+b")  # noqa: SIM115 - held for the whole block
+        suffix = b".lock" if purpose == "import" else b"." + purpose.encode("ascii") + b".lock"
+        fh = open(os.path.realpath(raw) + suffix, "a+b")  # noqa: SIM115 - held for the whole block
     except OSError as e:
         raise FileAccessError(shown, "os", f"cannot lock {shown}: {e.strerror or e}") from None
     try:

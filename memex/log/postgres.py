@@ -580,8 +580,12 @@ class PostgresEventLog(_LogReads):
 
     # -- one importer at a time -------------------------------------------------------
     @contextlib.contextmanager
-    def writer_lock(self) -> Iterator[None]:
+    def writer_lock(self, *, purpose: str = "import") -> Iterator[None]:
         """Hold this log's importer lock for the block: one holder at a time, across machines.
+
+        ``purpose`` names the group of writers that take turns: ``"import"``
+        (the importers, default) or another word (``"mcp"``: the MCP
+        servers' write turns), each a lock of its own.
 
         A PostgreSQL session advisory lock, taken on a connection of its own
         and keyed by the log's schema, so it never blocks plain appends (they
@@ -601,7 +605,8 @@ class PostgresEventLog(_LogReads):
             self._connection()  # learns the channel; a closed log says so here
             holder = self._connect()
         try:
-            key = int.from_bytes(hashlib.sha256(b"memex-import:" + self._channel.encode()).digest()[:8], "big", signed=True)
+            name = b"memex-" + purpose.encode("ascii") + b":" + self._channel.encode()
+            key = int.from_bytes(hashlib.sha256(name).digest()[:8], "big", signed=True)
             with self._guard:
                 holder.execute("SET lock_timeout = 0")
                 holder.execute("SELECT pg_advisory_lock(%s)", (key,))

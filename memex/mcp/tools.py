@@ -18,14 +18,16 @@ found, exactly like a missing one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, ValidationError
 from memex.factories import create_edge, create_memory_item
 from memex.graph import GraphState
 from memex.integrity import get_contradictions, plan_cascade_retract, plan_resolve_contradiction
+from memex.log.sqlite import SQLiteEventLog, writer_lock
 from memex.models import MemoryItem
 from memex.search import RECALL_WEIGHTS, default_text, token_cost
 from memex.store import MemexStore, Transaction
@@ -152,10 +154,32 @@ class MemoryTools:
         return self.store.mem
 
     def _write(self, plan: Any, key: str | None) -> Transaction:
+        """Commit ``plan`` during this server's write turn (see :meth:`write_turn`)."""
         if self.read_only:
             raise ReadOnlyStoreError("this MCP server is read-only (--read-only)")
-        self.store.refresh()
-        return self.store.transact(plan, idempotency_key=key)
+        with self.write_turn():
+            self.store.refresh()
+            return self.store.transact(plan, idempotency_key=key)
+
+    def write_turn(self) -> contextlib.AbstractContextManager[None]:
+        """A lock that the MCP server processes of one store take in turn for each write.
+
+        Without it every write is optimistic: a process whose view is behind
+        folds the new records and plans again. Small writes win such races
+        quickly, but a large one (a cascade of hundreds of retractions) could
+        lose to a stream of small writes from other processes for its whole
+        60 s budget. Taking turns makes each write plan on the newest state
+        and append without a race (writers outside MCP still race as usual).
+        The lock is a file lock beside a SQLite file (``<db>.mcp.lock``) or a
+        PostgreSQL advisory lock; an in-memory store needs none.
+        """
+        log = self.store.log
+        if isinstance(log, SQLiteEventLog) and log.path != ":memory:":
+            return writer_lock(log.path, purpose="mcp")
+        lock = getattr(log, "writer_lock", None)
+        if callable(lock):
+            return cast(contextlib.AbstractContextManager[None], lock(purpose="mcp"))
+        return contextlib.nullcontext()
 
     def _scope(self, field: str, scope: Any) -> str:
         check_text(field, scope, 1024)
