@@ -58,7 +58,9 @@ def test_screen_answers_a_lone_surrogate_naming_its_field() -> None:
         "code": INVALID_PARAMS,
         "message": "ValidationError: params.arguments.text: holds a lone surrogate (not valid Unicode text)",
     }
-    # a notification holding one is dropped without a reply
+    # a request whose id holds one is answered with a null id; a notification holding one is dropped
+    got = _reply('{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
+    assert got["id"] is None and got["error"]["code"] == INVALID_REQUEST
     assert screen_line('{"jsonrpc":"2.0","method":"notifications/x","params":{"\\ud800":1}}') == (None, None)
 
 

@@ -64,7 +64,8 @@ def _problem(value: Any) -> str | None:
                 return f"{path or 'message'}: holds a lone surrogate (not valid Unicode text)"
         elif isinstance(v, dict | list):
             if depth > MAX_DEPTH:
-                return f"{path or 'message'}: nested deeper than {MAX_DEPTH} levels"
+                shown = path if len(path) <= 80 else path[:60] + "..."
+                return f"{shown or 'message'}: nested deeper than {MAX_DEPTH} levels"
             if isinstance(v, list):
                 stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(v))
                 continue
@@ -124,9 +125,11 @@ def screen_line(raw: bytes | str) -> tuple[str | None, str | None]:
     problem = _problem(msg)
     if problem is None:
         return line, None
-    if "method" in msg and "id" in msg and _valid_id(msg["id"]):
-        return None, _error(msg["id"], INVALID_PARAMS, f"ValidationError: {problem}")
-    return None, None
+    if "method" in msg and "id" in msg:
+        if _valid_id(msg["id"]):
+            return None, _error(msg["id"], INVALID_PARAMS, f"ValidationError: {problem}")
+        return None, _error(None, INVALID_REQUEST, f"Invalid Request: {problem}")
+    return None, None  # a notification: JSON-RPC sends no reply
 
 
 class _Output:
