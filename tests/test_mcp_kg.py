@@ -106,3 +106,61 @@ def test_kg_profile_over_stdio_gives_the_models_graph(tmp_path: Any) -> None:
             assert want in value, n  # "Error executing tool X: ValidationError: Entity with name ... not found"
         else:
             assert value == want, (n, SCRIPTED_SESSION[n])
+
+
+REFERENCE_FILE = "\n".join(
+    [
+        '{"type":"entity","name":"Ada","entityType":"person","observations":["likes tea","writes code"]}',
+        '{"type":"entity","name":"Bob","entityType":"person","observations":[]}',
+        '{"type":"relation","from":"Ada","to":"Bob","relationType":"knows"}',
+        '{"type":"relation","from":"Ada","to":"Ghost","relationType":"fears"}',
+        "not json",
+        '{"type":"entity","name":5}',
+        "",
+    ]
+)
+
+
+def test_import_memory_merges_a_reference_file_once(tmp_path: Any) -> None:
+    with MemexStore.open(os.fspath(tmp_path / "kg.db")) as store:
+        kg = KgTools(MemoryTools(store))
+        kg.create_entities([{"name": "Ada", "entityType": "person", "observations": ["likes tea"]}])
+        counts = kg.import_memory(REFERENCE_FILE.splitlines())
+        assert counts == {"entities": 1, "observations": 1, "relations": 2, "skipped": 2}
+        graph = kg.read_graph()
+        assert graph == {
+            "entities": [
+                {"name": "Ada", "entityType": "person", "observations": ["likes tea", "writes code"]},
+                {"name": "Bob", "entityType": "person", "observations": []},
+            ],
+            "relations": [
+                {"from": "Ada", "to": "Bob", "relationType": "knows"},
+                {"from": "Ada", "to": "Ghost", "relationType": "fears"},
+            ],
+        }
+        assert kg.import_memory(REFERENCE_FILE.splitlines()) == {
+            "entities": 0, "observations": 0, "relations": 0, "skipped": 2
+        }
+        assert kg.read_graph() == graph
+
+
+def test_memex_mcp_import_memory_option(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    src = tmp_path / "memory.jsonl"
+    src.write_text(REFERENCE_FILE, "utf-8")
+    db = os.fspath(tmp_path / "kg.db")
+    cmd = [sys.executable, "-m", "memex", "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(src)]
+    done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "2 entities, 2 observations, 2 relations; 2 line(s) skipped" in done.stderr
+    assert done.stdout == ""  # stdout is the protocol's alone
+    with MemexStore.open(db, read_only=True) as store:
+        assert [e["name"] for e in KgTools(MemoryTools(store, read_only=True)).read_graph()["entities"]] == ["Ada", "Bob"]
+    bad = subprocess.run([*cmd[:-2], "--import-memory", os.fspath(tmp_path / "missing.jsonl")],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "cannot read" in bad.stderr
+    wrong = subprocess.run([*cmd[:6], "--import-memory", os.fspath(src)], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and "needs --profile kg" in wrong.stderr

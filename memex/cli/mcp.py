@@ -7,6 +7,7 @@ import importlib
 
 from memex.cli.app import CliError, Context, db_path, subcommand
 from memex.errors import MissingDependencyError, ValidationError
+from memex.mcp.kg import KgTools
 from memex.mcp.tools import DEFAULT_AUTHOR, DEFAULT_MAX_TEXT, MemoryTools
 from memex.store import DEFAULT_DB, MemexStore
 
@@ -30,13 +31,17 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve only the reading tools and open the store read-only")
     parser.add_argument("--author", metavar="A", default=DEFAULT_AUTHOR,
                         help=f"the author of every write (default {DEFAULT_AUTHOR})")
+    parser.add_argument("--import-memory", metavar="FILE",
+                        help="with --profile kg: first merge the memory.jsonl of @modelcontextprotocol/server-memory "
+                        "into the store (what is already there is kept; running it again adds nothing)")
     parser.add_argument("--max-text", metavar="N", type=int, default=DEFAULT_MAX_TEXT,
                         help=f"the longest text a tool accepts, in characters (default {DEFAULT_MAX_TEXT})")
 
 
 @subcommand("mcp", "serve the store to agents over the Model Context Protocol (stdio)", _mcp_arguments)
 def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex mcp [--db DB] [--profile memex|kg] [--scope-prefix P] [--read-only] [--author A]``.
+    """``memex mcp [--db DB] [--profile memex|kg] [--scope-prefix P] [--read-only] [--author A]
+    [--import-memory FILE] [--max-text N]``.
 
     Opens the store (``--read-only``: read-only, and it must exist), then
     serves MCP over stdin/stdout until the client closes the connection.
@@ -50,6 +55,8 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
         CliError: the ``mcp`` extra is not installed, or ``--max-text`` < 1 (exit code 2).
         FileAccessError, StorageError: the store cannot be opened (exit code 2).
     """
+    if args.import_memory is not None and (args.profile != "kg" or args.read_only):
+        raise CliError("mcp: --import-memory needs --profile kg (and no --read-only)")
     if not 1 <= args.max_text <= 2**31:
         raise CliError("mcp: --max-text must be from 1 to 2147483648")
     for option, value in (("--author", args.author), ("--scope-prefix", args.scope_prefix)):
@@ -69,6 +76,22 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
             )
         except ValidationError as e:
             raise CliError(f"mcp: {e}") from None
+        if args.import_memory is not None:
+            _import_memory(args, ctx, tools)
         server = server_module.build_server(tools, profile=args.profile)
         stdio.run_stdio(server)
     return 0
+
+
+def _import_memory(args: argparse.Namespace, ctx: Context, tools: MemoryTools) -> None:
+    """Merge the reference server's ``memory.jsonl`` before serving; the summary goes to stderr."""
+    try:
+        with open(args.import_memory, encoding="utf-8") as fh:
+            counts = KgTools(tools).import_memory(fh)
+    except (OSError, UnicodeDecodeError) as e:
+        raise CliError(f"mcp: cannot read {args.import_memory}: {e}") from None
+    ctx.err_console().print(
+        f"imported from {args.import_memory}: {counts['entities']} entities, {counts['observations']} observations, "
+        f"{counts['relations']} relations; {counts['skipped']} line(s) skipped",
+        soft_wrap=True, markup=False,
+    )

@@ -35,6 +35,7 @@ concurrency, so two processes never overwrite each other's changes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -337,6 +338,61 @@ class KgTools:
 
     def _retract_edge(self, edge_id: str) -> dict[str, Any]:
         return {"type": "edge.retract", "edge_id": edge_id, "author": self.tools.author}
+
+    def import_memory(self, lines: Iterable[str]) -> dict[str, int]:
+        """Merge a knowledge graph saved by the reference server (its ``memory.jsonl``) into this one.
+
+        Each line is a JSON object ``{"type": "entity", "name", "entityType",
+        "observations"}`` or ``{"type": "relation", "from", "to",
+        "relationType"}``; blank lines are ignored and other lines skipped
+        (counted), as the reference server skips them. Entities whose name is
+        not stored are created; for the others, the observations they lack
+        are added; relations not stored are created. Importing the same file
+        again changes nothing.
+
+        Args:
+            lines: the file's lines (an open text file works).
+        Returns:
+            ``{"entities", "observations", "relations", "skipped"}``: what was
+            added, and the lines skipped.
+        Raises:
+            ValidationError: a field longer than the server's text limit.
+        """
+        entities: list[dict[str, Any]] = []
+        relations: list[dict[str, Any]] = []
+        skipped = 0
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                skipped += 1
+                continue
+            if not isinstance(rec, dict):
+                skipped += 1
+            elif rec.get("type") == "entity" and isinstance(rec.get("name"), str) and isinstance(
+                rec.get("entityType"), str
+            ) and isinstance(rec.get("observations"), list) and all(
+                isinstance(o, str) for o in rec["observations"]
+            ):
+                entities.append({k: rec[k] for k in ("name", "entityType", "observations")})
+            elif rec.get("type") == "relation" and all(isinstance(rec.get(k), str) for k in ("from", "to", "relationType")):
+                relations.append({k: rec[k] for k in ("from", "to", "relationType")})
+            else:
+                skipped += 1
+        stored = set(self._by_name(self.tools._fresh()))
+        created = self.create_entities([e for e in entities if e["name"] not in stored])["entities"]
+        lacking = [{"entityName": e["name"], "contents": e["observations"]} for e in entities if e["name"] in stored]
+        added = self.add_observations(lacking)["results"] if lacking else []
+        new_relations = self.create_relations(relations)["relations"]
+        return {
+            "entities": len(created),
+            "observations": sum(len(e["observations"]) for e in created)
+            + sum(len(r["addedObservations"]) for r in added),
+            "relations": len(new_relations),
+            "skipped": skipped,
+        }
 
     def _retract(self, item_id: str) -> dict[str, Any]:
         return {"type": "memory.retract", "item_id": item_id, "author": self.tools.author}
