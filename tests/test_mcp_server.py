@@ -682,3 +682,24 @@ def test_invalid_idempotency_key_is_a_validation_error(tmp_path: Path) -> None:
 
     anyio.run(session)
     assert item_count(db) == 1
+
+
+def test_schema_errors_read_like_memex_errors(tmp_path: Path) -> None:
+    """Arguments that fail a tool's schema get one line naming the field, as memex's own errors do."""
+    db = db_of(tmp_path)
+
+    async def session() -> list[Any]:
+        async with connect(db) as client:
+            return [
+                await call(client, "remember", {"text": 5, "scope": "s"}),
+                await call(client, "remember", {"scope": "s"}),
+                await call(client, "remember", {"text": "x", "scope": "s", "parents": ["ok", 2]}),
+                await call(client, "forget", {"id": "a", "cascade": "yes"}),
+            ]
+
+    assert anyio.run(session) == [
+        (True, "Error executing tool remember: ValidationError: text: Input should be a valid string"),
+        (True, "Error executing tool remember: ValidationError: text: Field required"),
+        (True, "Error executing tool remember: ValidationError: parents[1]: Input should be a valid string"),
+        (True, "Error executing tool forget: ValidationError: cascade: Input should be a valid boolean"),
+    ]

@@ -28,6 +28,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictBool, StrictInt, StrictStr
+from pydantic import ValidationError as PydanticValidationError
 
 from memex import __version__
 from memex._jsonfmt import dumps
@@ -67,6 +68,39 @@ def _client_key(ctx: Context[Any, Any], argument: str | None) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ValidationError(f"_meta.{META_KEY}: expected a string, got {type(value).__name__}", f"_meta.{META_KEY}")
     return value
+
+
+class _ArgumentErrors:
+    """Server middleware: a ``tools/call`` whose arguments fail the tool's schema gets a tool error
+    in memex's form, ``"Error executing tool T: ValidationError: <field>: <problem>"``, instead of
+    the schema library's multi-line report (the same arguments are validated again by the SDK)."""
+
+    def __init__(self, server: MCPServer[Any]) -> None:
+        self._server = server
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        params = ctx.params if ctx.method == "tools/call" else None
+        if isinstance(params, Mapping) and isinstance(params.get("name"), str):
+            tool = self._server._tool_manager.get_tool(params["name"])
+            arguments = params.get("arguments") or {}
+            if tool is not None and isinstance(arguments, Mapping):
+                try:
+                    tool.fn_metadata.validate_arguments(dict(arguments))
+                except PydanticValidationError as e:
+                    first = e.errors()[0]
+                    field = ""
+                    for part in first["loc"]:
+                        if isinstance(part, int):
+                            field += f"[{part}]"
+                        elif not str(part).startswith(("function-", "tagged-")):
+                            field += f".{part}" if field else str(part)
+                    field = field or "arguments"
+                    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+                    text = f"Error executing tool {tool.name}: ValidationError: {field}: {first['msg']}{more}"
+                    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+                except Exception:
+                    pass  # the SDK reports it as it does
+        return await call_next(ctx)
 
 
 def _result(payload: dict[str, Any], text: str) -> CallToolResult:
@@ -429,6 +463,7 @@ def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any
         ),
         log_level="WARNING",
     )
+    server._lowlevel_server.middleware.append(_ArgumentErrors(server))
     if profile == "memex":
         _memex_tools(server, tools)
     else:
