@@ -43,7 +43,10 @@ def test_screen_answers_bytes_that_are_not_utf8() -> None:
 @pytest.mark.parametrize(
     "line, expected_id",
     [('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', None), ("42", None), ('{"id":7,"method":"ping"}', 7),
-     ('{"jsonrpc":"2.0"}', None)],
+     ('{"jsonrpc":"2.0"}', None), ('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', None),
+     ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None), ('{"jsonrpc":"2.0","id":true,"method":"ping"}', None),
+     ('{"jsonrpc":"2.0","id":4,"method":5}', 4), ('{"jsonrpc":"2.0","id":4}', 4),
+     ('{"jsonrpc":"2.0","id":NaN,"method":"ping"}', None)],
 )
 def test_screen_answers_what_is_not_one_jsonrpc_message(line: str, expected_id: int | None) -> None:
     got = _reply(line)

@@ -135,3 +135,36 @@ def test_a_large_cascade_is_not_starved_by_small_writes(tmp_path: Path, monkeypa
         assert len(out["retracted"]) == 301
         assert planned == [1]  # planned once: no lost race
         assert store.log is not None and store.log.verify().ok
+
+
+def test_resolve_is_a_change_of_mind_and_never_closes_a_supersedes_cycle(tools: MemoryTools) -> None:
+    """Regression (second review, N1): resolving n over m while m superseded n hid both items."""
+    m = tools.remember("the meeting is on monday", scope="s")["id"]
+    n = tools.remember("the meeting is on tuesday", scope="s")["id"]
+    tools.link(m, n, "SUPERSEDES")
+    tools.link(n, m, "CONTRADICTS")
+    changes = tools.resolve(n, m, reason="the invitation moved")["changes"]
+    assert changes[0]["type"] == "edge.retracted"  # m SUPERSEDES n, the earlier decision
+    assert [e["id"] for e in tools.recall("meeting")["items"]] == [n]
+    # through a third item the reversal is refused: nothing changes
+    x, y, z = (tools.remember(f"plan {t}", scope="s")["id"] for t in "xyz")
+    tools.link(x, y, "SUPERSEDES")
+    tools.link(y, z, "SUPERSEDES")
+    tools.link(z, x, "CONTRADICTS")
+    before = tools.store.position
+    with pytest.raises(ValidationError, match="SUPERSEDES cycle"):
+        tools.resolve(z, x)
+    assert tools.store.position == before
+    assert [e["id"] for e in tools.recall("plan")["items"]] == [x]
+
+
+def test_a_write_goes_on_when_the_turn_is_held_too_long(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (second review, N4): a paused holder of the write turn must not block every writer."""
+    from memex.log.sqlite import writer_lock
+    from memex.mcp import tools as tools_module
+
+    monkeypatch.setattr(tools_module, "TURN_TIMEOUT", 0.2)
+    db = os.fspath(tmp_path / "m.db")
+    with MemexStore.open(db) as store, writer_lock(db, purpose="mcp"):  # held by "another process"
+        made = MemoryTools(store).remember("written anyway", scope="s")
+        assert store.mem.items[made["id"]].content == {"text": "written anyway"}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -274,7 +275,8 @@ def _check_lockable(raw: bytes, shown: str) -> None:
 
 @contextmanager
 def writer_lock(
-    path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, purpose: str = "import"
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, purpose: str = "import",
+    timeout: float | None = None,
 ) -> Iterator[None]:
     """Hold an exclusive advisory lock for the block (one importer at a time per database file).
 
@@ -299,9 +301,11 @@ def writer_lock(
             ``<path>.lock``) or another word naming another group of writers
             that take turns (file ``<path>.<purpose>.lock``; ``"mcp"``: the
             MCP servers' write turns).
+        timeout: seconds to wait for the lock (``None``: no limit).
     Raises:
         FileAccessError: a refused path (reasons as :class:`SQLiteEventLog`),
             or the lock file cannot be opened (reason ``"os"``).
+        StoreBusyError: another holder kept the lock for ``timeout`` seconds.
     """
     raw = path_bytes(path)
     shown = _display(raw)
@@ -317,7 +321,18 @@ def writer_lock(
     except OSError as e:
         raise FileAccessError(shown, "os", f"cannot lock {shown}: {e.strerror or e}") from None
     try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        if timeout is None:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        else:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise StoreBusyError(shown, "locked", f"{shown}: the {purpose} lock stayed held for {timeout} s") from None
+                    time.sleep(0.005)
         yield
     finally:
         fh.close()

@@ -580,12 +580,13 @@ class PostgresEventLog(_LogReads):
 
     # -- one importer at a time -------------------------------------------------------
     @contextlib.contextmanager
-    def writer_lock(self, *, purpose: str = "import") -> Iterator[None]:
+    def writer_lock(self, *, purpose: str = "import", timeout: float | None = None) -> Iterator[None]:
         """Hold this log's importer lock for the block: one holder at a time, across machines.
 
         ``purpose`` names the group of writers that take turns: ``"import"``
         (the importers, default) or another word (``"mcp"``: the MCP
-        servers' write turns), each a lock of its own.
+        servers' write turns), each a lock of its own. ``timeout``: seconds
+        to wait for it (``None``: no limit), then :class:`~memex.errors.StoreBusyError`.
 
         A PostgreSQL session advisory lock, taken on a connection of its own
         and keyed by the log's schema, so it never blocks plain appends (they
@@ -609,7 +610,16 @@ class PostgresEventLog(_LogReads):
             key = int.from_bytes(hashlib.sha256(name).digest()[:8], "big", signed=True)
             with self._guard:
                 holder.execute("SET lock_timeout = 0")
-                holder.execute("SELECT pg_advisory_lock(%s)", (key,))
+                if timeout is None:
+                    holder.execute("SELECT pg_advisory_lock(%s)", (key,))
+                else:
+                    end = time.monotonic() + timeout
+                    while not holder.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                        if time.monotonic() >= end:
+                            raise StoreBusyError(
+                                self.path, "locked", f"the {purpose} lock stayed held for {timeout} s"
+                            )
+                        time.sleep(0.005)
             yield
         finally:
             with contextlib.suppress(Exception):

@@ -9,9 +9,11 @@ line is parsed with the standard library first:
   JSON-RPC error ``-32700`` (parse error), with the request's ``id`` when
   the line starts like a request (``{"jsonrpc": "2.0", "id": ...``), else
   ``id: null``;
-* valid JSON that is not a JSON-RPC 2.0 message (a batch array, a bare
-  value, an object without ``"jsonrpc": "2.0"``) is answered with ``-32600``
-  (invalid request);
+* valid JSON that is not one JSON-RPC 2.0 message the SDK accepts (a batch
+  array, a bare value, an object without ``"jsonrpc": "2.0"``, an ``id``
+  that is not a string or integer, a ``method`` that is not a string, a
+  request whose ``id`` holds a lone surrogate) is answered with ``-32600``
+  (invalid request; ``id: null`` when the id itself is the problem);
 * a message nested deeper than :data:`MAX_DEPTH` levels (the SDK's parser
   gives up near 200), or holding a lone surrogate anywhere (a key or a
   string), is answered, when it is a request, with ``-32602`` (invalid
@@ -39,6 +41,7 @@ import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp_types import jsonrpc_message_adapter
 
 __all__ = ["run_stdio", "screen_line", "PARSE_ERROR", "INVALID_REQUEST", "INVALID_PARAMS", "MAX_DEPTH"]
 
@@ -122,8 +125,16 @@ def screen_line(raw: bytes | str) -> tuple[str | None, str | None]:
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not ("method" in msg or "id" in msg):
         msg_id = msg.get("id") if isinstance(msg, dict) and _valid_id(msg.get("id")) else None
         return None, _error(msg_id, INVALID_REQUEST, "Invalid Request: expected one JSON-RPC 2.0 message object")
+    if "id" in msg and not _valid_id(msg["id"]) and _problem(msg["id"]) is None:
+        # an id that is not a string or an integer: the SDK would take a request for a notification
+        return None, _error(None, INVALID_REQUEST, "Invalid Request: id: expected a string or an integer")
     problem = _problem(msg)
     if problem is None:
+        try:  # what the SDK's reader would refuse, and drop unanswered
+            jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except Exception:
+            msg_id = msg.get("id") if _valid_id(msg.get("id")) else None
+            return None, _error(msg_id, INVALID_REQUEST, "Invalid Request: not a valid JSON-RPC 2.0 message")
         return line, None
     if "method" in msg and "id" in msg:
         if _valid_id(msg["id"]):

@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, cast
 
-from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, ValidationError
+from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, StoreBusyError, ValidationError
 from memex.factories import create_edge, create_memory_item
 from memex.graph import GraphState
 from memex.integrity import get_contradictions, plan_cascade_retract, plan_resolve_contradiction
@@ -54,6 +54,9 @@ DEFAULT_MAX_TEXT = 100_000
 READ_TOOLS = ("recall", "why", "contradictions")
 #: The tools that write.
 WRITE_TOOLS = ("remember", "update", "link", "forget", "resolve")
+
+#: Seconds a write waits for its turn before it goes on without it (see :meth:`MemoryTools.write_turn`).
+TURN_TIMEOUT = 30.0
 
 _NO_BUDGET = 2**62
 
@@ -157,7 +160,11 @@ class MemoryTools:
         """Commit ``plan`` during this server's write turn (see :meth:`write_turn`)."""
         if self.read_only:
             raise ReadOnlyStoreError("this MCP server is read-only (--read-only)")
-        with self.write_turn():
+        with contextlib.ExitStack() as turn:
+            try:
+                turn.enter_context(self.write_turn())
+            except StoreBusyError:
+                pass  # a writer kept its turn for TURN_TIMEOUT s (paused?): go on optimistically
             self.store.refresh()
             return self.store.transact(plan, idempotency_key=key)
 
@@ -170,15 +177,22 @@ class MemoryTools:
         lose to a stream of small writes from other processes for its whole
         60 s budget. Taking turns makes each write plan on the newest state
         and append without a race (writers outside MCP still race as usual).
-        The lock is a file lock beside a SQLite file (``<db>.mcp.lock``) or a
-        PostgreSQL advisory lock; an in-memory store needs none.
+        The lock is a file lock beside a SQLite file (``<db>.mcp.lock``, left
+        in place) or a PostgreSQL advisory lock; an in-memory store needs
+        none. A holder that dies releases it at once; a writer that waited
+        :data:`TURN_TIMEOUT` seconds for it (its holder paused, say) writes
+        without it, optimistically: the lock is for fairness only, never
+        for correctness.
+
+        Raises:
+            StoreBusyError: the turn was not had within :data:`TURN_TIMEOUT` seconds.
         """
         log = self.store.log
         if isinstance(log, SQLiteEventLog) and log.path != ":memory:":
-            return writer_lock(log.path, purpose="mcp")
+            return writer_lock(log.path, purpose="mcp", timeout=TURN_TIMEOUT)
         lock = getattr(log, "writer_lock", None)
         if callable(lock):
-            return cast(contextlib.AbstractContextManager[None], lock(purpose="mcp"))
+            return cast(contextlib.AbstractContextManager[None], lock(purpose="mcp", timeout=TURN_TIMEOUT))
         return contextlib.nullcontext()
 
     def _scope(self, field: str, scope: Any) -> str:
@@ -333,7 +347,9 @@ class MemoryTools:
 
     def resolve(self, winner: str, loser: str, reason: str | None = None, *, key: str | None = None) -> dict[str, Any]:
         """Settle a contradiction: retract the ``CONTRADICTS`` edges between the two items,
-        add ``winner SUPERSEDES loser`` and lower the loser's authority.
+        add ``winner SUPERSEDES loser`` and lower the loser's authority. A ``loser SUPERSEDES
+        winner`` edge from an earlier decision is retracted in the same batch (a change of
+        mind); a longer path from the loser to the winner is refused (a cycle would hide both).
 
         Returns ``{"winner", "loser", "changes": [{"type", "id"}]}`` (one entry
         per lifecycle event). Raises MemoryNotFoundError for an unknown id,
@@ -348,15 +364,30 @@ class MemoryTools:
             self._item(states.mem, "loser", loser)
             if winner == loser:
                 raise ValidationError("loser: an item cannot supersede itself", "loser")
+            mem = states.mem
             if not any(
                 e.active and e.kind == "CONTRADICTS" and {e.from_, e.to} == {winner, loser}
-                for e in states.mem.edges_of(winner)
+                for e in mem.edges_of(winner)
             ):
                 raise ValidationError(
                     f"loser: no active contradiction between {winner} and {loser} (link them with "
                     "CONTRADICTS first, or link SUPERSEDES directly)", "loser",
                 )
-            return [("memory", c) for c in plan_resolve_contradiction(states.mem, winner, loser, self.author, reason)]
+            # a change of mind: the loser's own SUPERSEDES edges onto the winner are retracted
+            reverse = [
+                e.edge_id for e in mem.edges_of(loser)
+                if e.active and e.kind == "SUPERSEDES" and e.from_ == loser and e.to == winner
+            ]
+            if _supersedes(mem, loser, winner, skip=set(reverse)):
+                raise ValidationError(
+                    f"winner: {loser} supersedes {winner} through other items; resolving would close a "
+                    "SUPERSEDES cycle and hide both", "winner",
+                )
+            cmds: list[tuple[str, Any]] = [
+                ("memory", {"type": "edge.retract", "edge_id": eid, "author": self.author}) for eid in reverse
+            ]
+            cmds += [("memory", c) for c in plan_resolve_contradiction(mem, winner, loser, self.author, reason)]
+            return cmds
 
         done = self._write(plan, key)
         return {"winner": winner, "loser": loser, "changes": [_change(e) for e in done.events]}
@@ -501,12 +532,15 @@ def _change(event: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": event["type"], "id": item.get("id")}
 
 
-def _supersedes(mem: GraphState, a: str, b: str) -> bool:
-    """Whether ``a`` supersedes ``b`` through active ``SUPERSEDES`` edges (a path a → ... → b)."""
+def _supersedes(mem: GraphState, a: str, b: str, skip: set[str] | None = None) -> bool:
+    """Whether ``a`` supersedes ``b`` through active ``SUPERSEDES`` edges (a path a → ... → b),
+    not counting the edges whose ids are in ``skip``."""
     seen, todo = {a}, [a]
     while todo:
         x = todo.pop()
         for e in mem.edges_of(x):
+            if skip and e.edge_id in skip:
+                continue
             if e.active and e.kind == "SUPERSEDES" and e.from_ == x and e.to not in seen:
                 if e.to == b:
                     return True
