@@ -25,6 +25,7 @@ import pytest
 import memex
 from memex.cli import main
 from memex.log import SCHEMA_VERSION, jsonl
+from tests.sqlite_version import set_user_version
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "agent_session.jsonl"
@@ -206,12 +207,7 @@ def test_a_log_given_as_db_gets_the_opposite_hint(capsys: pytest.CaptureFixture[
 def _newer(tmp_path: Path) -> Path:
     path = tmp_path / "newer.db"
     memex.SQLiteEventLog(path).close()
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-        conn.commit()
-    finally:
-        conn.close()
+    set_user_version(path, SCHEMA_VERSION + 1)
     return path
 
 

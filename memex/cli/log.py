@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from typing import cast
 
 from memex import _jsonfmt
 from memex.cli.app import (
@@ -21,7 +22,7 @@ from memex.cli.app import (
 from memex.errors import PreviouslyRejectedError
 from memex.log import EventLog, LogRecord, canonical_envelope_bytes, is_dsn
 from memex.log.jsonl import SkippedRecord, read_ordered_envelopes
-from memex.log.sqlite import writer_lock
+from memex.log.sqlite import SQLiteEventLog, writer_lock
 from memex.store import MemexStore
 
 __all__ = ["cmd_log"]
@@ -111,9 +112,12 @@ def _import_lock(db: str) -> contextlib.AbstractContextManager[None]:
 def _log_lock(lg: EventLog) -> contextlib.AbstractContextManager[None]:
     """One importer at a time on a server log: its importer lock
     (:meth:`memex.log.postgres.PostgresEventLog.writer_lock`); none for SQLite,
-    whose file lock :func:`_import_lock` already holds."""
+    whose file lock :func:`_import_lock` already holds (taking it again here
+    would wait for ourselves)."""
     lock = getattr(lg, "writer_lock", None)
-    return lock() if callable(lock) else contextlib.nullcontext()
+    if isinstance(lg, SQLiteEventLog) or not callable(lock):
+        return contextlib.nullcontext()
+    return cast(contextlib.AbstractContextManager[None], lock())
 
 
 def _log_import(args: argparse.Namespace, ctx: Context) -> int:

@@ -8,6 +8,7 @@ path checks, SQLite error mapping and the one-writer lock in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -327,6 +328,26 @@ class SQLiteEventLog(_LogReads):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def writer_lock(
+        self, *, purpose: str = "import", timeout: float | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Hold a lock for the block that one group of writers of this file take in turn.
+
+        The file lock of :func:`~memex.log._sqlite_files.writer_lock` on this
+        log's path (``purpose="import"``: the importers' ``<path>.lock``;
+        another word, ``<path>.<purpose>.lock``), the counterpart of
+        :meth:`memex.log.postgres.PostgresEventLog.writer_lock`. An in-memory
+        database has no file to lock: the block runs unlocked.
+
+        Raises:
+            ReadOnlyStoreError: the log was opened read-only.
+            StoreBusyError: another holder kept the lock for ``timeout`` seconds.
+        """
+        self._check_writable()
+        if self._raw == b":memory:":
+            return contextlib.nullcontext()
+        return writer_lock(self._raw, purpose=purpose, timeout=timeout)
 
     def close(self) -> None:
         """Close the connection (idempotent; never raises for a database in trouble)."""

@@ -23,11 +23,16 @@ import json
 from collections.abc import Mapping
 from typing import Any, cast
 
+from memex import _validate as v
 from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, StoreBusyError, ValidationError
 from memex.factories import create_edge, create_memory_item
 from memex.graph import GraphState
-from memex.integrity import get_contradictions, plan_cascade_retract, plan_resolve_contradiction
-from memex.log.sqlite import SQLiteEventLog, writer_lock
+from memex.integrity import (
+    _contradicts_between,
+    get_contradictions,
+    plan_cascade_retract,
+    plan_resolve_contradiction,
+)
 from memex.models import MemoryItem
 from memex.search import RECALL_WEIGHTS, default_text, token_cost
 from memex.store import MemexStore, Transaction
@@ -68,19 +73,14 @@ def check_text(field: str, value: Any, limit: int, *, empty: bool = False) -> st
         ValidationError: (naming ``field``) not a string, empty (unless
             ``empty``), longer than ``limit``, or holding a lone surrogate.
     """
-    if not isinstance(value, str):
-        raise ValidationError(f"{field}: expected a string, got {type(value).__name__}", field)
-    if not value and not empty:
+    checked: str = v.req_str(value, field)  # a str of valid Unicode text
+    if not checked and not empty:
         raise ValidationError(f"{field}: must not be empty", field)
-    if len(value) > limit:
+    if len(checked) > limit:
         raise ValidationError(
-            f"{field}: {len(value)} characters, more than this server's limit of {limit}", field
+            f"{field}: {len(checked)} characters, more than this server's limit of {limit}", field
         )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(f"{field}: holds a lone surrogate (not valid Unicode text)", field) from None
-    return value
+    return checked
 
 
 def check_meta(field: str, value: Any, limit: int) -> None:
@@ -187,13 +187,10 @@ class MemoryTools:
         Raises:
             StoreBusyError: the turn was not had within :data:`TURN_TIMEOUT` seconds.
         """
-        log = self.store.log
-        if isinstance(log, SQLiteEventLog) and log.path != ":memory:":
-            return writer_lock(log.path, purpose="mcp", timeout=TURN_TIMEOUT)
-        lock = getattr(log, "writer_lock", None)
-        if callable(lock):
-            return cast(contextlib.AbstractContextManager[None], lock(purpose="mcp", timeout=TURN_TIMEOUT))
-        return contextlib.nullcontext()
+        lock = getattr(self.store.log, "writer_lock", None)  # both logs have one; a store without a log, none
+        if not callable(lock):
+            return contextlib.nullcontext()
+        return cast(contextlib.AbstractContextManager[None], lock(purpose="mcp", timeout=TURN_TIMEOUT))
 
     def _scope(self, field: str, scope: Any) -> str:
         check_text(field, scope, 1024)
@@ -365,10 +362,7 @@ class MemoryTools:
             if winner == loser:
                 raise ValidationError("loser: an item cannot supersede itself", "loser")
             mem = states.mem
-            if not any(
-                e.active and e.kind == "CONTRADICTS" and {e.from_, e.to} == {winner, loser}
-                for e in mem.edges_of(winner)
-            ):
+            if not _contradicts_between(mem, winner, loser):
                 raise ValidationError(
                     f"loser: no active contradiction between {winner} and {loser} (link them with "
                     "CONTRADICTS first, or link SUPERSEDES directly)", "loser",

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from memex import _validate as v
 from memex.errors import IdempotencyConflictError, MemexError, ValidationError
 from memex.log import EventLog, LogRecord
 from memex.models import Record
@@ -69,15 +70,10 @@ def check_key(key: Any) -> str:
             surrogate.
     """
     field = "idempotency_key"
-    if not isinstance(key, str):
-        raise ValidationError(f"{field}: expected a string, got {type(key).__name__}", field)
-    if not key or len(key) > MAX_KEY_LENGTH:
-        raise ValidationError(f"{field}: expected 1 to {MAX_KEY_LENGTH} characters, got {len(key)}", field)
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(f"{field}: holds a lone surrogate (not valid Unicode text)", field) from None
-    return key
+    checked: str = v.req_str(key, field)  # a str of valid Unicode text
+    if not checked or len(checked) > MAX_KEY_LENGTH:
+        raise ValidationError(f"{field}: expected 1 to {MAX_KEY_LENGTH} characters, got {len(checked)}", field)
+    return checked
 
 
 def key_envelope_id(key: str, index: int) -> str:
@@ -131,7 +127,6 @@ def replayed(records: list[LogRecord]) -> Transaction:
 
 def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
     """The body of :meth:`MemexStore.transact <memex.MemexStore.transact>` (``store`` is the store)."""
-    positions: list[int] = []
 
     def step(states: States) -> tuple[Transaction, States, list[tuple[str, Any, list[Any]]]]:
         records: list[tuple[str, Any, list[Any]]] = []
@@ -143,15 +138,16 @@ def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
         done = Transaction(
             commands=[(ns, _wire(cmd)) for ns, cmd, _ in records],
             events=[_wire(e) for _, _, evs in records for e in evs],
-            positions=positions,
+            positions=[],
             replayed=False,
         )
         return done, result.states, records
 
     def committed(done: Transaction) -> Transaction:
-        if done.commands and store.log is not None:
-            positions.extend(range(store.position - len(done.commands) + 1, store.position + 1))
-        return done
+        """``done`` with its positions: the batch was appended at the positions ending at the head."""
+        if not done.commands or store.log is None:
+            return done
+        return done._replace(positions=list(range(store.position - len(done.commands) + 1, store.position + 1)))
 
     if key is None:
         with store._lock:
