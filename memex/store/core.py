@@ -16,57 +16,40 @@ state; a rejected command is not logged and a failed append leaves the state
 unchanged. Opening recovers the state from the latest valid snapshot plus the
 tail of the log (:mod:`memex.store.recovery`); :meth:`MemexStore.as_of`
 rebuilds read-only past states; :meth:`MemexStore.refresh` and
-:meth:`MemexStore.follow` fold what other writers append.
+:meth:`MemexStore.follow` fold what other writers append. The plumbing of
+catching up, appending and committing (with the retries after another writer
+appended first) is the mixin :mod:`memex.store.logged`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import random
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from memex import serialization
 from memex._validate import int_ms, store_options
 from memex.envelope import EventEnvelope
-from memex.errors import (
-    ConcurrencyError,
-    MemexError,
-    ReadOnlyStoreError,
-    StoreUnavailableError,
-    UnreadableRecordError,
-    ValidationError,
-)
+from memex.errors import MemexError, ReadOnlyStoreError, ValidationError
 from memex.graph import GraphState, create_graph_state
 from memex.intent import IntentState, create_intent_state
 from memex.log import EventLog, LogRecord, open_log
-from memex.namespaces import States, fold
+from memex.namespaces import States
 from memex.search import TextIndex
 from memex.serialization import encode_states
 from memex.store.ingest import EnvelopeImport, import_envelopes
-from memex.store.mutations import Records, StoreMutations, stamp_envelopes
+from memex.store.logged import StoreLogging
+from memex.store.mutations import StoreMutations
 from memex.store.queries import StoreQueries
-from memex.store.recovery import (
-    SkippedOnOpen,
-    _fold_log,
-    _fold_record,
-    _load_snapshot,
-    _skip_unreadable,
-    find_unreadable,
-)
+from memex.store.recovery import SkippedOnOpen, _fold_log, _load_snapshot, find_unreadable
 from memex.store.recovery import _readable_commands as _readable_commands
 from memex.task import TaskState, create_task_state
 
 __all__ = ["MemexStore", "DEFAULT_DB", "SkippedOnOpen", "find_unreadable"]
 
-R = TypeVar("R")
-_RETRIES = 16  # optimistic-concurrency retries of one mutation, at least
-_RACE_SECONDS = 60.0
-"""How long a mutation keeps retrying after losing optimistic races to other writers (seconds)."""
 _CLOSED = "this store is closed: a change could not be logged (reopen it with MemexStore.open)"
 DEFAULT_DB = "./memex.db"
 """The SQLite file :meth:`MemexStore.open` uses when no path or DSN is given."""
@@ -85,7 +68,7 @@ def _seconds(value: Any, name: str) -> float | None:
     return float(value)
 
 
-class MemexStore(StoreMutations, StoreQueries):
+class MemexStore(StoreLogging, StoreMutations, StoreQueries):
     """A mutable holder of the three graphs with a method per functional operation.
 
     Args:
@@ -274,21 +257,6 @@ class MemexStore(StoreMutations, StoreQueries):
         with ``read_only=True``, and a closed durable store (mutators raise)."""
         return self._readonly
 
-    def _catch_up(self, progress: Callable[[int], None] | None = None, stop: int | None = None) -> None:
-        """Fold the records appended after :attr:`position` (by this or another process),
-        up to ``stop`` (``None`` = the head)."""
-        with self._lock:
-            assert self._log is not None
-            before = self.mem
-            events: list[Any] = []
-            follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
-            states, last = _fold_log(
-                self.states, self._log, self._position + 1, stop, self.skipped_on_open, progress, follow
-            )
-            self.states = states
-            self._position = max(self._position, last)
-            self._follow_text(before, events)
-
     def refresh(self) -> int:
         """Fold records other writers appended since the last fold; returns the new position."""
         if self._log is not None:
@@ -345,47 +313,6 @@ class MemexStore(StoreMutations, StoreQueries):
         if interval is not None:
             options["poll_interval"] = interval
         return self._follow(self._log, options)
-
-    def _follow(self, lg: EventLog, options: dict[str, Any]) -> Iterator[LogRecord]:
-        """The generator of :meth:`follow` on the log ``lg`` (ends when the store lets go of it)."""
-        while True:
-            sub = lg.subscribe(self._position, **options)
-            try:
-                for rec in sub:
-                    if self._log is not lg:  # closed meanwhile
-                        return
-                    with self._lock:
-                        if rec.position <= self._position:
-                            continue
-                        if rec.position > self._position + 1:  # never from a gap-free log; fold the gap anyway
-                            self._catch_up(stop=rec.position - 1)
-                            if rec.position <= self._position:
-                                continue
-                        self._fold_record(rec)
-                    yield rec
-                return  # idle_timeout passed
-            except UnreadableRecordError as e:
-                if self._log is not lg:
-                    return
-                resume = _skip_unreadable(self.skipped_on_open, self._position + 1, e)
-                self._position = max(self._position, resume - 1)  # subscribe again after it
-            except MemexError:
-                if self._log is not lg:  # the store closed the log under the subscription
-                    return
-                raise
-            finally:
-                close = getattr(sub, "close", None)
-                if close is not None:
-                    close()
-
-    def _fold_record(self, rec: LogRecord) -> None:
-        """Fold one record (the next position) into the state, the text index following."""
-        before = self.mem
-        events: list[Any] = []
-        follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
-        self.states = _fold_record(self.states, rec, self.skipped_on_open, follow)
-        self._position = rec.position
-        self._follow_text(before, events)
 
     def as_of(self, *, ts_ms: int | None = None, position: int | None = None) -> MemexStore:
         """A read-only store holding the state of the past.
@@ -503,98 +430,6 @@ class MemexStore(StoreMutations, StoreQueries):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _append(self, records: Records, ids: Callable[[int], str] | None = None) -> None:
-        """Append the folded commands as one batch, expecting the head at :attr:`position`.
-
-        If the connection to a server-backed log breaks during the append
-        (:class:`~memex.errors.StoreUnavailableError`), the batch may have been
-        committed before the break: the store asks the log whether its last
-        envelope is stored (a batch is all or nothing) and, if so, counts the
-        append as done, so the caller never re-applies a committed change.
-        Otherwise, or if the server cannot be asked yet, the error is raised
-        and nothing is folded (a later command first folds whatever was
-        committed).
-        """
-        assert self._log is not None
-        envs = stamp_envelopes(self._log, self._position, records, ids)
-        try:
-            positions = self._log.append(
-                envs, events=[evs for _, _, evs in records], expected_position=self._position
-            )
-        except StoreUnavailableError:
-            try:
-                stored = self._log.lookup(envs[-1].id) if envs else None
-            except MemexError:
-                stored = None
-            if stored is None:
-                raise
-            positions = [stored.position]
-        self._position = max(positions)
-
-    def _commit(
-        self, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
-    ) -> R:
-        """Run ``step`` on the current states; log the commands it folded; rebind on success.
-
-        ``ids(i)``, when given, is the envelope id of the ``i``-th command
-        (an idempotent transaction, :mod:`memex.store.keyed`); otherwise
-        envelopes get fresh UUIDv7 ids.
-
-        ``step(states)`` returns ``(value, new states, records)`` with one
-        ``(namespace, command, events)`` record per command it folded. With a
-        log, a :class:`ConcurrencyError` (another writer appended first) folds
-        the new records and runs ``step`` again, for up to :data:`_RACE_SECONDS`
-        (60 s) and at least 16 times; from the second conflict on it first
-        waits a random time up to 1 ms, 2 ms, 4 ms, ... (at most 64 ms), so
-        writers in tight loops do not keep colliding. The last conflict is
-        raised when the time is up.
-        """
-        with self._lock:
-            self._check_writable()
-            if self._log is None:
-                before = self.mem
-                value, self.states, records = step(self.states)
-                self._follow_text(before, [e for _, _, evs in records for e in evs])
-                return value
-            deadline = time.monotonic() + _RACE_SECONDS
-            attempt = 0
-            while True:
-                if attempt > 1:
-                    time.sleep(random.uniform(0, min(0.064, 0.001 * 2 ** (attempt - 2))))
-                attempt += 1
-                before = self.mem
-                value, states, records = step(self.states)
-                if records:
-                    try:
-                        self._append(records, ids)
-                    except ConcurrencyError:
-                        if attempt >= _RETRIES and time.monotonic() >= deadline:
-                            raise
-                        self._catch_up()
-                        continue
-                self.states = states
-                self._follow_text(before, [e for _, _, evs in records for e in evs])
-                self._maybe_snapshot()
-                return value
-
-    def _run(self, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
-        """Fold the ``(namespace, command)`` pairs ``plan(states)`` yields and commit them.
-
-        The fold stops at the first failing command and raises its error
-        (nothing is rebound or logged). Returns the events of every command, in order.
-        """
-
-        def step(states: States) -> tuple[list[Any], States, Records]:
-            records: Records = []
-            result = fold(
-                states,
-                ((None, ns, cmd) for ns, cmd in plan(states)),
-                on_applied=lambda _k, ns, cmd, evs: records.append((ns, cmd, evs)),
-            )
-            return [e for _, _, evs in records for e in evs], result.states, records
-
-        return self._commit(step)
 
     def import_envelopes(
         self,

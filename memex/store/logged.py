@@ -1,0 +1,234 @@
+"""The log plumbing of :class:`~memex.MemexStore`: catching up with its log, committing to it.
+
+:class:`StoreLogging`, mixed into the store, folds the records appended
+after the store's position (by this or another process), one by one for
+:meth:`MemexStore.follow <memex.MemexStore.follow>`, and commits a change:
+it runs the change's planner on the current states, appends the commands it
+folded as one batch expecting the head at the store's position (after a
+broken connection, asking the log whether the batch was stored) and, when
+another writer appended first, folds that writer's records and runs the
+planner again, with a growing random back-off. The public methods
+(:meth:`~memex.MemexStore.refresh`, :meth:`~memex.MemexStore.follow`, the
+mutators) are in :mod:`memex.store.core` and :mod:`memex.store.mutations`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, TypeVar
+
+from memex.errors import ConcurrencyError, MemexError, StoreUnavailableError, UnreadableRecordError
+from memex.graph import GraphState
+from memex.log import EventLog, LogRecord
+from memex.namespaces import States, fold
+from memex.search import TextIndex
+from memex.store.mutations import Records, stamp_envelopes
+from memex.store.recovery import SkippedOnOpen, _fold_log, _fold_record, _skip_unreadable
+
+__all__ = ["StoreLogging"]
+
+R = TypeVar("R")
+_RETRIES = 16  # optimistic-concurrency retries of one mutation, at least
+_RACE_SECONDS = 60.0
+"""How long a mutation keeps retrying after losing optimistic races to other writers (seconds)."""
+
+
+class _Store(Protocol):
+    """What the methods of :class:`StoreLogging` use of the store they are mixed into."""
+
+    mem: GraphState
+    skipped_on_open: list[SkippedOnOpen]
+    _log: EventLog | None
+    _position: int
+    _lock: threading.RLock
+    _text: TextIndex | None
+
+    @property
+    def states(self) -> States: ...
+
+    @states.setter
+    def states(self, value: States) -> None: ...
+
+    def _check_writable(self) -> None: ...
+
+    def _maybe_snapshot(self) -> None: ...
+
+    def _follow_text(self, before: GraphState, events: list[Any]) -> None: ...
+
+    def _catch_up(
+        self, progress: Callable[[int], None] | None = None, stop: int | None = None
+    ) -> None: ...
+
+    def _fold_record(self, rec: LogRecord) -> None: ...
+
+    def _append(self, records: Records, ids: Callable[[int], str] | None = None) -> None: ...
+
+    def _commit(
+        self, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
+    ) -> R: ...
+
+
+class StoreLogging:
+    """Catching up with a store's log and committing changes to it.
+
+    Mixed into :class:`~memex.MemexStore`, which holds the fields (the log,
+    the position, the lock, ...), the checks and the snapshots; :class:`_Store`
+    lists what the methods use.
+    """
+
+    __slots__ = ()
+
+    # -- folding what the log holds ----------------------------------------------------
+    def _catch_up(
+        self: _Store, progress: Callable[[int], None] | None = None, stop: int | None = None
+    ) -> None:
+        """Fold the records appended after :attr:`position` (by this or another process),
+        up to ``stop`` (``None`` = the head)."""
+        with self._lock:
+            assert self._log is not None
+            before = self.mem
+            events: list[Any] = []
+            follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
+            states, last = _fold_log(
+                self.states, self._log, self._position + 1, stop, self.skipped_on_open, progress, follow
+            )
+            self.states = states
+            self._position = max(self._position, last)
+            self._follow_text(before, events)
+
+    def _follow(self: _Store, lg: EventLog, options: dict[str, Any]) -> Iterator[LogRecord]:
+        """The generator of :meth:`follow` on the log ``lg`` (ends when the store lets go of it)."""
+        while True:
+            sub = lg.subscribe(self._position, **options)
+            try:
+                for rec in sub:
+                    if self._log is not lg:  # closed meanwhile
+                        return
+                    with self._lock:
+                        if rec.position <= self._position:
+                            continue
+                        if rec.position > self._position + 1:  # never from a gap-free log; fold the gap anyway
+                            self._catch_up(stop=rec.position - 1)
+                            if rec.position <= self._position:
+                                continue
+                        self._fold_record(rec)
+                    yield rec
+                return  # idle_timeout passed
+            except UnreadableRecordError as e:
+                if self._log is not lg:
+                    return
+                resume = _skip_unreadable(self.skipped_on_open, self._position + 1, e)
+                self._position = max(self._position, resume - 1)  # subscribe again after it
+            except MemexError:
+                if self._log is not lg:  # the store closed the log under the subscription
+                    return
+                raise
+            finally:
+                close = getattr(sub, "close", None)
+                if close is not None:
+                    close()
+
+    def _fold_record(self: _Store, rec: LogRecord) -> None:
+        """Fold one record (the next position) into the state, the text index following."""
+        before = self.mem
+        events: list[Any] = []
+        follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
+        self.states = _fold_record(self.states, rec, self.skipped_on_open, follow)
+        self._position = rec.position
+        self._follow_text(before, events)
+
+    # -- logging what the store changes -----------------------------------------------
+    def _append(self: _Store, records: Records, ids: Callable[[int], str] | None = None) -> None:
+        """Append the folded commands as one batch, expecting the head at :attr:`position`.
+
+        If the connection to a server-backed log breaks during the append
+        (:class:`~memex.errors.StoreUnavailableError`), the batch may have been
+        committed before the break: the store asks the log whether its last
+        envelope is stored (a batch is all or nothing) and, if so, counts the
+        append as done, so the caller never re-applies a committed change.
+        Otherwise, or if the server cannot be asked yet, the error is raised
+        and nothing is folded (a later command first folds whatever was
+        committed).
+        """
+        assert self._log is not None
+        envs = stamp_envelopes(self._log, self._position, records, ids)
+        try:
+            positions = self._log.append(
+                envs, events=[evs for _, _, evs in records], expected_position=self._position
+            )
+        except StoreUnavailableError:
+            try:
+                stored = self._log.lookup(envs[-1].id) if envs else None
+            except MemexError:
+                stored = None
+            if stored is None:
+                raise
+            positions = [stored.position]
+        self._position = max(positions)
+
+    def _commit(
+        self: _Store, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
+    ) -> R:
+        """Run ``step`` on the current states; log the commands it folded; rebind on success.
+
+        ``ids(i)``, when given, is the envelope id of the ``i``-th command
+        (an idempotent transaction, :mod:`memex.store.keyed`); otherwise
+        envelopes get fresh UUIDv7 ids.
+
+        ``step(states)`` returns ``(value, new states, records)`` with one
+        ``(namespace, command, events)`` record per command it folded. With a
+        log, a :class:`ConcurrencyError` (another writer appended first) folds
+        the new records and runs ``step`` again, for up to :data:`_RACE_SECONDS`
+        (60 s) and at least 16 times; from the second conflict on it first
+        waits a random time up to 1 ms, 2 ms, 4 ms, ... (at most 64 ms), so
+        writers in tight loops do not keep colliding. The last conflict is
+        raised when the time is up.
+        """
+        with self._lock:
+            self._check_writable()
+            if self._log is None:
+                before = self.mem
+                value, self.states, records = step(self.states)
+                self._follow_text(before, [e for _, _, evs in records for e in evs])
+                return value
+            deadline = time.monotonic() + _RACE_SECONDS
+            attempt = 0
+            while True:
+                if attempt > 1:
+                    time.sleep(random.uniform(0, min(0.064, 0.001 * 2 ** (attempt - 2))))
+                attempt += 1
+                before = self.mem
+                value, states, records = step(self.states)
+                if records:
+                    try:
+                        self._append(records, ids)
+                    except ConcurrencyError:
+                        if attempt >= _RETRIES and time.monotonic() >= deadline:
+                            raise
+                        self._catch_up()
+                        continue
+                self.states = states
+                self._follow_text(before, [e for _, _, evs in records for e in evs])
+                self._maybe_snapshot()
+                return value
+
+    def _run(self: _Store, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
+        """Fold the ``(namespace, command)`` pairs ``plan(states)`` yields and commit them.
+
+        The fold stops at the first failing command and raises its error
+        (nothing is rebound or logged). Returns the events of every command, in order.
+        """
+
+        def step(states: States) -> tuple[list[Any], States, Records]:
+            records: Records = []
+            result = fold(
+                states,
+                ((None, ns, cmd) for ns, cmd in plan(states)),
+                on_applied=lambda _k, ns, cmd, evs: records.append((ns, cmd, evs)),
+            )
+            return [e for _, _, evs in records for e in evs], result.states, records
+
+        return self._commit(step)
