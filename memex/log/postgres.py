@@ -9,6 +9,8 @@ conformance suite.
 
 psycopg is an optional dependency (``pip install 'memex-belief[postgres]'``):
 it is imported when the first log is opened, so ``import memex`` never needs it.
+The connection (the DSN, connecting, reconnecting, turning psycopg's errors
+into memex errors) is the mixin of :mod:`memex.log._pg_conn`.
 
 **Why positions stay gap-free and totally ordered under concurrent writers.**
 Every append is one transaction that first takes ``LOCK TABLE records IN
@@ -35,21 +37,12 @@ import hashlib
 import re
 import threading
 import time
-import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from types import TracebackType
-from typing import Any, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from memex.envelope import EventEnvelope
-from memex.errors import (
-    FileAccessError,
-    MemexError,
-    ReadOnlyStoreError,
-    StorageError,
-    StoreBusyError,
-    StoreUnavailableError,
-    ValidationError,
-)
+from memex.errors import FileAccessError, ReadOnlyStoreError, StoreBusyError, ValidationError
+from memex.log._pg_conn import _PgConnection, _PgErrors, check_dsn, mask_dsn, parse_dsn
 from memex.log._reads import _LogReads
 from memex.log.chain import (
     GENESIS_HASH,
@@ -91,92 +84,11 @@ _SCHEMA = (
     )""",
 )
 
-_SCHEMES = ("postgresql://", "postgres://")
 _SCHEMA_LOCK = 0x6D656D6578  # advisory lock key serialising schema creation ("memex")
 _PLACEHOLDER = re.compile(r"\?")
 
 
-T = TypeVar("T")
-
-_SECRET_KEYS = frozenset({"password", "sslpassword"})
-
-
-def mask_dsn(dsn: str) -> str:
-    """``dsn`` with its secrets shown as ``***``: the password of the user part and
-    the ``password`` / ``sslpassword`` parameters. A DSN that cannot be parsed
-    shows only its scheme (``postgresql://***``), since a secret could be anywhere in it."""
-    try:
-        parts = urllib.parse.urlsplit(dsn)
-        netloc = parts.netloc
-        parts.port  # noqa: B018 - a malformed host or port raises here
-    except ValueError:
-        return dsn.partition("://")[0] + "://***"
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        if ":" in user:
-            user = user.split(":", 1)[0] + ":***"
-        netloc = f"{user}@{host}"
-    query = "&".join(
-        raw.partition("=")[0] + "=***" if raw.partition("=")[0].lower() in _SECRET_KEYS else raw
-        for raw in parts.query.split("&")
-    )
-    # built by hand: urlunsplit drops the "//" of an empty host (postgresql:///db)
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "") + (
-        f"#{parts.fragment}" if parts.fragment else ""
-    )
-
-
-# Messages of a failed connection that a retry cannot fix: the server answered and
-# refused (no such database or role, authentication, pg_hba.conf), or libpq
-# refused an option value.
-_PERMANENT = (
-    "does not exist",
-    "authentication failed",
-    "pg_hba.conf",
-    "not permitted to log in",
-    "permission denied",
-    "for connection option",
-    "invalid sslmode",
-)
-
-
-def _psycopg() -> Any:
-    """The psycopg module, or a :class:`StorageError` saying how to install it."""
-    try:
-        import psycopg
-    except ImportError:
-        raise StorageError(
-            "postgresql", "psycopg is not installed",
-            "the PostgreSQL log needs psycopg 3: pip install 'memex-belief[postgres]'",
-        ) from None
-    return psycopg
-
-
-class _PgErrors:
-    """A context manager turning psycopg errors into memex errors.
-
-    A lost or refused connection becomes :class:`StoreUnavailableError`
-    (retryable) and marks the log's connection for replacement; a lock wait
-    past the busy timeout :class:`StoreBusyError`; any other driver error
-    :class:`StorageError`. Memex errors pass unchanged.
-    """
-
-    def __init__(self, log: PostgresEventLog) -> None:
-        self._log = log
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        if e is None or isinstance(e, MemexError) or not isinstance(e, Exception):
-            return
-        pg = _psycopg()
-        if not isinstance(e, pg.Error):
-            return
-        raise self._log._translate(e) from None
-
-
-class PostgresEventLog(_LogReads):
+class PostgresEventLog(_PgConnection, _LogReads):
     """The :class:`~memex.log.EventLog` on a PostgreSQL server, shared by many processes.
 
     Exactly the embedded log's semantics: gap-free positions from 1,
@@ -240,11 +152,7 @@ class PostgresEventLog(_LogReads):
         busy_timeout: float = 60.0,
         create: bool = True,
     ) -> None:
-        if not isinstance(dsn, str) or not dsn.lower().startswith(_SCHEMES):
-            raise ValidationError(
-                f"dsn: expected a postgresql:// or postgres:// URI, got {mask_dsn(dsn) if isinstance(dsn, str) else dsn!r}",
-                "dsn",
-            )
+        check_dsn(dsn)
         for name, value, low in (("connect_timeout", connect_timeout, 0.0), ("busy_timeout", busy_timeout, 0.0)):
             if (
                 isinstance(value, bool)
@@ -258,17 +166,8 @@ class PostgresEventLog(_LogReads):
         for name, flag in (("read_only", read_only), ("create", create)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name}: expected a boolean, got {flag!r}", name)
-        scheme, _, rest = dsn.partition("://")
-        self._dsn = f"{scheme.lower()}://{rest}"  # libpq accepts only the lower-case scheme
-        self.dsn = self.path = mask_dsn(dsn)
-        pg = _psycopg()
-        try:
-            params = pg.conninfo.conninfo_to_dict(self._dsn)
-        except Exception:  # libpq's parser: unknown parameter, bad percent-encoding, bad IPv6 host, ...
-            raise ValidationError(
-                f"dsn: not a valid PostgreSQL URI (libpq cannot parse it): {self.path}", "dsn"
-            ) from None
-        self._secrets = [str(v) for k, v in params.items() if k in _SECRET_KEYS and v]
+        self._dsn, masked, self._secrets = parse_dsn(dsn)
+        self.dsn = self.path = masked
         self.read_only = read_only
         self.connect_timeout = float(connect_timeout)
         self.busy_timeout = float(busy_timeout)
@@ -286,74 +185,7 @@ class PostgresEventLog(_LogReads):
             elif version < SCHEMA_VERSION:
                 self.init_schema()
 
-    # -- connection --------------------------------------------------------------------
-    def _connect(self) -> Any:
-        """A new autocommit connection with the log's session settings."""
-        pg = _psycopg()
-        conn = pg.connect(self._dsn, autocommit=True, connect_timeout=max(1, round(self.connect_timeout)))
-        try:
-            conn.execute(f"SET lock_timeout = {max(1, int(self.busy_timeout * 1000))}")  # 0 would mean no limit
-            if self.read_only:
-                conn.execute("SET default_transaction_read_only = on")
-            if not self._channel:
-                schema = conn.execute("SELECT current_schema()").fetchone()[0]
-                if schema is None:
-                    raise FileAccessError(self.path, "no_schema", f"{self.path}: no schema of the search_path exists")
-                self._channel = "memex_" + hashlib.sha256(str(schema).encode()).hexdigest()[:24]
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _connection(self) -> Any:
-        """The log's connection, (re)connected if it is missing or broken (lock held)."""
-        if self._closed:
-            raise StorageError(self.path, "closed", f"{self.path}: the log is closed")
-        c = self._conn
-        if c is None or c.closed or c.broken:
-            if c is not None:
-                with contextlib.suppress(Exception):
-                    c.close()
-            self._conn = None
-            self._conn = self._connect()
-        return self._conn
-
-    def _translate(self, e: BaseException) -> MemexError:
-        """The memex error for the psycopg error ``e`` (drops a broken connection)."""
-        pg = _psycopg()
-        cause = " ".join(str(e).split()) or type(e).__name__
-        for secret in self._secrets:
-            cause = cause.replace(secret, "***")
-        if isinstance(e, pg.errors.LockNotAvailable):
-            return StoreBusyError(self.path, cause, f"{self.path}: another writer held the log for {self.busy_timeout:g} s")
-        if isinstance(e, pg.errors.ReadOnlySqlTransaction):
-            return ReadOnlyStoreError(f"{self.path}: the log was opened read-only")
-        c = self._conn
-        broken = c is None or c.closed or c.broken
-        if isinstance(e, pg.OperationalError | pg.InterfaceError) or broken:
-            if c is not None:
-                with contextlib.suppress(Exception):
-                    c.close()
-            self._conn = None
-            if getattr(e, "sqlstate", None) is None and any(p in cause.lower() for p in _PERMANENT):
-                return StorageError(self.path, cause, f"{self.path}: cannot connect: {cause}")
-            return StoreUnavailableError(self.path, cause, f"{self.path}: the server is unavailable: {cause}")
-        return StorageError(self.path, cause)
-
-    def _once_more(self, call: Callable[[], T]) -> T:
-        """``call()``, run a second time on a new connection if the one it used had
-        died while idle (a server restart, an idle timeout, a proxy): safe for
-        reads, and for appends, which are idempotent by envelope id. A server
-        that is really down fails the second try at once."""
-        with self._lock:
-            fresh = self._conn is None
-            try:
-                return call()
-            except StoreUnavailableError:
-                if fresh or self._closed:
-                    raise
-                return call()
-
+    # -- queries (for the reading methods of _LogReads) --------------------------------
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         def run() -> tuple[Any, ...] | None:
             with self._lock, self._guard:
