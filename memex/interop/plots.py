@@ -37,6 +37,7 @@ from memex import query
 from memex.errors import MemoryNotFoundError, ValidationError
 from memex.graph import GraphState
 from memex.interop._deps import require
+from memex.interop._layouts import spread, support_layout
 from memex.interop.networkx_graph import PARENT
 from memex.models import MemoryItem
 from memex.provenance import get_support_tree, parent_list
@@ -306,71 +307,6 @@ def _draw(
     ax.set_axis_off()
 
 
-def _support_layout(
-    st: GraphState, item_id: str
-) -> tuple[list[str], list[tuple[str, str, str]], dict[str, tuple[float, float]], int]:
-    """Place an item's support in columns: ``(nodes, parent links, positions, tallest column)``.
-
-    Nodes are found breadth-first over ``parents`` (each once; absent parents
-    skipped). A node's column ``x = -depth``, where depth is the longest chain
-    of parent links from the item, so no link joins two nodes of one column
-    (if the parents form a cycle: the breadth-first distance). In each
-    column, nodes sit near the mean height of the items they support, at
-    least one unit apart.
-    """
-    order = [item_id]
-    distance = {item_id: 0}
-    links: list[tuple[str, str, str]] = []
-    supported: dict[str, list[str]] = {item_id: []}  # node -> the drawn items it is a parent of
-    i = 0
-    while i < len(order):
-        child = order[i]
-        i += 1
-        for pid in parent_list(st.items[child]):
-            if not isinstance(pid, str) or pid not in st.items or child in supported.get(pid, ()):
-                continue
-            links.append((pid, child, PARENT))
-            supported.setdefault(pid, []).append(child)
-            if pid not in distance:
-                distance[pid] = distance[child] + 1
-                order.append(pid)
-    # longest chains: a node's depth is final once every item it supports has its own
-    depth = dict.fromkeys(order, 0)
-    waiting = {n: len(supported[n]) for n in order}
-    ready = [n for n in order if waiting[n] == 0]
-    done = 0
-    while ready:
-        node = ready.pop()
-        done += 1
-        for pid in parent_list(st.items[node]):
-            if isinstance(pid, str) and pid in waiting and node in supported.get(pid, ()):
-                depth[pid] = max(depth[pid], depth[node] + 1)
-                waiting[pid] -= 1
-                if waiting[pid] == 0:
-                    ready.append(pid)
-    if done < len(order):  # a cycle of parents
-        depth = distance
-    y: dict[str, float] = {}
-    columns: dict[int, list[str]] = {}
-    for n in order:
-        columns.setdefault(depth[n], []).append(n)
-    for d in sorted(columns):
-        column = columns[d]
-        want: dict[str, float] = {}
-        for n in column:
-            heights = [y[c] for c in supported[n] if c in y]
-            want[n] = sum(heights) / len(heights) if heights else (max(y.values(), default=-1.0) + 1)
-        column.sort(key=lambda n: want[n])  # stable: breadth-first order among equals
-        placed: list[float] = []
-        for n in column:
-            placed.append(want[n] if not placed else max(want[n], placed[-1] + 1.0))
-        shift = (sum(want.values()) - sum(placed)) / len(column)
-        for n, h in zip(column, placed, strict=True):
-            y[n] = h + shift
-    pos = {n: (-float(depth[n]), -y[n]) for n in order}
-    return order, links, pos, max(len(c) for c in columns.values())
-
-
 def plot_support_tree(
     state: Any,
     item_id: str,
@@ -422,7 +358,7 @@ def plot_support_tree(
     title_text = label(st.items[item_id]) if label is not short_label else short_label(
         st.items[item_id], width=70, lines=1
     )
-    order, links, pos, rows = _support_layout(st, item_id)
+    order, links, pos, rows = support_layout(st, item_id)
     ids = set(order)
     for e in st.incident_edges(order, "CONTRADICTS"):
         if e.active and e.from_ in ids and e.to in ids:
@@ -435,35 +371,6 @@ def plot_support_tree(
         axes.set_title("Why: " + " ".join(title_text.split()), fontsize=10,
                        loc="left", parse_math=False)
     return fig
-
-
-def _spread(pos: dict[Any, tuple[float, float]], gap: float = 1.1, rounds: int = 60) -> dict[Any, tuple[float, float]]:
-    """Push apart nodes closer than ``gap`` (a spring layout stacks nodes with the same neighbours).
-
-    Each round moves both nodes of every too-close pair half the shortfall
-    apart along their line (a fixed direction for coincident nodes). O(rounds · n²).
-    """
-    nodes = list(pos)
-    xy = [list(pos[n]) for n in nodes]
-    for _ in range(rounds):
-        moved = False
-        for i in range(len(xy)):
-            for j in range(i + 1, len(xy)):
-                dx, dy = xy[j][0] - xy[i][0], xy[j][1] - xy[i][1]
-                d = (dx * dx + dy * dy) ** 0.5
-                if d >= gap:
-                    continue
-                if d < 1e-9:
-                    dx, dy, d = 1.0, 0.3 * (j - i), (1.0 + 0.09 * (j - i) ** 2) ** 0.5
-                push = (gap - d) / 2 / d
-                xy[i][0] -= dx * push
-                xy[i][1] -= dy * push
-                xy[j][0] += dx * push
-                xy[j][1] += dy * push
-                moved = True
-        if not moved:
-            break
-    return {n: (p[0], p[1]) for n, p in zip(nodes, xy, strict=True)}
 
 
 def packed_layout(g: Any, seed: int = 7) -> dict[Any, tuple[float, float]]:
@@ -496,7 +403,7 @@ def packed_layout(g: Any, seed: int = 7) -> dict[Any, tuple[float, float]]:
             raw = nx.spring_layout(
                 sub, seed=seed, k=2.0 / len(part) ** 0.5, scale=len(part) ** 0.5, iterations=300
             )
-            local = _spread({n: (float(raw[n][0]), float(raw[n][1])) for n in part})
+            local = spread({n: (float(raw[n][0]), float(raw[n][1])) for n in part})
         xs = [p[0] for p in local.values()]
         ys = [p[1] for p in local.values()]
         x0, y0 = min(xs), min(ys)
