@@ -449,8 +449,7 @@ class IndexBuilder:
             m = self._open[bucket] = b.mutate()
         elif m is _EMPTIED:
             return
-        if member in m:
-            del m[member]
+        m.pop(member, None)  # one walk of the bucket's trie (``in`` then ``del`` walk twice)
 
     def finish(self) -> immutables.Map[Any, Any]:
         """The frozen index (the builder must not be used afterwards)."""

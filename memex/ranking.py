@@ -14,9 +14,12 @@ Two evaluation strategies give the same result:
   tasks, parents, ``not``, ``meta``, ``or``) and the ``post`` filter are
   tested per item on the survivors only; the top ``offset + limit`` are
   selected with ``numpy.argpartition`` and sorted, ties (equal scores) in
-  insertion order. Unscoped calls read the state's cached columns; a
-  ``scope`` or ``scope_prefix`` call reads columns of that scope's items,
-  built once per state from the scope index and kept in the state's memo.
+  insertion order. Unscoped calls read the state's cached columns. A
+  ``scope`` call on a state whose columns are built takes the slots holding
+  that scope's code in their ``scope`` column (one vector comparison, no item
+  read); otherwise a ``scope`` or ``scope_prefix`` call reads columns of that
+  scope's items, built once per state from the scope index and kept in the
+  state's memo.
   ``ids`` and parent filters (a handful of candidates) rank per item.
 * **per item**, for fewer candidates, and whenever the columns cannot
   reproduce the per-item result exactly: an item without a usable time meets
@@ -129,6 +132,15 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
             if out is not None:
                 return out
         return _per_item(enumerate(state.items.values()), weights, opts, now)
+    if index[0] == "scope" and type(state._cols) is Columns:
+        # the state's columns are built: the scope's slots are one comparison of
+        # their scope codes away (no read of the scope's items to build columns)
+        cols = state._cols
+        sel = cols.scope_slots(index[1]) if isinstance(index[1], str) else None
+        if sel is not None and len(sel) >= MIN_COLUMNAR:
+            out = _columnar(cols, weights, opts, now, sel)
+            if out is not None:
+                return out
     if index[0] in SCOPE_INDEXES:
         ordered = scope_order(state, index)  # once per state and scope
         if len(ordered) >= MIN_COLUMNAR:
@@ -236,12 +248,18 @@ def _column_mask(
 
 
 def _columnar(
-    cols: Columns, weights: ScoreWeights, opts: ScoredQueryOptions, now: int
+    cols: Columns,
+    weights: ScoreWeights,
+    opts: ScoredQueryOptions,
+    now: int,
+    sel: npt.NDArray[np.intp] | None = None,
 ) -> Ranked | None:
     """Rank the live slots of ``cols`` (the state's columns, or those of the
-    scope the pre filter's index names); ``None`` when only the per-item path
-    gives the exact result."""
-    sel = np.flatnonzero(cols.live)
+    scope the pre filter's index names), or the slots ``sel`` (live, ascending:
+    the candidates of the pre filter's index); ``None`` when only the per-item
+    path gives the exact result."""
+    if sel is None:
+        sel = np.flatnonzero(cols.live)
     pre, post, min_score = opts.pre, opts.post, opts.min_score
     if _huge(min_score):
         return None

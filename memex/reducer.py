@@ -231,6 +231,9 @@ def _with_edges(state: GraphState, edges: Any, by_node: Any, seq: int) -> GraphS
     )
 
 
+_tuple_new: Any = tuple.__new__
+
+
 # -- the reducer ----------------------------------------------------------------
 def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> CommandResult:
     """Apply one memory command to a state.
@@ -303,7 +306,9 @@ def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
         )
     cols = None if state._cols is None else _track(state, items.end, item)
     new = GraphState._derive(added, state.edges, children, state._edges_by_node, by_scope, seq + 1, cols)
-    return CommandResult(new, [fast_event("memory.created", cmd.type, item=item)])
+    # CommandResult(new, events) without the named tuple's Python-level __new__ (hot path)
+    result: CommandResult = _tuple_new(CommandResult, (new, [fast_event("memory.created", cmd.type, item=item)]))
+    return result
 
 
 def _update_item(state: GraphState, cmd: MemoryUpdate) -> CommandResult:

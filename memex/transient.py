@@ -159,11 +159,11 @@ class GraphBuilder:
         """
         events: list[MemoryLifecycleEvent] = []
         add = events.append
-        items = self.items
+        pop = self.items.pop
         children_remove, scope_remove = self.children.remove, self.by_scope.remove
         node_values = self.by_node.values
         for item_id in ids:
-            old = items.pop(item_id)  # nothing below can fail, so remove it first
+            old = pop(item_id)  # nothing below can fail, so remove it first
             if old is None:
                 raise MemoryNotFoundError(item_id)
             parents = old.parents

@@ -106,6 +106,12 @@ def _same_columns(a: Columns, b: Columns) -> None:
         assert getattr(a, name)[live].tolist() == getattr(b, name)[live].tolist(), name
     for name in ("kind", "author", "source_kind"):
         assert a.text(name)[live].tolist() == b.text(name)[live].tolist(), name
+    # scope codes are ranks of first appearance, so two builds may number scopes
+    # differently: compare the scopes they decode to, and each with its item's scope
+    for cols in (a, b):
+        names = {code: scope for scope, code in cols._scopes.items()}
+        assert [names[c] for c in cols.scope[live].tolist()] == [it.scope for it in cols.items[live]]
+        assert (cols.scope[~live] == -1).all()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -220,6 +226,42 @@ def test_items_without_a_time_give_the_per_item_error(
         assert got == want
     else:
         _agree(got, want)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_step, max_size=80), _weights, _options, st.sampled_from(SCOPES))
+def test_a_scope_ranked_on_the_state_s_columns_equals_the_per_item_ranking(
+    steps: list[tuple[str, Any, Any]], weights: dict[str, Any], options: dict[str, Any], scope: str
+) -> None:
+    # once a state's columns are built, a scope's candidates are the slots holding its
+    # code (no per-scope columns): the same entries, order and scores as per item
+    state = _run(steps)
+    columns_of(state)
+    options = {**options, "pre": {**options.get("pre", {}), "scope": scope}}
+    _agree(_columnar(state, weights, options), _reference(state, weights, options))
+    assert state._memo is None or ("scope", scope) not in state._memo  # no per-scope columns built
+
+
+def test_a_state_built_in_bulk_carries_its_columns() -> None:
+    lineage = _ranked_state(300)
+    bulk = GraphState(items=lineage.items)
+    assert type(bulk._cols) is Columns  # built with the state, before any query
+    _same_columns(bulk._cols, columns_of(lineage))
+    parsed = memex.parse(memex.stringify(lineage))
+    assert type(parsed._cols) is Columns
+    small = GraphState(items=dict(list(lineage.items.items())[:127]))
+    assert small._cols is None  # below 128 items: built on first use, as before
+
+
+def test_scoped_ranking_uses_the_state_s_columns_once_they_are_built() -> None:
+    state = _ranked_state(300, stride=7)
+    w = {"authority": 1}
+    per_scope = [e.item.id for e in get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)]
+    assert ("scope", "s") in state._memo  # no state columns yet: the scope's own columns
+    fresh = GraphState(items=state.items)  # built in bulk: carries the state's columns
+    got = [e.item.id for e in get_scored_items(fresh, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)]
+    assert got == per_scope and (fresh._memo is None or ("scope", "s") not in fresh._memo)
+    assert get_scored_items(fresh, w, {"pre": {"scope": "nowhere"}}, now=NOW) == []
 
 
 def test_ties_keep_insertion_order_across_the_top_k_cut() -> None:
