@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from memex import _validate as v
 from memex.errors import ValidationError
@@ -98,15 +99,23 @@ _PLAIN = frozenset((float, int))
 _BLOCK = 256
 
 
-def _greedy(costs: list[Any], items: list[MemoryItem], remaining: float) -> list[int]:
-    """Positions of the entries the greedy packing keeps; ``costs[i]`` is the cost of
-    ``items[i]`` (rank order). Raises the packing error for the first invalid cost.
+def _greedy(
+    costs: list[Any],
+    items: list[MemoryItem],
+    remaining: float,
+    order: npt.NDArray[np.intp] | None = None,
+) -> list[int]:
+    """Rank positions of the entries the greedy packing keeps. ``items`` is in rank
+    order; ``costs`` too when ``order`` is ``None``, else ``costs[order[i]]`` is the
+    cost of ``items[i]`` (costs computed in another order, e.g. memory order).
+    Raises the packing error for the first invalid cost in rank order.
 
     Fast path: every cost a plain ``int``/``float`` in ``[0, 2**53)`` and the
     budget exactly representable, so comparing doubles gives Python's exact
-    answers: per block of 256, only the entries with ``cost <= remaining`` at
-    the block's start can fit (``remaining`` only shrinks), and only those are
-    visited in Python. Otherwise the exact per-entry loop.
+    answers: per block of 256 entries in rank order, only those with ``cost <=
+    remaining`` at the block's start can fit (``remaining`` only shrinks), and
+    only those are visited in Python (the costs are put in rank order as one
+    numpy gather). Otherwise the exact per-entry loop, in rank order.
     """
     fast = set(map(type, costs)) <= _PLAIN and (type(remaining) is float or -_EXACT < remaining < _EXACT)
     if fast:
@@ -119,6 +128,8 @@ def _greedy(costs: list[Any], items: list[MemoryItem], remaining: float) -> list
                 fast = bool((arr >= 0).all()) and bool((arr < _EXACT).all())  # NaN fails both
     kept: list[int] = []
     if not fast:
+        if order is not None:
+            costs = list(map(costs.__getitem__, order.tolist()))
         for i, c in enumerate(costs):
             if not ((type(c) is float or type(c) is int) and 0 <= c <= _FMAX):
                 _check_cost(c, items[i])  # raises unless an int/float subclass in range
@@ -127,9 +138,15 @@ def _greedy(costs: list[Any], items: list[MemoryItem], remaining: float) -> list
                 kept.append(i)
                 remaining -= c
         return kept
-    for lo in range(0, len(costs), _BLOCK):
-        for j in np.flatnonzero(arr[lo : lo + _BLOCK] <= remaining).tolist():
-            c = costs[lo + j]
+    if order is not None:
+        arr = arr[order]  # rank order
+    for lo in range(0, len(arr), _BLOCK):
+        js = np.flatnonzero(arr[lo : lo + _BLOCK] <= remaining)
+        if not len(js):
+            continue
+        src = (js + lo if order is None else order[lo + js]).tolist()
+        for j, k in zip(js.tolist(), src, strict=True):
+            c = costs[k]
             if c <= remaining:
                 kept.append(lo + j)
                 remaining -= c
@@ -155,10 +172,10 @@ def pack_ranked(ranked: Ranked, budget: float, cost_fn: CostFn) -> list[ScoredIt
     scores, items = ranked.scores, ranked.items
     if ranked.pool is not None and ranked.order is not None:
         by_pool = list(map(cost_fn, ranked.pool.tolist()))
-        costs: list[Any] = list(map(by_pool.__getitem__, ranked.order.tolist()))
+        kept = _greedy(by_pool, items, remaining, ranked.order)
     else:
-        costs = list(map(cost_fn, items))
-    return [ScoredItem(item=items[i], score=scores[i]) for i in _greedy(costs, items, remaining)]
+        kept = _greedy(list(map(cost_fn, items)), items, remaining)
+    return [ScoredItem(item=items[i], score=scores[i]) for i in kept]
 
 
 def _check_cost(c: Any, item: MemoryItem) -> None:
