@@ -136,7 +136,7 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
         # the state's columns are built: the scope's slots are one comparison of
         # their scope codes away (no read of the scope's items to build columns)
         cols = state._cols
-        sel = cols.scope_slots(index[1]) if isinstance(index[1], str) else None
+        sel = _scope_slots(state, cols, index[1]) if isinstance(index[1], str) else None
         if sel is not None and len(sel) >= MIN_COLUMNAR:
             out = _columnar(cols, weights, opts, now, sel)
             if out is not None:
@@ -151,6 +151,18 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
     entries = candidate_entries(state, pre)
     # the index's own order: the per-item path names the first bad item in it
     return _per_item(entries, weights, opts, now)
+
+
+def _scope_slots(state: GraphState, cols: Columns, scope: str) -> npt.NDArray[np.intp]:
+    """The slots of ``scope``'s items in the state's columns ``cols``, found once per
+    state and scope (one O(n) comparison of the scope codes) and kept in the
+    state's memo, so repeated questions about one scope cost O(k) for its k items."""
+    memo = state_memo(state)
+    key = ("slots", scope)
+    sel: npt.NDArray[np.intp] | None = memo.get(key)
+    if sel is None:
+        sel = memo[key] = cols.scope_slots(scope)
+    return sel
 
 
 def _scope_columns(state: GraphState, index: tuple[str, Any]) -> Columns:

@@ -260,7 +260,11 @@ def test_scoped_ranking_uses_the_state_s_columns_once_they_are_built() -> None:
     assert ("scope", "s") in state._memo  # no state columns yet: the scope's own columns
     fresh = GraphState(items=state.items)  # built in bulk: carries the state's columns
     got = [e.item.id for e in get_scored_items(fresh, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)]
-    assert got == per_scope and (fresh._memo is None or ("scope", "s") not in fresh._memo)
+    assert got == per_scope and ("scope", "s") not in fresh._memo
+    slots = fresh._memo[("slots", "s")]  # the scope's slots, found once per state
+    assert slots.tolist() == list(range(300))
+    again = [e.item.id for e in get_scored_items(fresh, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)]
+    assert again == per_scope and fresh._memo[("slots", "s")] is slots
     assert get_scored_items(fresh, w, {"pre": {"scope": "nowhere"}}, now=NOW) == []
 
 
