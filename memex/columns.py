@@ -220,7 +220,7 @@ class Columns:
                 dtype=np.int32,
                 count=k,
             )
-        for name, col in self._text.items():
+        for name, col in list(self._text.items()):  # a snapshot: see grown_copy
             col[positions] = _objects(list(map(attrgetter(name), items)))
         if self.exact:
             for col in (a, cv, im):
@@ -264,7 +264,10 @@ class Columns:
         n = self.size
         for name in _ARRAYS:
             getattr(c, name)[:n] = getattr(self, name)
-        for name, col in self._text.items():
+        # a snapshot of the text columns: another thread's first filter on a text field
+        # may add one to these (shared) columns meanwhile; a column added after the
+        # snapshot is simply built again by the copy when first used
+        for name, col in list(self._text.items()):
             grown = np.full(size, None, dtype=object)
             grown[:n] = col
             c._text[name] = grown

@@ -268,6 +268,70 @@ def test_scoped_ranking_uses_the_state_s_columns_once_they_are_built() -> None:
     assert get_scored_items(fresh, w, {"pre": {"scope": "nowhere"}}, now=NOW) == []
 
 
+def test_a_large_scope_one_command_past_a_bulk_built_state_ranks_on_the_patched_columns() -> None:
+    # the columns of a state derived by commands are patched from its ancestor's when a
+    # scope holds at least 1/64 of the graph (cheaper than reading its items); a small
+    # scope keeps its own columns
+    items = {}
+    for i in range(1280):
+        scope = "big" if i % 2 else f"small{i % 128}"
+        items[f"q{i:03d}"] = MemoryItem(id=f"q{i:03d}", scope=scope, kind="k", content={"i": i}, author="u",
+                                        source_kind="observed", authority=(i * 37 % 1280) / 1280, created_at=NOW)
+    base = GraphState(items=items)
+    newer = apply_command(base, MemoryUpdate(item_id="q001", partial={"authority": 1}, author="u")).state
+    assert type(newer._cols) is tuple  # a change recorded on top of the base's columns
+    w = {"authority": 1}
+    got = get_scored_items(newer, w, {"pre": {"scope": "big"}, "limit": 3}, now=NOW)
+    assert type(newer._cols) is Columns and ("slots", "big") in newer._memo
+    assert [e.item.id for e in got] == [e[1] for e in _reference(newer, w, {"pre": {"scope": "big"}, "limit": 3})]
+    assert got[0].item.id == "q001"
+    newest = apply_command(newer, MemoryUpdate(item_id="q002", partial={"authority": 1}, author="u")).state
+    small = get_scored_items(newest, w, {"pre": {"scope": "small2"}}, now=NOW)  # 10 items < 1280 / 64
+    assert type(newest._cols) is tuple  # not patched for a small scope
+    assert [e.item.id for e in small] == [e[1] for e in _reference(newest, w, {"pre": {"scope": "small2"}})]
+
+
+def test_a_text_column_built_while_another_thread_copies_the_columns_is_no_error() -> None:
+    # regression: a thread patching a copy of shared columns iterated their text columns
+    # while another thread's first author filter added one ("dictionary changed size")
+    import sys
+    import threading
+
+    items = {f"t{i:03d}": MemoryItem(id=f"t{i:03d}", scope="s", kind="k", content={}, author=f"a{i % 3}",
+                                     source_kind="observed", authority=0.5, created_at=NOW) for i in range(300)}
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for trial in range(30):
+            base = GraphState(items=items)
+            errors: list[BaseException] = []
+
+            def derive_and_rank(base: GraphState = base, errors: list[BaseException] = errors) -> None:
+                try:
+                    for k in range(20):
+                        st = apply_command(base, MemoryUpdate(item_id="t000", partial={"authority": k / 20},
+                                                              author="u")).state
+                        get_scored_items(st, {"authority": 1}, {"limit": 1}, now=NOW)
+                except BaseException as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+
+            def filter_by_text(base: GraphState = base, errors: list[BaseException] = errors) -> None:
+                try:
+                    for name, value in (("author", "a1"), ("kind", "k"), ("source_kind", "observed")):
+                        get_scored_items(base, {"authority": 1}, {"pre": {name: value}, "limit": 1}, now=NOW)
+                except BaseException as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=derive_and_rank), threading.Thread(target=filter_by_text)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert errors == [], (trial, errors)
+    finally:
+        sys.setswitchinterval(old)
+
+
 def test_ties_keep_insertion_order_across_the_top_k_cut() -> None:
     state = create_graph_state()
     for i in range(300):
@@ -339,8 +403,9 @@ def test_both_sides_of_the_columnar_threshold_rank_alike(n: int) -> None:
 
 
 def _ranked_state(n: int, stride: int = 1) -> GraphState:
-    """n items p000.. with authority 1 - ((i * stride) % n) / n (stride 1: rank = insertion order)."""
-    state = create_graph_state()
+    """n items p000.. with authority 1 - ((i * stride) % n) / n (stride 1: rank = insertion order),
+    built by commands from an empty state without columns (so none are patched)."""
+    state = GraphState()
     for i in range(n):
         item = MemoryItem(id=f"p{i:03d}", scope="s", kind="k", content={"i": i}, author="u",
                           source_kind="observed", authority=1 - ((i * stride) % n) / n, created_at=NOW)
