@@ -297,39 +297,43 @@ def test_a_text_column_built_while_another_thread_copies_the_columns_is_no_error
     import sys
     import threading
 
-    items = {f"t{i:03d}": MemoryItem(id=f"t{i:03d}", scope="s", kind="k", content={}, author=f"a{i % 3}",
-                                     source_kind="observed", authority=0.5, created_at=NOW) for i in range(300)}
+    items = {f"t{i}": MemoryItem(id=f"t{i}", scope=f"s{i % 4}", kind="k", content={}, author=f"a{i % 3}",
+                                 source_kind="observed", authority=0.5, created_at=NOW) for i in range(20_000)}
+    extra = MemoryItem(id="new", scope="s0", kind="k", content={}, author="a0", source_kind="observed",
+                       authority=0.9, created_at=NOW)
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
+    errors: list[BaseException] = []
     try:
-        for trial in range(30):
-            base = GraphState(items=items)
-            errors: list[BaseException] = []
+        for _ in range(40):
+            shared = GraphState(items=items)  # columns built in the constructor
+            get_scored_items(shared, {"authority": 1}, {"pre": {"kind": "k"}, "limit": 1}, now=NOW)  # one text column
+            derived = apply_command(shared, MemoryCreate(item=extra)).state
+            barrier = threading.Barrier(2)
 
-            def derive_and_rank(base: GraphState = base, errors: list[BaseException] = errors) -> None:
+            def patch(derived: GraphState = derived, barrier: threading.Barrier = barrier) -> None:
+                barrier.wait()
                 try:
-                    for k in range(20):
-                        st = apply_command(base, MemoryUpdate(item_id="t000", partial={"authority": k / 20},
-                                                              author="u")).state
-                        get_scored_items(st, {"authority": 1}, {"limit": 1}, now=NOW)
+                    get_scored_items(derived, {"authority": 1}, {"limit": 1}, now=NOW)  # copies shared's columns
                 except BaseException as e:  # noqa: BLE001 - reported below
                     errors.append(e)
 
-            def filter_by_text(base: GraphState = base, errors: list[BaseException] = errors) -> None:
+            def ask(shared: GraphState = shared, barrier: threading.Barrier = barrier) -> None:
+                barrier.wait()
                 try:
-                    for name, value in (("author", "a1"), ("kind", "k"), ("source_kind", "observed")):
-                        get_scored_items(base, {"authority": 1}, {"pre": {name: value}, "limit": 1}, now=NOW)
+                    get_scored_items(shared, {"authority": 1},
+                                     {"pre": {"author": "a1", "source_kind": "observed"}, "limit": 1}, now=NOW)
                 except BaseException as e:  # noqa: BLE001 - reported below
                     errors.append(e)
 
-            threads = [threading.Thread(target=derive_and_rank), threading.Thread(target=filter_by_text)]
+            threads = [threading.Thread(target=patch), threading.Thread(target=ask)]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
-            assert errors == [], (trial, errors)
     finally:
         sys.setswitchinterval(old)
+    assert errors == []
 
 
 def test_ties_keep_insertion_order_across_the_top_k_cut() -> None:
