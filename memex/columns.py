@@ -53,7 +53,7 @@ from memex.models import DecayConfig, MemoryItem
 if TYPE_CHECKING:  # the state layer imports this module (eager columns of bulk-built states)
     from memex.graph import GraphState
 
-__all__ = ["Columns", "columns_of", "built_columns", "decay_multipliers", "EXACT_INT", "EAGER_MIN"]
+__all__ = ["Columns", "columns_of", "built_columns", "decay_multipliers", "EXACT_INT", "EAGER_MIN", "pending_changes"]
 
 #: A state built in bulk (from maps, JSON or a snapshot) with at least this many
 #: items gets its columns in the same construction (:func:`built_columns`).
@@ -104,7 +104,7 @@ class Columns:
     ``importance0`` (float64, 0 where absent), ``time`` (int64 unix ms, 0
     where unknown), ``has_time`` (bool), ``scope`` (int32: the code of the
     item's scope, -1 in an empty slot or for a scope that is not a string;
-    :meth:`scope_code` maps a scope to its code); :meth:`text` gives the ``kind``,
+    :meth:`scope_slots` finds a scope's slots); :meth:`text` gives the ``kind``,
     ``author`` and ``source_kind`` columns (object arrays, built on first
     use and kept). ``exact`` is ``False`` when a score column holds
     an integer beyond 2**53 in magnitude (range tests then run per item).
@@ -242,11 +242,6 @@ class Columns:
             self._text[name] = col
         return col
 
-    def scope_code(self, scope: str) -> int | None:
-        """The code of ``scope`` in the ``scope`` column, or ``None`` when no slot
-        ever held an item of that scope. O(1)."""
-        return self._scopes.get(scope)
-
     def scope_slots(self, scope: str) -> npt.NDArray[np.intp]:
         """The live slots whose item's scope is ``scope``, in slot (insertion) order.
 
@@ -330,10 +325,26 @@ def columns_of(state: GraphState) -> Columns:
     src = state._cols
     if type(src) is Columns:
         return src
-    with gc_paused():  # the build allocates per-item lists the collector need not walk
-        cols = _scratch(state) if src is None else _patched(src[0], src[1], state)
+    if src is None:
+        cols = built_columns(state)
+    else:
+        with gc_paused():  # the patch allocates per-item lists the collector need not walk
+            cols = _patched(src[0], src[1], state)
     object.__setattr__(state, "_cols", cols)  # a cache: the state's value is unchanged
     return cols
+
+
+def pending_changes(state: GraphState) -> int | None:
+    """How many item changes :func:`columns_of` would write into a copy of an
+    ancestor's columns: 0 when ``state``'s columns are built, ``None`` when there is
+    no ancestor's to patch (they would be built from every item). O(1)."""
+    src = state._cols
+    if type(src) is Columns:
+        return 0
+    if src is None:
+        return None
+    count: int = src[1][3]  # the newest change node's running count
+    return count
 
 
 def decay_multipliers(cfg: DecayConfig, now: int, times: npt.NDArray[np.int64]) -> FloatArray:

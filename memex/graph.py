@@ -31,6 +31,7 @@ from memex._pmap import IndexBuilder, PMap, as_pmap
 from memex._validate import fail
 from memex.columns import EAGER_MIN, built_columns
 from memex.errors import ValidationError
+from memex.models._schema import slot_setters
 from memex.models.entities import Edge, MemoryItem
 
 __all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
@@ -301,9 +302,7 @@ def clone_graph_state(state: GraphState) -> GraphState:
 _EMPTY = GraphState()
 
 
-# The slot setters of GraphState, for ``_derive`` (one command makes one state): a
-# slot's member descriptor writes it directly, without the frozen ``__setattr__``
-# and about twice as fast as ``object.__setattr__`` by name.
+# The slot setters of GraphState, for ``_derive`` (one command makes one state).
 _new = object.__new__
 (
     _set_items,
@@ -314,7 +313,4 @@ _new = object.__new__
     _set_seq,
     _set_cols,
     _set_memo,
-) = (
-    GraphState.__dict__[name].__set__
-    for name in ("items", "edges", "_children", "_edges_by_node", "_by_scope", "_seq", "_cols", "_memo")
-)
+) = slot_setters(GraphState, "items", "edges", "_children", "_edges_by_node", "_by_scope", "_seq", "_cols", "_memo")

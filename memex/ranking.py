@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memex._gc import gc_paused
-from memex.columns import Columns, columns_of, decay_multipliers
+from memex.columns import Columns, columns_of, decay_multipliers, pending_changes
 from memex.graph import GraphState
 from memex.models import (
     MemoryFilter,
@@ -136,8 +136,8 @@ def rank(state: GraphState, weights: ScoreWeights, opts: ScoredQueryOptions, now
         # the state's columns are built (or patched from built ones): the scope's slots
         # are one comparison of their scope codes away (no read of its items)
         cols = columns_of(state)
-        sel = _scope_slots(state, cols, index[1]) if isinstance(index[1], str) else None
-        if sel is not None and len(sel) >= MIN_COLUMNAR:
+        sel = _scope_slots(state, cols, index[1])
+        if len(sel) >= MIN_COLUMNAR:
             out = _columnar(cols, weights, opts, now, sel)
             if out is not None:
                 return out
@@ -159,13 +159,12 @@ def _state_columns_pay(state: GraphState, scope: Any) -> bool:
     plus one item read per recorded change (about 1 µs) — costs less than reading
     the scope's k items to build columns of their own (about 2 µs an item):
     ``64 k >= n + 32 changes``. A state without a base keeps the per-scope path."""
-    src = state._cols
-    if type(src) is Columns:
-        return True
-    if src is None or not isinstance(scope, str):
+    if not isinstance(scope, str):
         return False
+    changes = pending_changes(state)
+    if changes is None or changes == 0:
+        return changes == 0
     bucket = state._by_scope.get(scope)
-    changes = src[1][3]  # the change list's length (memex.columns)
     return bucket is not None and len(bucket) * 64 >= len(state.items) + 32 * changes
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "Match",
     "tag_check",
     "replace_unchecked",
+    "slot_setters",
     "to_wire",
 ]
 
@@ -260,6 +261,15 @@ def to_wire(value: Any) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], Record):
         return [to_wire(x) for x in value]
     return value
+
+
+def slot_setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ...]:
+    """The ``__set__`` of each named slot of ``cls``, in order: a hot path that builds
+    instances of a frozen slotted class from parts already valid writes each slot
+    through its member descriptor, bypassing the frozen ``__setattr__`` (about
+    twice as fast as ``object.__setattr__`` by name). Raises ``KeyError`` for a
+    name that is not a slot of ``cls`` itself."""
+    return tuple(cls.__dict__[name].__set__ for name in names)
 
 
 def replace_unchecked(obj: R, changes: Mapping[str, Any]) -> R:
