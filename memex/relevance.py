@@ -120,9 +120,10 @@ def rank_query(
     pre_ok = compile_filter(opts.pre, now=now)
     want = opts.candidates or DEFAULT_CANDIDATES
     hits: dict[str, tuple[MemoryItem, float]] = {}
-    # read the best matches in growing windows (4x the candidates, then 4x more), so a
-    # selective pre filter reads deeper while a plain question converts few rows
-    window = 4 * want
+    # read the best matches in growing windows (the candidates, or 4x them when a pre
+    # filter or the superseded may reject some; then 4x more each time), so a selective
+    # pre filter reads deeper while a plain question reads and converts few rows
+    window = 4 * want if opts.pre is not None or contest else want
     while True:
         found = index.search(query, limit=window)
         skip = state.superseded_among(i for i, _ in found) if contest else ()

@@ -41,6 +41,7 @@ from memex import _validate as v
 from memex.errors import ValidationError
 from memex.graph import GraphState
 from memex.models import MemoryItem
+from memex.termstats import TermStats
 
 __all__ = ["TextIndex", "default_text", "token_cost", "RRF_K", "ANN_MIN", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
 
@@ -167,6 +168,9 @@ class TextIndex:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
+        self._stats = TermStats(self._db, "docs")  # the forward side: frequencies, lengths, document counts
+        self._word_tokens: dict[str, tuple[str, ...]] = {}  # query word -> its FTS5 tokens
+        self._last_read = 0  # rows the last pruned top-k read from FTS5 (for tests)
         self._rowid: dict[str, int] = {}
         self._ids: dict[int, str] = {}
         self._next = 1
@@ -281,6 +285,7 @@ class TextIndex:
                     self._next += 1
                 rows.append((rid, text))
             self._db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", rows)
+            self._stats.put([r for r, _ in rows], texts)
             if vectors is not None:
                 for it, vec in zip(items, vectors, strict=True):
                     self._put_vector(it.id, vec)
@@ -292,6 +297,7 @@ class TextIndex:
             if rid is not None:
                 del self._ids[rid]
                 self._db.execute("DELETE FROM docs WHERE rowid = ?", (rid,))
+                self._stats.remove([rid])
             row = self._vrow.pop(item_id, None)
             if row is not None and self._vec is not None:
                 self._vec[row] = 0.0
@@ -386,17 +392,107 @@ class TextIndex:
         """:meth:`lexical` of the query's words ``terms`` (checked arguments)."""
         if not terms:
             return []
+        with self._lock:
+            self._check_open()
+            phrases = self._phrases(terms)
+            if phrases is None:  # a word FTS5 splits into several tokens (or none): a phrase
+                return self._lexical_fts5(terms, limit)
+            return self._top(terms, phrases, limit)
+
+    def _phrases(self, words: list[str]) -> list[str] | None:
+        """The one FTS5 token of each word (cached per word), ``None`` when a word has
+        none or several. The caller holds the lock."""
+        cache = self._word_tokens
+        missing = [w for w in words if w not in cache]
+        if missing:
+            if len(cache) > 65_536:
+                cache.clear()
+            for w, toks in zip(missing, self._stats.word_tokens(missing), strict=True):
+                cache[w] = tuple(toks)
+        out: list[str] = []
+        for w in words:
+            tokens = cache[w]
+            if len(tokens) != 1:
+                return None
+            out.append(tokens[0])
+        return out
+
+    def _top(self, words: list[str], phrases: list[str], limit: int | None) -> list[tuple[str, float]]:
+        """The best ``limit`` matches (all when ``None``) of the one-token phrases
+        ``phrases`` (the query words ``words`` give them), scored by BM25 from the term
+        statistics, which equals FTS5's ``bm25()``.
+
+        MaxScore: the words are read rarest first (largest contribution bound), until the
+        k-th best score found exceeds the summed bounds of the words not read; the rows
+        holding only those words cannot reach the top k, so their postings are never read.
+        The caller holds the lock.
+        """
+        st = self._stats
+        with self._db:
+            st.sync()
+        if st.rows == 0 or st.tokens == 0:
+            return []
+        tids = st.term_ids(phrases)
+        kept = [(w, t) for w, t in zip(words, tids, strict=True) if st.df(t) > 0]
+        if not kept:
+            return []
+        # a phrase no row holds adds 0.0 to every score: leave it out
+        score_tids = [t for _, t in kept]
+        score_idfs = [st.idf(t) for t in score_tids]
+        bound: dict[int, float] = {}
+        word: dict[int, str] = {}
+        for (w, t), idf in zip(kept, score_idfs, strict=True):
+            bound[t] = bound.get(t, 0.0) + st.bound(t, idf)
+            word.setdefault(t, w)
+        pending = sorted(bound, key=lambda t: -bound[t])  # largest bound first (stable)
+        k = _SQL_MAX if limit is None else limit
+        rows = np.zeros(0, dtype=np.int64)
+        scores = np.zeros(0, dtype=np.float64)
+        while pending and k > 0:
+            if len(rows) < k:  # too few rows yet: read the next words until enough could be
+                need, batch = k - len(rows), []
+                while pending and need > 0:
+                    t = pending.pop(0)
+                    batch.append(t)
+                    need -= st.df(t)
+            else:
+                theta = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+                rest = sorted(pending, key=lambda t: bound[t])
+                total, cut = 0.0, 0
+                while cut < len(rest) and total + bound[rest[cut]] < theta:
+                    total += bound[rest[cut]]
+                    cut += 1
+                batch, pending = rest[cut:], []
+                if not batch:
+                    break
+            match = " OR ".join(f'"{word[t]}"' for t in batch)
+            # the rowids as one text: a Python tuple per row would cost more than FTS5's match
+            text = self._db.execute(
+                "SELECT group_concat(rowid) FROM docs WHERE docs MATCH ?", (match,)
+            ).fetchone()[0]
+            found = np.fromstring(text or "", dtype=np.int64, sep=",")
+            if len(rows):  # rows a word read before holds are scored already
+                seen = np.zeros(self._next, dtype=np.bool_)
+                seen[rows] = True
+                found = found[~seen[found]]
+            rows = np.concatenate((rows, found))
+            scores = np.concatenate((scores, st.score(found, score_tids, score_idfs)))
+        self._last_read = len(rows)
+        order = np.lexsort((rows, -scores))[: min(k, len(rows))]
+        ids = self._ids
+        return [(ids[r], s) for r, s in zip(rows[order].tolist(), scores[order].tolist(), strict=True)]
+
+    def _lexical_fts5(self, terms: list[str], limit: int | None) -> list[tuple[str, float]]:
+        """:meth:`lexical` ranked by FTS5's ``bm25()`` over every match (the caller holds the lock)."""
         match = " OR ".join(f'"{t}"' for t in terms)
         sql = "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY rank, rowid"
         args: tuple[Any, ...] = (match,)
         if limit is not None:
             sql += " LIMIT ?"
             args = (match, min(limit, _SQL_MAX))
-        with self._lock:
-            self._check_open()
-            rows = self._db.execute(sql, args).fetchall()
-            ids = self._ids
-            return [(ids[rid], -score) for rid, score in rows if rid in ids]
+        rows = self._db.execute(sql, args).fetchall()
+        ids = self._ids
+        return [(ids[rid], -score) for rid, score in rows if rid in ids]
 
     def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` items whose vectors are closest to the query's, as ``(item_id,
