@@ -212,6 +212,8 @@ class TextIndex:
             raise v.fail("state", "a GraphState", state)
         index = cls(text_fn, embed)
         index._put_many(list(state.items.values()))
+        with index._lock, index._db:
+            index._stats.sync()  # a built index is complete: its term statistics too
         return index
 
     # -- events -------------------------------------------------------------------------

@@ -64,10 +64,10 @@ _Array = TypeVar("_Array", bound="np.ndarray[Any, Any]")
 
 
 def _grow(arr: _Array, need: int, fill: float = 0) -> _Array:
-    """``arr`` with room for ``need`` entries (doubling), new entries ``fill``."""
+    """``arr`` with room for ``need`` entries (growing by half), new entries ``fill``."""
     if need <= len(arr):
         return arr
-    size = max(need, 2 * len(arr), 64)
+    size = max(need, len(arr) + len(arr) // 2, 64)
     out = np.full(size, fill, dtype=arr.dtype)
     out[: len(arr)] = arr
     return out  # type: ignore[return-value]
@@ -292,13 +292,15 @@ class TermStats:
         """BM25 of each document of ``rowids`` for the phrases ``tids`` (with their ``idfs``),
         summed in phrase order with FTS5's operations (so equal to its ``bm25()``, negated)."""
         rids = np.asarray(rowids, dtype=_I64)
+        if not len(tids):
+            return np.zeros(len(rids), dtype=_F64)
         idx = self._entries(rids)
         owner = np.repeat(np.arange(len(rids)), self._len[rids])
-        terms = list(dict.fromkeys(tids))  # each term once; a phrase reads its term's row
-        column = np.full(len(self._vocab), -1, dtype=_I64)
-        column[terms] = np.arange(len(terms))
-        col = column[self._tok[idx]]
-        keep = col >= 0  # the entries of the query's terms
+        terms = sorted(set(tids))  # each term once; a phrase reads its term's row
+        sorted_terms = np.asarray(terms, dtype=_I32)
+        tok = self._tok[idx]
+        col = np.minimum(np.searchsorted(sorted_terms, tok), len(terms) - 1)
+        keep = sorted_terms[col] == tok  # the entries of the query's terms
         freq = np.zeros((len(terms), len(rids)), dtype=_F64)
         freq[col[keep], owner[keep]] = self._cnt[idx[keep]]
         d = self._dl[rids].astype(_F64)
