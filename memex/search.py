@@ -169,7 +169,7 @@ class TextIndex:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
         self._stats = TermStats(self._db, "docs")  # the forward side: frequencies, lengths, document counts
-        self._word_tokens: dict[str, tuple[str, ...]] = {}  # query word -> its FTS5 tokens
+        self._word_tokens: dict[str, tuple[bytes, ...]] = {}  # query word -> its FTS5 tokens
         self._last_read = 0  # rows the last pruned top-k read from FTS5 (for tests)
         self._rowid: dict[str, int] = {}
         self._ids: dict[int, str] = {}
@@ -401,7 +401,7 @@ class TextIndex:
                 return self._lexical_fts5(terms, limit)
             return self._top(terms, phrases, limit)
 
-    def _phrases(self, words: list[str]) -> list[str] | None:
+    def _phrases(self, words: list[str]) -> list[bytes] | None:
         """The one FTS5 token of each word (cached per word), ``None`` when a word has
         none or several. The caller holds the lock."""
         cache = self._word_tokens
@@ -411,7 +411,7 @@ class TextIndex:
                 cache.clear()
             for w, toks in zip(missing, self._stats.word_tokens(missing), strict=True):
                 cache[w] = tuple(toks)
-        out: list[str] = []
+        out: list[bytes] = []
         for w in words:
             tokens = cache[w]
             if len(tokens) != 1:
@@ -419,7 +419,7 @@ class TextIndex:
             out.append(tokens[0])
         return out
 
-    def _top(self, words: list[str], phrases: list[str], limit: int | None) -> list[tuple[str, float]]:
+    def _top(self, words: list[str], phrases: list[bytes], limit: int | None) -> list[tuple[str, float]]:
         """The best ``limit`` matches (all when ``None``) of the one-token phrases
         ``phrases`` (the query words ``words`` give them), scored by BM25 from the term
         statistics, which equals FTS5's ``bm25()``.

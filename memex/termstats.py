@@ -97,7 +97,7 @@ class TermStats:
         db.execute(f"CREATE VIRTUAL TABLE {self._view} USING fts5vocab({table}, instance)")
         db.execute(f"CREATE VIRTUAL TABLE _tok USING fts5(body, content='', tokenize='{tokenize}')")
         db.execute("CREATE VIRTUAL TABLE _tok_v USING fts5vocab(_tok, instance)")
-        self._vocab: dict[str, int] = {}
+        self._vocab: dict[bytes, int] = {}  # a term's bytes (FTS5 may cut one inside a character)
         self._df = np.zeros(0, dtype=_I64)  # per term id: documents holding it
         self._maxtf = np.zeros(0, dtype=_I32)  # per term id: largest frequency ever seen
         self._minratio = np.zeros(0, dtype=_F64)  # per term id: least length / frequency ever seen
@@ -121,13 +121,22 @@ class TermStats:
         text of numbers, so no Python object is made per token (``small``: a few
         documents, read a token per row)."""
         vocab = self._vocab
+        new: dict[bytes, int] = {}  # joins the vocabulary once the whole view is read
+
+        def term_id(term: bytes) -> int:
+            tid = vocab.get(term)
+            if tid is None:
+                tid = new.get(term)
+                if tid is None:
+                    tid = new[term] = len(vocab) + len(new)
+            return tid
+
         if small:  # a few documents: a row per token costs less than numpy's setup
             counted: dict[tuple[int, int], int] = {}
-            for term, doc in self._db.execute(f"SELECT term, doc FROM {view}"):
-                tid = vocab.get(term)
-                if tid is None:
-                    tid = vocab[term] = len(vocab)
+            for term, doc in self._db.execute(f"SELECT CAST(term AS BLOB), doc FROM {view}"):
+                tid = term_id(term)
                 counted[doc, tid] = counted.get((doc, tid), 0) + 1
+            vocab.update(new)
             keys = sorted(counted)
             return (
                 np.array([d for d, _ in keys], dtype=_I64),
@@ -136,27 +145,30 @@ class TermStats:
             )
         docs: list[npt.NDArray[np.int64]] = []
         terms: list[npt.NDArray[np.int64]] = []
-        for term, listed in self._db.execute(f"SELECT term, group_concat(doc) FROM {view} GROUP BY term"):
-            tid = vocab.get(term)
-            if tid is None:
-                tid = vocab[term] = len(vocab)
+        sql = f"SELECT CAST(term AS BLOB), group_concat(doc) FROM {view} GROUP BY term"
+        for term, listed in self._db.execute(sql):
+            tid = term_id(term)
             found = np.fromstring(listed, dtype=_I64, sep=",")  # one entry per occurrence
             docs.append(found)
             terms.append(np.full(len(found), tid, dtype=_I64))
+        vocab.update(new)
         if not docs:
             return np.zeros(0, dtype=_I64), np.zeros(0, dtype=_I32), np.zeros(0, dtype=_I32)
         width = max(len(vocab), 1)
         pairs, freq = np.unique(np.concatenate(docs) * width + np.concatenate(terms), return_counts=True)
         return pairs // width, (pairs % width).astype(_I32), freq.astype(_I32)
 
-    def word_tokens(self, words: Sequence[str]) -> list[list[str]]:
-        """The tokens of each word in order (a word may give none or several). O(total text)."""
+    def word_tokens(self, words: Sequence[str]) -> list[list[bytes]]:
+        """The tokens of each word in order, as bytes (a word may give none or several;
+        FTS5 cuts a token at 32,768 bytes, possibly inside a character). O(total text)."""
         db = self._db
         db.executemany("INSERT INTO _tok(rowid, body) VALUES (?, ?)", enumerate(words))
-        out: list[list[tuple[int, str]]] = [[] for _ in words]
-        for doc, term, offset in db.execute("SELECT doc, term, offset FROM _tok_v"):
-            out[doc].append((offset, term))
-        db.execute("INSERT INTO _tok(_tok) VALUES ('delete-all')")
+        out: list[list[tuple[int, bytes]]] = [[] for _ in words]
+        try:
+            for doc, term, offset in db.execute("SELECT doc, CAST(term AS BLOB), offset FROM _tok_v"):
+                out[doc].append((offset, term))
+        finally:
+            db.execute("INSERT INTO _tok(_tok) VALUES ('delete-all')")
         return [[t for _, t in sorted(x)] for x in out]
 
     # -- documents ------------------------------------------------------------------------
@@ -175,19 +187,22 @@ class TermStats:
         tokenize the texts in the scratch table. O(total text of the pending documents)."""
         if not self._pending:
             return
+        # tokenize first: a failure leaves the statistics and the pending texts as they were
         rowids, texts = list(self._pending), list(self._pending.values())
-        self._pending.clear()
         rids = np.asarray(rowids, dtype=_I64)
         if self.rows == 0:
             doc, tok, cnt = self._counts(self._view)  # doc is the rowid
             at = np.zeros(int(rids.max()) + 1, dtype=_I64)
             at[rids] = np.arange(len(rids))
             doc = at[doc]
+            self._pending.clear()
         else:
-            self.remove(rowids)  # the held ones: their old entries
             self._db.executemany("INSERT INTO _tok(rowid, body) VALUES (?, ?)", enumerate(texts))
-            doc, tok, cnt = self._counts("_tok_v", small=len(texts) <= 16)  # doc: position in texts
-            self._db.execute("INSERT INTO _tok(_tok) VALUES ('delete-all')")
+            try:
+                doc, tok, cnt = self._counts("_tok_v", small=len(texts) <= 16)  # doc: position in texts
+            finally:
+                self._db.execute("INSERT INTO _tok(_tok) VALUES ('delete-all')")
+            self.remove(rowids)  # the old entries of the held ones; empties the pending texts
         lens = np.bincount(doc, minlength=len(rids)).astype(_I32)
         dls = np.bincount(doc, weights=cnt, minlength=len(rids)).astype(_I32)
         n_entries = len(tok)
@@ -256,7 +271,7 @@ class TermStats:
         self._garbage = 0
 
     # -- scoring --------------------------------------------------------------------------
-    def term_ids(self, terms: Sequence[str]) -> list[int]:
+    def term_ids(self, terms: Sequence[bytes]) -> list[int]:
         """Each term's id, ``-1`` for a term no document ever held."""
         return [self._vocab.get(t, -1) for t in terms]
 

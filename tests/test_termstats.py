@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import memex
 from memex import MemoryItem, TextIndex
 from memex.search import _terms
 
@@ -103,3 +104,19 @@ def test_empty_texts_count_as_rows_of_length_zero() -> None:
     index._remove("e1")
     assert list(index.lexical("tea")) == _reference(index, "tea", None)
     assert list(index.lexical("absent words")) == []
+
+
+def test_a_token_fts5_cuts_inside_a_character_is_no_error_and_leaves_the_statistics_exact() -> None:
+    # FTS5 cuts a token at 32,768 bytes: here inside a two-byte "ж", so the stored term is not
+    # UTF-8; reading it as text raised OperationalError (and a failed sync lost the row's entries)
+    long = "a" + "ж" * 20000
+    state = memex.GraphState(items={"1": _item("1", long + " hello"), "2": _item("2", "hello world")})
+    index = TextIndex.from_state(state)
+    assert list(index.lexical("hello", 5)) == _reference(index, "hello", 5)
+    assert [i for i, _ in index.lexical(long, 5)] == ["1"]
+    assert list(index.lexical(long, 5)) == _reference(index, long, 5)
+    index.apply([_Event("memory.created", _item("3", long + " hello there"))])
+    for _ in range(2):
+        assert list(index.lexical("hello", 5)) == _reference(index, "hello", 5)
+    got = memex.get_scored_items(state, {"relevance": 1.0}, {"limit": 10}, query=long, index=index)
+    assert [s.item.id for s in got] == ["1"]
