@@ -70,7 +70,7 @@ def check_query(query: Any, index: Any, weights: ScoreWeights, opts: ScoredQuery
     Raises:
         ValidationError: ``query`` not a string or ``None``; ``index`` not a
             :class:`~memex.TextIndex` or ``None``; a ``relevance`` weight, an
-            ``index`` or ``expand`` without a query.
+            ``index``, ``expand`` or ``candidates`` without a query.
     """
     if query is not None and not isinstance(query, str):
         raise v.fail("query", "a string or None", query)
@@ -83,6 +83,8 @@ def check_query(query: Any, index: Any, weights: ScoreWeights, opts: ScoredQuery
             raise ValidationError("weights.relevance needs a query (query=...)", "weights.relevance")
         if opts.expand is not None:
             raise ValidationError("options.expand needs a query (query=...)", "options.expand")
+        if opts.candidates is not None:
+            raise ValidationError("options.candidates needs a query (query=...)", "options.candidates")
 
 
 def rank_query(

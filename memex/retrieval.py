@@ -115,7 +115,7 @@ def get_scored_items(
     Raises:
         ValidationError: malformed weights, options or filters (an unknown
             decay interval or type says so); a ``relevance`` weight,
-            ``expand`` or ``index`` without a query.
+            ``expand``, ``candidates`` or ``index`` without a query.
         InvalidTimestampError: decay or a time filter meets an item without a time.
 
     Complexity: O(c) to filter and score the c candidates (all items, or

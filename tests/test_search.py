@@ -584,3 +584,15 @@ def test_candidates_below_one_say_at_least_one() -> None:
     for bad in (-1, 0):
         with pytest.raises(memex.ValidationError, match="an integer >= 1"):
             get_scored_items(_sample(), {"relevance": 1}, {"candidates": bad}, query="tea", now=NOW)
+
+
+def test_candidates_that_are_not_an_integer_say_at_least_1_and_need_a_query() -> None:
+    state, index = _sample(), None
+    index = TextIndex.from_state(state)
+    for bad in (0, -1, 1.5, "10", True, []):
+        with pytest.raises(memex.ValidationError, match=r"candidates: expected an integer >= 1"):
+            get_scored_items(state, {"relevance": 1.0}, {"candidates": bad}, query="tea", index=index, now=NOW)
+    with pytest.raises(memex.ValidationError, match="options.candidates needs a query") as info:
+        get_scored_items(state, {"authority": 1.0}, {"candidates": 5}, now=NOW)
+    assert info.value.path == "options.candidates"
+    assert len(get_scored_items(state, {"relevance": 1.0}, {"candidates": 1}, query="tea", index=index, now=NOW)) == 1

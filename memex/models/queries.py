@@ -294,9 +294,9 @@ OptFilter = Annotated[MemoryFilter | None, v.opt(v.record(MemoryFilter))]
 
 
 def _positive_int(value: Any, path: str) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise v.fail(path, "an integer >= 1", value)
-    return v.nonneg_int(value, path)
+    return value
 
 
 @record
