@@ -169,7 +169,6 @@ class TextIndex:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
         self._stats = TermStats(self._db, "docs")  # the forward side: frequencies, lengths, document counts
-        self._word_tokens: dict[str, tuple[bytes, ...]] = {}  # query word -> its FTS5 tokens
         self._last_read = 0  # rows the last pruned top-k read from FTS5 (for tests)
         self._rowid: dict[str, int] = {}
         self._ids: dict[int, str] = {}
@@ -212,7 +211,7 @@ class TextIndex:
             raise v.fail("state", "a GraphState", state)
         index = cls(text_fn, embed)
         index._put_many(list(state.items.values()))
-        with index._lock, index._db:
+        with index._lock:
             index._stats.sync()  # a built index is complete: its term statistics too
         return index
 
@@ -396,28 +395,10 @@ class TextIndex:
             return []
         with self._lock:
             self._check_open()
-            phrases = self._phrases(terms)
+            phrases = self._stats.phrase_terms(terms)
             if phrases is None:  # a word FTS5 splits into several tokens (or none): a phrase
                 return self._lexical_fts5(terms, limit)
             return self._top(terms, phrases, limit)
-
-    def _phrases(self, words: list[str]) -> list[bytes] | None:
-        """The one FTS5 token of each word (cached per word), ``None`` when a word has
-        none or several. The caller holds the lock."""
-        cache = self._word_tokens
-        missing = [w for w in words if w not in cache]
-        if missing:
-            if len(cache) > 65_536:
-                cache.clear()
-            for w, toks in zip(missing, self._stats.word_tokens(missing), strict=True):
-                cache[w] = tuple(toks)
-        out: list[bytes] = []
-        for w in words:
-            tokens = cache[w]
-            if len(tokens) != 1:
-                return None
-            out.append(tokens[0])
-        return out
 
     def _top(self, words: list[str], phrases: list[bytes], limit: int | None) -> list[tuple[str, float]]:
         """The best ``limit`` matches (all when ``None``) of the one-token phrases
@@ -430,8 +411,7 @@ class TextIndex:
         The caller holds the lock.
         """
         st = self._stats
-        with self._db:
-            st.sync()
+        st.sync()
         if st.rows == 0 or st.tokens == 0:
             return []
         tids = st.term_ids(phrases)

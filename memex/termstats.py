@@ -4,9 +4,9 @@
 terms with their frequencies and its length in tokens, and for every term
 its document frequency: the forward side of an FTS5 table whose inverted
 side (which rows hold a term) stays in SQLite. The tokens themselves come
-from FTS5's own tokenizer (:meth:`TermStats.tokenize`, through a scratch
-contentless FTS5 table and its ``fts5vocab`` ``instance`` view), so a term
-here is exactly a term there.
+from FTS5's own tokenizer (the indexed table's ``fts5vocab`` ``instance``
+view, or a scratch contentless FTS5 table's), so a term here is exactly a
+term there.
 
 :meth:`TermStats.score` reproduces FTS5's ``bm25()`` of a query whose
 phrases are single terms, bit for bit: for a document D of length |D| and
@@ -32,7 +32,7 @@ Storage: numpy columns. Per rowid: the start of its entries, their count
 and the document length; the entries (term id, frequency) are appended to
 two int32 columns, and an update or deletion leaves its old entries as
 garbage, compacted once garbage exceeds the live entries. Memory: about
-8 bytes per distinct term of a document plus 16 bytes per rowid.
+8 bytes per distinct term of a document plus 17 bytes per rowid.
 
 Not thread safe: the owner (:class:`memex.TextIndex`) holds its lock.
 """
@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -86,9 +87,8 @@ class TermStats:
             ``porter unicode61``).
 
     Complexity: :meth:`sync` O(text put since the last one) (FTS5 tokenizes
-    it); :meth:`remove`
-    O(distinct terms of the document); :meth:`score` O(entries of the
-    scored documents * phrases).
+    it); :meth:`remove` O(distinct terms of the documents); :meth:`score`
+    O(entries of the scored documents * phrases).
     """
 
     def __init__(self, db: sqlite3.Connection, table: str, tokenize: str = "porter unicode61") -> None:
@@ -110,6 +110,7 @@ class TermStats:
         self._used = 0
         self._garbage = 0
         self._pending: dict[int, str] = {}  # rowid -> text, put but not yet tokenized
+        self._word_terms: dict[str, tuple[bytes, ...]] = {}  # query word -> its tokens
         self.rows = 0  #: documents held
         self.tokens = 0  #: tokens of all documents held
 
@@ -158,18 +159,39 @@ class TermStats:
         pairs, freq = np.unique(np.concatenate(docs) * width + np.concatenate(terms), return_counts=True)
         return pairs // width, (pairs % width).astype(_I32), freq.astype(_I32)
 
-    def word_tokens(self, words: Sequence[str]) -> list[list[bytes]]:
-        """The tokens of each word in order, as bytes (a word may give none or several;
-        FTS5 cuts a token at 32,768 bytes, possibly inside a character). O(total text)."""
-        db = self._db
-        db.executemany("INSERT INTO _tok(rowid, body) VALUES (?, ?)", enumerate(words))
-        out: list[list[tuple[int, bytes]]] = [[] for _ in words]
+    @contextmanager
+    def _scratch(self, texts: Sequence[str]) -> Iterator[None]:
+        """The scratch table holding ``texts`` (rowid = position) for the ``with`` block,
+        emptied afterwards even when the block fails."""
+        self._db.executemany("INSERT INTO _tok(rowid, body) VALUES (?, ?)", enumerate(texts))
         try:
-            for doc, term, offset in db.execute("SELECT doc, CAST(term AS BLOB), offset FROM _tok_v"):
-                out[doc].append((offset, term))
+            yield
         finally:
-            db.execute("INSERT INTO _tok(_tok) VALUES ('delete-all')")
-        return [[t for _, t in sorted(x)] for x in out]
+            self._db.execute("INSERT INTO _tok(_tok) VALUES ('delete-all')")
+
+    def phrase_terms(self, words: Sequence[str]) -> list[bytes] | None:
+        """The one token of each word, as bytes (FTS5 cuts a token at 32,768 bytes,
+        possibly inside a character); ``None`` when a word gives none or several (FTS5
+        then matches it as a phrase). Each word is tokenized once and remembered (up
+        to 65,536 words). O(text of the words not seen before)."""
+        cache = self._word_terms
+        missing = [w for w in words if w not in cache]
+        if missing:
+            if len(cache) > 65_536:
+                cache.clear()
+            found: list[list[tuple[int, bytes]]] = [[] for _ in missing]
+            with self._scratch(missing):
+                for doc, term, offset in self._db.execute("SELECT doc, CAST(term AS BLOB), offset FROM _tok_v"):
+                    found[doc].append((offset, term))
+            for w, placed in zip(missing, found, strict=True):
+                cache[w] = tuple(t for _, t in sorted(placed))
+        out: list[bytes] = []
+        for w in words:
+            tokens = cache[w]
+            if len(tokens) != 1:
+                return None
+            out.append(tokens[0])
+        return out
 
     # -- documents ------------------------------------------------------------------------
     def put(self, rowids: Sequence[int], texts: Sequence[str]) -> None:
@@ -184,9 +206,14 @@ class TermStats:
         reading them (:attr:`rows`, :attr:`tokens`, :meth:`term_ids`, :meth:`idf`,
         :meth:`bound`, :meth:`score`). The first fill (nothing held yet, so the table
         holds exactly the pending rows) reads the table's own tokens; later ones
-        tokenize the texts in the scratch table. O(total text of the pending documents)."""
+        tokenize the texts in the scratch table; one transaction. O(total text of the
+        pending documents)."""
         if not self._pending:
             return
+        with self._db:
+            self._sync()
+
+    def _sync(self) -> None:
         # tokenize first: a failure leaves the statistics and the pending texts as they were
         rowids, texts = list(self._pending), list(self._pending.values())
         rids = np.asarray(rowids, dtype=_I64)
@@ -197,11 +224,8 @@ class TermStats:
             doc = at[doc]
             self._pending.clear()
         else:
-            self._db.executemany("INSERT INTO _tok(rowid, body) VALUES (?, ?)", enumerate(texts))
-            try:
+            with self._scratch(texts):
                 doc, tok, cnt = self._counts("_tok_v", small=len(texts) <= 16)  # doc: position in texts
-            finally:
-                self._db.execute("INSERT INTO _tok(_tok) VALUES ('delete-all')")
             self.remove(rowids)  # the old entries of the held ones; empties the pending texts
         lens = np.bincount(doc, minlength=len(rids)).astype(_I32)
         dls = np.bincount(doc, weights=cnt, minlength=len(rids)).astype(_I32)

@@ -62,7 +62,7 @@ def test_pruned_top_k_equals_fts5_bm25_after_any_writes(
 def test_a_word_fts5_splits_in_two_is_ranked_by_fts5_itself() -> None:
     index = TextIndex()
     index._put_many([_item("a", "ab cd"), _item("b", "ab\u0305cd here"), _item("c", "cd only")])
-    assert index._phrases(_terms("ab\u0305cd")) is None  # two tokens: a phrase
+    assert index._stats.phrase_terms(_terms("ab\u0305cd")) is None  # two tokens: a phrase
     got = list(index.lexical("ab\u0305cd"))
     assert got == _reference(index, "ab\u0305cd", None)
     assert [i for i, _ in got] == ["a", "b"]
