@@ -20,8 +20,10 @@ Every read command takes either a JSON-lines log or ``--db DB``, a durable
 store, which is opened read-only; ``--as-of WHEN`` (only with ``--db``) is
 ``@POSITION``, an ISO-8601 time or a date (``2024-03-12``, its midnight UTC).
 Every ``--db DB`` is a SQLite file (``memex.db``) or a PostgreSQL DSN
-(``postgresql://user@host/db`` or ``postgres://...``; needs the ``postgres``
-extra); any other URI is a usage error. A file given as ``LOG.jsonl`` that is
+(``postgresql://user@host/db``, ``postgres://...``, or libpq ``key=value``
+pairs such as ``"host=/run/postgresql dbname=memex"``; needs the ``postgres``
+extra); any other URI is a usage error. Messages show a DSN with its
+password masked. A file given as ``LOG.jsonl`` that is
 clearly not one (a memex database, binary data, text without JSON objects)
 is refused at once (exit code 2) with a hint, not reported line by line.
 

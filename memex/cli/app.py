@@ -218,7 +218,8 @@ def db_path(text: str) -> str:
             PostgreSQL DSN (``file:...`` or anything else with ``://``:
             SQLite would read it as a file name here and as a URI
             elsewhere). A DSN is a ``postgresql://`` or ``postgres://`` URI
-            (:func:`memex.log.is_dsn`). argparse reports it as a usage
+            or libpq ``key=value`` pairs (:func:`memex.log.is_dsn`); any
+            other text is a file name. argparse reports it as a usage
             error (exit code 2).
     """
     if text == "":
@@ -238,9 +239,10 @@ def db_path(text: str) -> str:
 
 
 def db_label(text: str) -> str:
-    """``--db DB`` as messages show it: a DSN with its password masked (``***``),
+    """``--db DB`` as messages show it: a DSN of either form (or any text with
+    ``://``) with its secrets masked (``***``, :func:`memex.log.postgres.mask_dsn`),
     on one line; a path unchanged (on one line)."""
-    if "://" in text:
+    if "://" in text or is_dsn(text):
         from memex.log.postgres import mask_dsn  # no psycopg needed to mask a DSN
 
         text = mask_dsn(text)
@@ -258,7 +260,7 @@ def db_arguments(
         type=db_path,
         required=required,
         help="event log of a durable store: a SQLite file (memex.db) or a PostgreSQL DSN "
-        "(postgresql://user@host/db)",
+        "(postgresql://user@host/db, or libpq pairs: 'host=H dbname=D')",
     )
     if as_of:
         parser.add_argument(

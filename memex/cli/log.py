@@ -209,7 +209,8 @@ def _log_tail(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     """``memex log init|import|export|tail --db DB``.
 
-    ``DB`` is a SQLite file or a PostgreSQL DSN (``postgresql://...``).
+    ``DB`` is a SQLite file or a PostgreSQL DSN (``postgresql://...`` or
+    libpq ``key=value`` pairs, see :func:`memex.log.is_dsn`).
 
     * ``init --db DB``: create the log (a SQLite file, or the tables in the
       PostgreSQL database) or migrate an older one to

@@ -34,8 +34,8 @@ chain hash: ``b"<position>\\n<ts_ms>\\n" + envelope bytes + b"\\n" + events
 bytes`` (compact JSON never contains a raw newline).
 
 Naming a log: :func:`open_log` takes a SQLite file path or a PostgreSQL DSN
-(:func:`is_dsn`) and opens :class:`SQLiteEventLog` or
-:class:`~memex.log.postgres.PostgresEventLog`. Both keep their tables at
+(:func:`is_dsn`: a ``postgresql://`` URI or libpq ``key=value`` pairs)
+and opens :class:`SQLiteEventLog` or :class:`~memex.log.postgres.PostgresEventLog`. Both keep their tables at
 :data:`SCHEMA_VERSION`.
 
 Modules: :mod:`~memex.log.protocol` (the protocol and record types),
@@ -60,6 +60,7 @@ from memex.errors import (
     PreviouslyRejectedError,
     ValidationError,
 )
+from memex.log._pg_conn import dsn_form
 from memex.log.chain import GENESIS_HASH, canonical_envelope_bytes, record_hash
 from memex.log.protocol import (
     SCHEMA_VERSION,
@@ -97,7 +98,6 @@ __all__ = [
 ]
 
 
-_DSN_SCHEMES = ("postgresql://", "postgres://")
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -108,13 +108,25 @@ def is_dsn(text: object) -> bool:
         text: a store's name as given (``str``; anything else, such as a
             ``bytes`` or path-like file name, is a path).
     Returns:
-        ``True`` for a ``str`` starting with ``postgresql://`` or
-        ``postgres://`` (any letter case), else ``False``.
+        ``True`` for a ``str`` that is a ``postgresql://`` or
+        ``postgres://`` URI (any letter case), or that is made only of
+        libpq ``key=value`` pairs (white-space separated, values optionally
+        single-quoted, by libpq's rules) whose keys are all libpq connection
+        keywords (the 50 keywords of libpq 18: ``host``, ``hostaddr``,
+        ``port``, ``dbname``, ``user``, ``password``, ``passfile``,
+        ``sslmode``, ``options``, ``service``, ...; compared case-sensitively,
+        as libpq does); else ``False``. So a file named ``run=3.db`` is a
+        path, and ``./host=x.db`` names a file where ``host=x.db`` names a
+        server. Raises nothing.
 
-    >>> is_dsn("postgresql://agent@db.internal/memex"), is_dsn("memex.db")
-    (True, False)
+    >>> is_dsn("postgresql://agent@db.internal/memex"), is_dsn("host=db.internal dbname=memex")
+    (True, True)
+    >>> is_dsn("memex.db"), is_dsn("run=3.db")
+    (False, False)
+
+    Complexity: O(len(text)).
     """
-    return isinstance(text, str) and text[:13].lower().startswith(_DSN_SCHEMES)
+    return dsn_form(text) is not None
 
 
 def open_log(
@@ -128,8 +140,9 @@ def open_log(
 
     Args:
         target: a PostgreSQL DSN (``postgresql://...`` or ``postgres://...``,
+            or libpq ``key=value`` pairs such as ``"host=db dbname=memex"``;
             see :func:`is_dsn`) or the path of a SQLite file (``str``,
-            ``bytes`` or path-like).
+            ``bytes`` or path-like; anything that is not a DSN).
         read_only: open without writing anything (see the backends).
         synchronous: SQLite's ``PRAGMA synchronous`` (checked for both
             backends; a PostgreSQL server decides its own durability).
@@ -153,8 +166,7 @@ def open_log(
 
         log_options(synchronous=synchronous, busy_timeout=busy_timeout)
         assert isinstance(target, str)
-        scheme, rest = target.split("://", 1)  # libpq knows the scheme in lower case only
-        return PostgresEventLog(f"{scheme.lower()}://{rest}", read_only=read_only, busy_timeout=busy_timeout)
+        return PostgresEventLog(target, read_only=read_only, busy_timeout=busy_timeout)
     if isinstance(target, str) and _URI.match(target):
         scheme = target.split("://", 1)[0]
         raise ValidationError(

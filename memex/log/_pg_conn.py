@@ -1,8 +1,11 @@
 """The connection of :class:`~memex.log.postgres.PostgresEventLog`: DSNs, connecting, error mapping.
 
-Imported only by :mod:`memex.log.postgres` (itself loaded when the first
-PostgreSQL log is opened), so ``import memex`` never needs psycopg; psycopg
-is imported on first use here too. Holds :func:`mask_dsn` (re-exported by
+Imported by :mod:`memex.log.postgres` (itself loaded when the first
+PostgreSQL log is opened) and by :mod:`memex.log`, which asks
+:func:`dsn_form` whether a target names a database; psycopg is imported
+on first use only, so ``import memex`` never needs it. Holds the two forms
+of a DSN (a ``postgresql://`` URI, or libpq ``key=value`` pairs read by
+:func:`conninfo_pairs`), :func:`mask_dsn` (re-exported by
 :mod:`memex.log.postgres`), the checking and parsing of a DSN, the mixin
 :class:`_PgConnection` (opening the log's connection, replacing a broken
 one, turning a psycopg error into a memex error, retrying a call once on a
@@ -14,11 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import threading
 import urllib.parse
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from memex.errors import (
     FileAccessError,
@@ -30,19 +34,160 @@ from memex.errors import (
     ValidationError,
 )
 
-__all__ = ["mask_dsn", "check_dsn", "parse_dsn"]
+__all__ = ["LIBPQ_KEYWORDS", "SECRET_KEYWORDS", "conninfo_pairs", "dsn_form", "mask_dsn", "check_dsn", "parse_dsn"]
 
 _SCHEMES = ("postgresql://", "postgres://")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 T = TypeVar("T")
 
-_SECRET_KEYS = frozenset({"password", "sslpassword"})
+#: The connection keywords of libpq (version 18, as ``PQconndefaults`` lists them):
+#: the keys a ``key=value`` DSN is made of (libpq compares them case-sensitively).
+LIBPQ_KEYWORDS = frozenset({
+    "application_name", "channel_binding", "client_encoding", "connect_timeout", "dbname",
+    "fallback_application_name", "gssdelegation", "gssencmode", "gsslib", "host", "hostaddr",
+    "keepalives", "keepalives_count", "keepalives_idle", "keepalives_interval", "krbsrvname",
+    "load_balance_hosts", "max_protocol_version", "min_protocol_version", "oauth_client_id",
+    "oauth_client_secret", "oauth_issuer", "oauth_scope", "options", "passfile", "password", "port",
+    "replication", "require_auth", "requirepeer", "scram_client_key", "scram_server_key", "service",
+    "ssl_max_protocol_version", "ssl_min_protocol_version", "sslcert", "sslcertmode", "sslcompression",
+    "sslcrl", "sslcrldir", "sslkey", "sslkeylogfile", "sslmode", "sslnegotiation", "sslpassword",
+    "sslrootcert", "sslsni", "target_session_attrs", "tcp_user_timeout", "user",
+})
+#: The keywords whose values are secrets, never shown (:func:`mask_dsn`).
+SECRET_KEYWORDS = frozenset({"password", "sslpassword", "oauth_client_secret", "scram_client_key", "scram_server_key"})
+
+_SPACE = " \t\n\v\f\r"  # C isspace(), what libpq skips between pairs
+
+
+def conninfo_pairs(text: str) -> list[tuple[str, str]] | None:
+    """Read ``text`` as a libpq ``key=value`` connection string, by libpq's rules.
+
+    Pairs are separated by white space; spaces around ``=`` are allowed; a
+    value is unquoted (ending at white space) or single-quoted (so it may
+    hold spaces or be empty); a backslash escapes the next character in
+    either. Keys are not checked against :data:`LIBPQ_KEYWORDS` here.
+
+    Args:
+        text: the string.
+    Returns:
+        The ``(key, value)`` pairs in order (values unquoted and unescaped),
+        or ``None`` when ``text`` is not that grammar: no pair at all, a
+        word without ``=``, an empty key, or an unterminated quote.
+
+    >>> conninfo_pairs("host=/run/postgresql dbname=memex password='a b'")
+    [('host', '/run/postgresql'), ('dbname', 'memex'), ('password', 'a b')]
+    >>> conninfo_pairs("memex.db") is None
+    True
+
+    Complexity: O(len(text)).
+    """
+    pairs: list[tuple[str, str]] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in _SPACE:
+            i += 1
+        if i == n:
+            return pairs or None
+        start = i
+        while i < n and text[i] != "=" and text[i] not in _SPACE:
+            i += 1
+        key = text[start:i]
+        while i < n and text[i] in _SPACE:
+            i += 1
+        if not key or i == n or text[i] != "=":
+            return None
+        i += 1
+        while i < n and text[i] in _SPACE:
+            i += 1
+        value: list[str] = []
+        quoted = i < n and text[i] == "'"
+        i += quoted
+        while True:
+            if i == n:
+                if quoted:
+                    return None  # unterminated quoted string
+                break
+            c = text[i]
+            if c == "\\":
+                i += 1
+                if i < n:
+                    value.append(text[i])
+                    i += 1
+            elif quoted and c == "'":
+                i += 1
+                break
+            elif not quoted and c in _SPACE:
+                break
+            else:
+                value.append(c)
+                i += 1
+        pairs.append((key, "".join(value)))
+
+
+def dsn_form(text: object) -> Literal["uri", "keywords"] | None:
+    """Which form of PostgreSQL DSN ``text`` is, or ``None`` when it names a file.
+
+    Args:
+        text: a store's name as given (anything but a ``str`` is a path).
+    Returns:
+        ``"uri"`` for a ``postgresql://`` or ``postgres://`` URI (the scheme
+        in any letter case); ``"keywords"`` for a string made only of libpq
+        ``key=value`` pairs (:func:`conninfo_pairs`) whose keys are all
+        libpq connection keywords (:data:`LIBPQ_KEYWORDS`), such as
+        ``"host=/run/postgresql dbname=memex"``; else ``None``, so
+        ``"run=3.db"`` and ``"./host=x.db"`` are file names.
+
+    Complexity: O(len(text)).
+    """
+    if not isinstance(text, str):
+        return None
+    if text[:13].lower().startswith(_SCHEMES):
+        return "uri"
+    if "=" not in text:
+        return None
+    pairs = conninfo_pairs(text)
+    if pairs is not None and all(k in LIBPQ_KEYWORDS for k, _ in pairs):
+        return "keywords"
+    return None
+
+
+def _quote(value: str) -> str:
+    """A value as libpq reads it back: single-quoted (with ``\\`` escapes) when needed."""
+    if value and not any(c in _SPACE or c in "'\\" for c in value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def mask_dsn(dsn: str) -> str:
-    """``dsn`` with its secrets shown as ``***``: the password of the user part and
-    the ``password`` / ``sslpassword`` parameters. A DSN that cannot be parsed
-    shows only its scheme (``postgresql://***``), since a secret could be anywhere in it."""
+    """``dsn`` with its secrets shown as ``***``, for messages and reprs.
+
+    A URI keeps everything but the password of its user part and the values
+    of its secret parameters (:data:`SECRET_KEYWORDS`, such as
+    ``?password=``, the key compared after percent-decoding, as libpq does);
+    ``key=value`` pairs are written back with the values of secret keywords
+    as ``***``. A URI that cannot be parsed shows only its scheme
+    (``postgresql://***``) and other text that cannot be read as pairs but
+    names a secret keyword shows as ``***``, since a secret could be
+    anywhere in it.
+
+    Args:
+        dsn: a DSN of either form (:func:`dsn_form`).
+    Returns:
+        The masked text; text without secrets comes back unchanged.
+
+    >>> mask_dsn("postgresql://ada:s3cret@db/memex?sslmode=require")
+    'postgresql://ada:***@db/memex?sslmode=require'
+    >>> mask_dsn("host=db dbname=memex password='s3 cret'")
+    'host=db dbname=memex password=***'
+    """
+    if not _URI.match(dsn):
+        pairs = conninfo_pairs(dsn)
+        if pairs is None:
+            return "***" if any(k in dsn for k in SECRET_KEYWORDS) else dsn
+        if not any(k in SECRET_KEYWORDS for k, _ in pairs):
+            return dsn
+        return " ".join(f"{k}=***" if k in SECRET_KEYWORDS else f"{k}={_quote(v)}" for k, v in pairs)
     try:
         parts = urllib.parse.urlsplit(dsn)
         netloc = parts.netloc
@@ -55,7 +200,9 @@ def mask_dsn(dsn: str) -> str:
             user = user.split(":", 1)[0] + ":***"
         netloc = f"{user}@{host}"
     query = "&".join(
-        raw.partition("=")[0] + "=***" if raw.partition("=")[0].lower() in _SECRET_KEYS else raw
+        raw.partition("=")[0] + "=***"
+        if urllib.parse.unquote(raw.partition("=")[0]) in SECRET_KEYWORDS
+        else raw
         for raw in parts.query.split("&")
     )
     # built by hand: urlunsplit drops the "//" of an empty host (postgresql:///db)
@@ -65,14 +212,16 @@ def mask_dsn(dsn: str) -> str:
 
 
 def check_dsn(dsn: object) -> None:
-    """Check that ``dsn`` is a ``postgresql://`` or ``postgres://`` URI (the scheme in any case).
+    """Check that ``dsn`` is a PostgreSQL DSN: a ``postgresql://`` or ``postgres://`` URI
+    (the scheme in any case) or libpq ``key=value`` pairs (:func:`dsn_form`).
 
     Raises:
         ValidationError: anything else (a string shown with its secrets masked).
     """
-    if not isinstance(dsn, str) or not dsn.lower().startswith(_SCHEMES):
+    if dsn_form(dsn) is None:
         raise ValidationError(
-            f"dsn: expected a postgresql:// or postgres:// URI, got {mask_dsn(dsn) if isinstance(dsn, str) else dsn!r}",
+            "dsn: expected a postgresql:// or postgres:// URI or libpq key=value pairs, got "
+            + (repr(mask_dsn(dsn)) if isinstance(dsn, str) else repr(dsn)),
             "dsn",
         )
 
@@ -80,26 +229,29 @@ def check_dsn(dsn: object) -> None:
 def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
     """Parse a checked DSN with libpq's parser: ``(the DSN for libpq, the masked DSN, its secrets)``.
 
-    The DSN for libpq has its scheme in lower case (libpq accepts no other);
-    the masked one is :func:`mask_dsn`'s; the secrets (the password and
-    ``sslpassword`` values) are what :meth:`_PgConnection._translate` masks
-    in a server's messages.
+    The DSN for libpq is a URI with its scheme in lower case (libpq accepts
+    no other), or the ``key=value`` pairs unchanged; the masked one is
+    :func:`mask_dsn`'s; the secrets (the values of :data:`SECRET_KEYWORDS`)
+    are what :meth:`_PgConnection._translate` masks in a server's messages.
 
     Raises:
         ValidationError: libpq cannot parse it.
         StorageError: psycopg is not installed.
     """
-    scheme, _, rest = dsn.partition("://")
-    libpq_dsn = f"{scheme.lower()}://{rest}"  # libpq accepts only the lower-case scheme
+    if dsn_form(dsn) == "uri":
+        scheme, _, rest = dsn.partition("://")
+        libpq_dsn = f"{scheme.lower()}://{rest}"  # libpq accepts only the lower-case scheme
+    else:
+        libpq_dsn = dsn
     masked = mask_dsn(dsn)
     pg = _psycopg()
     try:
         params = pg.conninfo.conninfo_to_dict(libpq_dsn)
     except Exception:  # libpq's parser: unknown parameter, bad percent-encoding, bad IPv6 host, ...
         raise ValidationError(
-            f"dsn: not a valid PostgreSQL URI (libpq cannot parse it): {masked}", "dsn"
+            f"dsn: not a valid PostgreSQL DSN (libpq cannot parse it): {masked}", "dsn"
         ) from None
-    return libpq_dsn, masked, [str(v) for k, v in params.items() if k in _SECRET_KEYS and v]
+    return libpq_dsn, masked, [str(v) for k, v in params.items() if k in SECRET_KEYWORDS and v]
 
 
 # Messages of a failed connection that a retry cannot fix: the server answered and

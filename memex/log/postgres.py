@@ -106,7 +106,9 @@ class PostgresEventLog(_PgConnection, _LogReads):
     Args:
         dsn: a ``postgresql://`` or ``postgres://`` URI (libpq's syntax, e.g.
             ``postgresql://user@host/db`` or, through a Unix socket,
-            ``postgresql://postgres@/db?host=/run/postgresql``).
+            ``postgresql://postgres@/db?host=/run/postgresql``), or libpq
+            ``key=value`` pairs (``"host=/run/postgresql dbname=memex"``,
+            see :func:`memex.log.is_dsn`).
         read_only: open without creating anything; the tables must exist;
             every transaction is read-only and :meth:`append` /
             :meth:`save_snapshot` raise :class:`~memex.errors.ReadOnlyStoreError`.
@@ -122,7 +124,7 @@ class PostgresEventLog(_PgConnection, _LogReads):
         read_only: as given.
 
     Raises:
-        ValidationError: ``dsn`` is not a PostgreSQL URI, or an option is
+        ValidationError: ``dsn`` is not a PostgreSQL DSN, or an option is
             out of range.
         StoreUnavailableError: the server cannot be reached (retryable).
         StorageError: the server refused the connection for a reason a retry

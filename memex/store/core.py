@@ -172,8 +172,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
 
         Args:
             target: the log, named as :func:`memex.log.open_log` names it: a
-                PostgreSQL DSN (``"postgresql://user@host/db"`` or
-                ``postgres://...``; a :class:`~memex.log.postgres.PostgresEventLog`,
+                PostgreSQL DSN (``"postgresql://user@host/db"``,
+                ``postgres://...`` or libpq pairs such as ``"host=db dbname=memex"``,
+                see :func:`memex.log.is_dsn`; a :class:`~memex.log.postgres.PostgresEventLog`,
                 which needs the ``postgres`` extra, creating its tables if the
                 database has none) or the path of a SQLite file (default
                 ``./memex.db``; ``str``, ``bytes`` or path-like); ignored when
