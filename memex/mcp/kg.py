@@ -42,6 +42,7 @@ from typing import Any
 from memex.errors import ValidationError
 from memex.factories import create_edge, create_memory_item
 from memex.graph import GraphState
+from memex.mcp._arguments import refuse_unknown
 from memex.mcp.tools import MemoryTools, check_text
 from memex.models import Edge, MemoryItem
 from memex.query import get_edges
@@ -67,7 +68,8 @@ KG_TOOLS = (
 
 
 def _objects(field: str, value: Any, keys: tuple[str, ...], limit: int) -> list[dict[str, Any]]:
-    """Check a list of objects with string fields ``keys`` (``"observations"``/``"contents"`` are string lists)."""
+    """Check a list of objects with string fields ``keys`` (``"observations"``/``"contents"`` are string lists)
+    and no other keys (a misspelled key is an error, never dropped)."""
     if not isinstance(value, list):
         raise ValidationError(f"{field}: expected a list, got {type(value).__name__}", field)
     out = []
@@ -75,6 +77,7 @@ def _objects(field: str, value: Any, keys: tuple[str, ...], limit: int) -> list[
         path = f"{field}[{i}]"
         if not isinstance(obj, Mapping):
             raise ValidationError(f"{path}: expected an object, got {type(obj).__name__}", path)
+        refuse_unknown(obj, keys, field=path, noun="field")
         for k in keys:
             if k in ("observations", "contents"):
                 _strings(f"{path}.{k}", obj.get(k), limit)
@@ -97,7 +100,9 @@ class KgTools:
     author, scope prefix and read-only flag).
 
     Every method takes the reference server's arguments and returns its
-    structured result (``dict``). A call that fails raises a memex error
+    structured result (``dict``). An object with a key its schema does not
+    declare (``{"name", "entityType", "observations"}`` for an entity) is
+    refused, naming the key. A call that fails raises a memex error
     (:class:`~memex.ValidationError` naming the field; the message of an
     unknown entity is the reference server's ``"Entity with name X not
     found"``) and changes nothing.

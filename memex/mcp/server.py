@@ -2,7 +2,12 @@
 served over the Model Context Protocol with the official SDK (``mcp`` 2.x, the ``mcp`` extra).
 
 Each tool's input schema comes from its typed signature (strict JSON types:
-a string where a number is expected is refused, not converted). Each result
+a string where a number is expected is refused, not converted) and is closed
+(``additionalProperties: false``, for the ``kg`` tools' objects too): an
+argument name the tool does not declare is refused by the server, whatever
+the client checked, naming it and the closest declared name
+(``ValidationError: autority: unknown argument (did you mean authority?)``),
+so a misspelled optional argument never falls back to its default. Each result
 carries the structured JSON (``structuredContent``) and a short text
 rendering. A call that fails returns a tool error (``isError: true``) whose
 text is ``"<MemexErrorType>: <message>"``, the field named in the message;
@@ -27,12 +32,13 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic import ValidationError as PydanticValidationError
 
 from memex import __version__
 from memex._jsonfmt import dumps
 from memex.errors import MemexError, ValidationError
+from memex.mcp._arguments import refuse_unknown
 from memex.mcp.kg import KG_READ_TOOLS, KgTools
 from memex.mcp.tools import READ_TOOLS, MemoryTools
 
@@ -73,7 +79,8 @@ def _client_key(ctx: Context[Any, Any], argument: str | None) -> str | None:
 class _ArgumentErrors:
     """Server middleware: a ``tools/call`` whose arguments fail the tool's schema gets a tool error
     in memex's form, ``"Error executing tool T: ValidationError: <field>: <problem>"``, instead of
-    the schema library's multi-line report (the same arguments are validated again by the SDK)."""
+    the schema library's multi-line report (the same arguments are validated again by the SDK).
+    An argument the tool does not declare is reported first, with the closest declared name."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self._server = server
@@ -84,6 +91,11 @@ class _ArgumentErrors:
             tool = self._server._tool_manager.get_tool(params["name"])
             arguments = params.get("arguments") or {}
             if tool is not None and isinstance(arguments, Mapping):
+                try:
+                    refuse_unknown(arguments, list(tool.parameters.get("properties", {})))
+                except ValidationError as e:
+                    text = f"Error executing tool {tool.name}: ValidationError: {e}"
+                    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
                 try:
                     tool.fn_metadata.validate_arguments(dict(arguments))
                 except PydanticValidationError as e:
@@ -303,6 +315,7 @@ EntityIn = Annotated[
                              "description": "An array of observation contents associated with the entity"},
         },
         "required": ["name", "entityType", "observations"],
+        "additionalProperties": False,
     }),
 ]
 RelationIn = Annotated[
@@ -314,6 +327,7 @@ RelationIn = Annotated[
             "relationType": {"type": "string", "description": "The type of the relation"},
         },
         "required": ["from", "to", "relationType"],
+        "additionalProperties": False,
     }),
 ]
 ObservationIn = Annotated[
@@ -325,6 +339,7 @@ ObservationIn = Annotated[
                          "description": "An array of observation contents to add"},
         },
         "required": ["entityName", "contents"],
+        "additionalProperties": False,
     }),
 ]
 DeletionIn = Annotated[
@@ -336,6 +351,7 @@ DeletionIn = Annotated[
                              "description": "An array of observations to delete"},
         },
         "required": ["entityName", "observations"],
+        "additionalProperties": False,
     }),
 ]
 
@@ -435,6 +451,18 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
             raise ResourceError(f"{type(e).__name__}: {e}") from None
 
 
+def _close_schemas(server: MCPServer[Any]) -> None:
+    """Every registered tool declares ``additionalProperties: false`` and its argument model
+    forbids other names, so the SDK's own validation refuses them too (a call that bypasses
+    :class:`_ArgumentErrors`, such as ``server.call_tool`` in process)."""
+    for tool in server._tool_manager.list_tools():
+        tool.parameters["additionalProperties"] = False
+        model = tool.fn_metadata.arg_model
+        tool.fn_metadata.arg_model = type(model.__name__, (model,), {
+            "__module__": model.__module__, "model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}),
+        })
+
+
 def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any]:
     """An MCP server exposing ``tools`` (run it with ``server.run("stdio")``).
 
@@ -446,7 +474,9 @@ def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any
             reference knowledge-graph memory server, :mod:`memex.mcp.kg`).
     Returns:
         The :class:`mcp.server.mcpserver.MCPServer`; with ``read_only`` only
-        the reading tools are registered.
+        the reading tools are registered. Every tool's input schema is
+        closed (``additionalProperties: false``) and the server refuses an
+        argument a tool does not declare.
     Raises:
         ValidationError: an unknown profile.
     """
@@ -468,4 +498,5 @@ def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any
         _memex_tools(server, tools)
     else:
         _kg_tools(server, KgTools(tools))
+    _close_schemas(server)
     return server
