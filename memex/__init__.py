@@ -112,7 +112,7 @@ from memex.task import (
 )
 
 # isort: split
-# -- 4 read: queries, scoring and decay, retrieval, provenance, stats
+# -- 4 read: queries, scoring and decay, retrieval, provenance, stats, supersedes cycles
 from memex.provenance import SupportNode, get_support_set, get_support_tree
 from memex.query import (
     compute_decay_multiplier,
@@ -136,6 +136,7 @@ from memex.retrieval import (
 )
 from memex.search import TextIndex
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
+from memex.supersedes import find_supersedes_cycles, supersedes_path
 
 # isort: split
 # -- 5 write helpers: integrity, bulk, transplant
@@ -309,6 +310,7 @@ __all__ = [  # sorted within each group; the errors are appended below
     "compute_score",
     "EdgeStats",
     "filter_contradictions",
+    "find_supersedes_cycles",
     "get_children",
     "get_edge_by_id",
     "get_edges",
@@ -325,6 +327,7 @@ __all__ = [  # sorted within each group; the errors are appended below
     "ItemStats",
     "matches_filter",
     "smart_retrieve",
+    "supersedes_path",
     "SupportNode",
     "surface_contradictions",
     "TextIndex",

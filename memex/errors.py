@@ -12,6 +12,7 @@ import inspect
 __all__ = [
     "MemexError",
     "ValidationError",
+    "SupersedesCycleError",
     "MemoryNotFoundError",
     "EdgeNotFoundError",
     "DuplicateMemoryError",
@@ -54,6 +55,41 @@ class ValidationError(MemexError, ValueError):
     def __init__(self, message: str, path: str = "") -> None:
         super().__init__(message)
         self.path = path
+
+
+class SupersedesCycleError(ValidationError):
+    """An edge would close a cycle of active ``SUPERSEDES`` edges (a self-edge is one).
+
+    Every item on such a cycle is the ``to`` end of an active ``SUPERSEDES``
+    edge, so retrieval hides all of them under either contradiction policy.
+    A store refuses the edge at its door (``edge.create``, or an
+    ``edge.update`` that makes an edge an active ``SUPERSEDES`` edge); the
+    pure reducer and replay accept it, as the TypeScript library does.
+
+    Args:
+        edge_id: the edge refused.
+        cycle: the item ids of the cycle it would close, starting at the
+            edge's ``from`` and following the edges (``(from, to, ...)``, the
+            last id superseding ``from``); one id for a self-edge.
+        path: the field path (``"edge"`` for an ``edge.create``,
+            ``"edge_id"`` for an ``edge.update``).
+
+    Attributes:
+        edge_id, cycle (a tuple), path: as given.
+    """
+
+    def __init__(self, edge_id: str, cycle: tuple[str, ...] | list[str], path: str = "edge") -> None:
+        self.edge_id = edge_id
+        self.cycle = tuple(cycle)
+        ring = " → ".join((*self.cycle, self.cycle[0])) if self.cycle else "?"
+        super().__init__(
+            f"{path}: {edge_id} would close a SUPERSEDES cycle {ring}; "
+            "every item on a cycle is hidden from retrieval",
+            path,
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[str, tuple[str, ...], str]]:
+        return type(self), (self.edge_id, self.cycle, self.path)
 
 
 class _IdError(MemexError):

@@ -88,6 +88,12 @@ class GraphBuilder:
         entry = bucket.get(item.id) if bucket is not None else None
         return entry[0] if entry is not None else -1
 
+    def edges_of(self, item_id: str) -> list[Edge]:
+        """Edges (active or not) with ``item_id`` as an endpoint, as the batch left them,
+        in no particular order (:meth:`GraphState.edges_of <memex.GraphState.edges_of>`
+        sorts them). O(k) for k edges."""
+        return [edge for _, edge in self.by_node.values(item_id)]
+
     # -- commands ---------------------------------------------------------------------
     def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:
         """Apply one validated memory command instance; returns its events (as the reducer's).
