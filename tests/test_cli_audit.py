@@ -206,7 +206,9 @@ def test_contradictions_on_every_reference_log_match_the_library(
     sides = re.findall(rf"^   ([ab]): ({UUID}|\S+)  ", out, re.M)
     assert sides == [x for c in want for x in (("a", c.a.id), ("b", c.b.id))]
     code, out, _ = run(capsys, "contradictions", str(path), "--json")
-    data = json.loads(out)
+    answer = json.loads(out)
+    assert answer["supersedes_cycles"] == [list(c) for c in memex.find_supersedes_cycles(result.state)]
+    data = answer["contradictions"]
     assert [(d["edge"]["edge_id"], d["a"]["id"], d["b"]["id"]) for d in data] == [
         (c.edge.edge_id, c.a.id, c.b.id) for c in want if c.edge
     ]
@@ -219,7 +221,9 @@ def test_contradictions_on_a_graph_without_any(
     path = tmp_path / "one.jsonl"
     path.write_text(line_for(1_710_000_000_000, item_cmd("a")) + "\n", "utf-8")
     assert run(capsys, "contradictions", str(path)) == (0, "Active contradictions: 0\n", "")
-    assert run(capsys, "contradictions", str(path), "--json") == (0, "[]\n", "")
+    assert run(capsys, "contradictions", str(path), "--json") == (
+        0, '{"contradictions":[],"supersedes_cycles":[]}\n', ""
+    )
     assert run(capsys, "stale", str(path)) == (0, "Stale items (parents gone): 0\n", "")
 
 

@@ -37,6 +37,7 @@ from memex.log.jsonl import LogReplay
 from memex.models import MemoryItem
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
 from memex.store import SkippedOnOpen, find_unreadable
+from memex.supersedes import find_supersedes_cycles
 
 __all__ = ["WHY_MAX_DEPTH", "why_fit_depth", "cmd_why", "cmd_contradictions", "cmd_stale", "cmd_audit"]
 
@@ -352,6 +353,19 @@ def _show_contradictions(out: Console, state: GraphState, found: list[Contradict
         )
 
 
+def _show_supersedes_cycles(out: Console, cycles: list[tuple[str, ...]]) -> None:
+    """The section of ``memex contradictions`` listing the ``SUPERSEDES`` cycles (none: nothing)."""
+    if not cycles:
+        return
+    out.print()
+    out.print(
+        f"SUPERSEDES cycles: {len(cycles)} (every item on a cycle is hidden from retrieval)",
+        soft_wrap=True,
+    )
+    for n, cycle in enumerate(cycles, 1):
+        out.print(f"{n}. {' → '.join(field_text(i) for i in (*cycle, cycle[0]))}", soft_wrap=True)
+
+
 @subcommand(
     "contradictions",
     "list the active contradictions of a log or a store, with both sides' scores",
@@ -359,14 +373,20 @@ def _show_contradictions(out: Console, state: GraphState, found: list[Contradict
 )
 def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
     """``memex contradictions (LOG.jsonl | --db DB [--as-of WHEN]) [--json]``: list the
-    active contradictions (of a log, or of a store now or as of WHEN).
+    active contradictions (of a log, or of a store now or as of WHEN), then any
+    ``SUPERSEDES`` cycle.
 
     One entry per :func:`memex.get_contradictions` result (an active
     ``CONTRADICTS`` edge whose ends both exist), in edge order: the edge id,
     then each side (``a`` = the edge's source, ``b`` = its target) with kind,
     author and scores. Edges with a missing end are counted, not listed.
-    ``--json`` prints ``[{"edge": edge, "a": item, "b": item}, ...]`` in the
-    wire format.
+    Then, when the log holds any, a section ``SUPERSEDES cycles: N`` with one
+    line per :func:`memex.find_supersedes_cycles` entry (``a → b → a``): a
+    store refuses such cycles, but a log written by the TypeScript library
+    or imported with ``memex log import`` may hold them, and every item on
+    one is hidden from retrieval. ``--json`` prints ``{"contradictions":
+    [{"edge": edge, "a": item, "b": item}, ...], "supersedes_cycles": [[id,
+    ...], ...]}`` in the wire format.
 
     Returns:
         0, or 1 when the log had skipped records (the list is still printed).
@@ -374,7 +394,21 @@ def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
         CliError: not exactly one of LOG and ``--db``, a bad ``--as-of`` (code 2).
         FileAccessError: the log or the database cannot be read (exit code 2).
     """
-    return _list_answer(args, ctx, get_contradictions, _contradiction_wire, _show_contradictions)
+    log = _read_audited_log(args, ctx)
+    found = get_contradictions(log.state)
+    cycles = find_supersedes_cycles(log.state)
+    if args.json:
+        ctx.write_json(
+            {
+                "contradictions": [_contradiction_wire(c) for c in found],
+                "supersedes_cycles": [list(c) for c in cycles],
+            }
+        )
+    else:
+        out = ctx.console()
+        _show_contradictions(out, log.state, found)
+        _show_supersedes_cycles(out, cycles)
+    return ctx.exit_code
 
 
 def _stale_wire(s: StaleItem) -> dict[str, Any]:
