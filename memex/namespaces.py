@@ -155,6 +155,7 @@ def fold(
     on_applied: Callable[[Any, str, Command, list[Any]], None] | None = None,
     on_error: Callable[[Any, Any, Exception], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    check: Callable[[list[Any], str, Command], None] | None = None,
 ) -> FoldResult:
     """Fold ``(key, namespace, payload)`` records onto ``states``, in order.
 
@@ -171,6 +172,13 @@ def fold(
             it the first failure is raised (nothing is returned, so the
             caller's states are untouched).
         progress: called with the number of records consumed so far.
+        check: called as ``check(graphs, namespace name, command)`` before
+            each command is applied, with the working graphs ``[memory,
+            intents, tasks]`` as the commands before left them (``memory`` is
+            a :class:`~memex.transient.GraphBuilder`: ``items``, ``edges``
+            and ``edges_of`` read it); an error it raises fails the command
+            like the reducer's own (a store's door, :mod:`memex.store.doors`).
+            ``None``: no check (replay accepts whatever the reducers accept).
     Returns:
         :class:`FoldResult` ``(states, last key)``.
     Raises:
@@ -191,6 +199,8 @@ def fold(
             space = NAMESPACES.get(name, _MEMORY) if isinstance(name, str) else _MEMORY
             try:
                 cmd = space.adapter.validate_python(payload)
+                if check is not None:
+                    check([memory, current[1], current[2]], space.name, cmd)
                 if space is _MEMORY:
                     events = memory.apply(cmd)
                 else:

@@ -67,6 +67,14 @@ AUTHORS = ["u", "agent:a"]
 
 IN_RANGE = [0.0, 0.25, 0.5, 1.0]
 OUT_OF_RANGE = [1.5, -0.5, 2, -1]  # kept by updates, as TypeScript MemEX does
+# ... by the pure reducers and foreign logs: a store's door refuses them (tests/test_store_doors.py),
+# so the machine brings them into its store as a foreign log does (``import_envelopes``).
+BOUNDED = ("authority", "conviction", "importance", "weight", "priority")
+
+
+def out_of_bounds(partial: dict[str, Any]) -> bool:
+    """Whether an update ``partial`` sets a score outside [0, 1] (a store's door refuses it)."""
+    return any(isinstance(partial.get(k), int | float) and not 0 <= partial[k] <= 1 for k in BOUNDED)
 
 
 # ----------------------------------------------------------------------------- views
@@ -311,6 +319,22 @@ class GraphMachine(RuleBasedStateMachine):
         assert self.store.states.mem is store_before.mem
         assert self.store.log is not None and self.store.log.head() == head
 
+    def refused_at_the_door(
+        self, on_store: Callable[[], Any], commands: list[tuple[str, Any]], error: type[Exception] = memex.ValidationError
+    ) -> None:
+        """The store refuses what the pure reducers kept (``error``, nothing changes); the same
+        ``(namespace, command)`` pairs then come into the store as a foreign log brings them."""
+        store_before = self.store.states
+        head = self.store.log.head() if self.store.log is not None else None
+        with pytest.raises(error):
+            on_store()
+        assert self.store.states.mem is store_before.mem and self.store.states == store_before
+        assert self.store.log is not None and self.store.log.head() == head
+        envs = [memex.create_event_envelope(c["type"] if isinstance(c, dict) else c.type, c, namespace=ns)
+                for ns, c in commands]
+        done = self.store.import_envelopes(envs)
+        assert (done.applied, done.rejected) == (len(envs), [])
+
     def adopt_new_edges(self, before_pure: GraphState, before_store: GraphState) -> list[str]:
         """Name the helper edges just created: the model takes the pure state's ids, in order."""
         new_pure = [k for k in self.mem.edges.keys() if k not in before_pure.edges]
@@ -389,7 +413,10 @@ class GraphMachine(RuleBasedStateMachine):
             return
         self.mem, events = memex.apply_command(self.mem, cmd)
         assert [e.type for e in events] == ["memory.updated"]
-        self.store.apply(cmd)
+        if out_of_bounds(partial):
+            self.refused_at_the_door(lambda: self.store.apply(cmd), [("memory", cmd)])
+        else:
+            self.store.apply(cmd)
         d = self.model.items[iid]
         for k, v in partial.items():
             if k in ("content", "meta"):
@@ -469,8 +496,17 @@ class GraphMachine(RuleBasedStateMachine):
                 memex.EdgeNotFoundError,
             )
             return
+        old = self.mem.edges[eid]
+        closing = (
+            old.kind == "SUPERSEDES" and not old.active and partial.get("active") is True
+            and "kind" not in partial and memex.supersedes_path(self.mem, old.to, old.from_) is not None
+        )
         self.mem, _ = memex.apply_command(self.mem, cmd)
-        self.store.apply(scmd)
+        if out_of_bounds(partial) or closing:
+            error = memex.ValidationError if out_of_bounds(partial) else memex.SupersedesCycleError
+            self.refused_at_the_door(lambda: self.store.apply(scmd), [("memory", scmd)], error)
+        else:
+            self.store.apply(scmd)
         self.model.edges[eid].update(partial)
 
     @rule(data=st.data())
@@ -562,7 +598,10 @@ class GraphMachine(RuleBasedStateMachine):
             self.expect_rejected(pure, on_store, not_found)
             return
         self._set_lifecycle(ns, pure())
-        on_store()
+        if out_of_bounds(partial):
+            self.refused_at_the_door(on_store, [(ns, cmd)])
+        else:
+            on_store()
         entities[target].update({k: v for k, v in partial.items() if k not in ("id", "status")})
 
     def _lifecycle_calls(self, ns: str, cmd: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -680,9 +719,17 @@ class GraphMachine(RuleBasedStateMachine):
             and (d["from"], d["to"]) in ((w, lo), (lo, w))
         ]
         before_pure, before_store = self.mem, self.store.mem
+        closing = bool(between) and memex.supersedes_path(self.mem, lo, w) is not None  # w SUPERSEDES lo
         result = memex.resolve_contradiction(self.mem, w, lo, "judge", reason="checked")
         self.mem = result.state
-        self.store.resolve_contradiction(w, lo, "judge", reason="checked")
+        if closing:
+            planned = memex.integrity.plan_resolve_contradiction(self.store.mem, w, lo, "judge", "checked")
+            self.refused_at_the_door(
+                lambda: self.store.resolve_contradiction(w, lo, "judge", reason="checked"),
+                [("memory", c) for c in planned], memex.SupersedesCycleError,
+            )
+        else:
+            self.store.resolve_contradiction(w, lo, "judge", reason="checked")
         if not between:
             assert result.state is before_pure and result.events == []
             assert self.store.mem is before_store
@@ -957,8 +1004,9 @@ def test_graphs_and_store_follow_the_model_ci_profile() -> None:
 
 # ----------------------------------------------------------------------------- regressions
 def test_out_of_range_scores_kept_by_updates_survive_close_and_reopen() -> None:
-    """A store that accepted out-of-range updated scores (kept by the reducers,
-    as TypeScript MemEX does) opens again with the same states."""
+    """A store that took in out-of-range updated scores from a foreign log (kept by the
+    reducers, as TypeScript MemEX does; the store's own update refuses them) opens again
+    with the same states."""
     tmp = tempfile.mkdtemp(prefix="memex-probe-")
     try:
         path = os.path.join(tmp, "probe.db")
@@ -975,16 +1023,16 @@ def test_out_of_range_scores_kept_by_updates_survive_close_and_reopen() -> None:
                 authority=0.5,
                 now=NOW,
             )
-            store.update("m", {"authority": 1.5, "importance": -0.5}, author="u")
             store.create_intent(id="i", label="g", priority=0.5, owner="u")
-            store.apply_intent(
-                {
-                    "type": "intent.update",
-                    "intent_id": "i",
-                    "partial": {"priority": 2},
-                    "author": "u",
-                }
+            foreign = [
+                ("memory", {"type": "memory.update", "item_id": "m", "author": "u",
+                            "partial": {"authority": 1.5, "importance": -0.5}}),
+                ("intent", {"type": "intent.update", "intent_id": "i", "partial": {"priority": 2}, "author": "u"}),
+            ]
+            done = store.import_envelopes(
+                [memex.create_event_envelope(c["type"], c, namespace=ns) for ns, c in foreign]
             )
+            assert (done.applied, done.rejected) == (2, [])
             before = store.states
             store.close()
             again = MemexStore.open(path)

@@ -391,10 +391,12 @@ def test_out_of_range_intent_and_task_priority_round_trip_through_a_snapshot() -
 
 
 def test_snapshot_with_out_of_range_authority_reopens(tmp_path: Path) -> None:
+    """The store's own update refuses 1.5 (tests/test_store_doors.py); a foreign log brings it in."""
     db = tmp_path / "snap.db"
     with memex.MemexStore.open(db) as st_:
         it = st_.create(scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5)
-        st_.update(it.id, {"authority": 1.5}, author="a")
+        cmd = {"type": "memory.update", "item_id": it.id, "partial": {"authority": 1.5}, "author": "a"}
+        st_.import_envelopes([memex.create_event_envelope("memory.update", cmd)])
     with memex.MemexStore.open(db) as again:
         assert again.item(it.id).authority == 1.5  # type: ignore[union-attr]
 
@@ -403,7 +405,8 @@ def test_intent_priority_kept_by_an_update_reopens(tmp_path: Path) -> None:
     db = tmp_path / "intent.db"
     with memex.MemexStore.open(db) as st_:
         i = st_.create_intent(label="l", owner="o", priority=0.5)
-        st_.apply_intent({"type": "intent.update", "intent_id": i.id, "partial": {"priority": 2}, "author": "a"})
+        cmd = {"type": "intent.update", "intent_id": i.id, "partial": {"priority": 2}, "author": "a"}
+        st_.import_envelopes([memex.create_event_envelope("intent.update", cmd, namespace="intent")])
     with memex.MemexStore.open(db) as again:
         assert again.intents.intents[i.id].priority == 2
 

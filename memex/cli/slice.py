@@ -26,6 +26,7 @@ from memex.transplant import (
     ImportPlan,
     ImportReport,
     MemexExport,
+    check_unique_ids,
     export_slice,
     plan_import,
     slice_from_json,
@@ -296,6 +297,10 @@ def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
     if args.log == "-" and args.slice == "-":
         raise CliError("LOG and SLICE.json cannot both be stdin")
     sl = _read_slice(args.slice)
+    try:
+        check_unique_ids(sl)  # as a store's import_slice: one id twice is refused before anything
+    except ValidationError as e:
+        raise CliError(f"{args.slice}: {e}", 1) from None
     log = _read_graph_log(args, ctx)
     try:
         plan = plan_import(
@@ -349,8 +354,10 @@ def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
 
     Returns:
         0; 1 when LOG or a command file had skipped records, when the import
-        had conflicts, or when the slice file is malformed or truncated (then
-        nothing is imported or written; the message names the first bad entity).
+        had conflicts, or when the slice file is malformed or truncated, or
+        lists one id twice in one list, as a store's ``import_slice`` refuses
+        it (then nothing is imported or written; the message names the first
+        bad entity or the repeated id).
     Raises:
         CliError: unknown ids, ``-o`` with LOG on stdin, an unwritable output,
             ``--intents``/``--tasks`` with ``--db``, not exactly one of LOG

@@ -26,7 +26,8 @@ from memex import _validate as v
 from memex.errors import IdempotencyConflictError, MemexError, ValidationError
 from memex.log import EventLog, LogRecord
 from memex.models import Record
-from memex.namespaces import States, fold
+from memex.namespaces import States
+from memex.store.doors import Records, fold_at_door
 
 __all__ = ["Transaction", "Planner", "key_envelope_id", "MAX_KEY_LENGTH"]
 
@@ -128,20 +129,15 @@ def replayed(records: list[LogRecord]) -> Transaction:
 def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
     """The body of :meth:`MemexStore.transact <memex.MemexStore.transact>` (``store`` is the store)."""
 
-    def step(states: States) -> tuple[Transaction, States, list[tuple[str, Any, list[Any]]]]:
-        records: list[tuple[str, Any, list[Any]]] = []
-        result = fold(
-            states,
-            ((None, ns, cmd) for ns, cmd in plan(states)),
-            on_applied=lambda _k, ns, cmd, evs: records.append((ns, cmd, evs)),
-        )
+    def step(states: States) -> tuple[Transaction, States, Records]:
+        folded, records = fold_at_door(states, plan(states))  # each command through the door
         done = Transaction(
             commands=[(ns, _wire(cmd)) for ns, cmd, _ in records],
             events=[_wire(e) for _, _, evs in records for e in evs],
             positions=[],
             replayed=False,
         )
-        return done, result.states, records
+        return done, folded, records
 
     def committed(done: Transaction) -> Transaction:
         """``done`` with its positions: the batch was appended at the positions ending at the head."""

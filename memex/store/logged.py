@@ -23,9 +23,10 @@ from typing import Any, Protocol, TypeVar
 from memex.errors import ConcurrencyError, MemexError, StoreUnavailableError, UnreadableRecordError
 from memex.graph import GraphState
 from memex.log import EventLog, LogRecord
-from memex.namespaces import States, fold
+from memex.namespaces import States
 from memex.search import TextIndex
-from memex.store.mutations import Records, stamp_envelopes
+from memex.store.doors import Records, fold_at_door
+from memex.store.mutations import stamp_envelopes
 from memex.store.recovery import SkippedOnOpen, _fold_log, _fold_record, _skip_unreadable
 
 __all__ = ["StoreLogging"]
@@ -218,17 +219,13 @@ class StoreLogging:
     def _run(self: _Store, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
         """Fold the ``(namespace, command)`` pairs ``plan(states)`` yields and commit them.
 
+        Each command passes the store's door first (:func:`memex.store.doors.check_command`).
         The fold stops at the first failing command and raises its error
         (nothing is rebound or logged). Returns the events of every command, in order.
         """
 
         def step(states: States) -> tuple[list[Any], States, Records]:
-            records: Records = []
-            result = fold(
-                states,
-                ((None, ns, cmd) for ns, cmd in plan(states)),
-                on_applied=lambda _k, ns, cmd, evs: records.append((ns, cmd, evs)),
-            )
-            return [e for _, _, evs in records for e in evs], result.states, records
+            folded, records = fold_at_door(states, plan(states))
+            return [e for _, _, evs in records for e in evs], folded, records
 
         return self._commit(step)

@@ -19,7 +19,6 @@ from memex.graph import GraphState
 from memex.log import EventLog
 from memex.log.chain import envelope_ts_ms
 from memex.models import (
-    Command,
     Edge,
     Intent,
     IntentCommand,
@@ -33,15 +32,14 @@ from memex.models import (
     TaskLifecycleEvent,
 )
 from memex.namespaces import States
+from memex.store.doors import Records, import_at_door
 from memex.store.keyed import Planner, Transaction
 from memex.store.keyed import transact as keyed_transact
-from memex.transplant import ImportReport, MemexExport, fold_import
+from memex.transplant import ImportReport, MemexExport
 
 __all__ = ["StoreMutations", "Records", "latest_log_ts", "stamp_envelopes"]
 
 R = TypeVar("R")
-Records = list[tuple[str, Command, list[Any]]]
-"""One ``(namespace, command, events)`` entry per command a mutation folded."""
 
 
 def latest_log_ts(log: EventLog, position: int) -> int | None:
@@ -321,9 +319,19 @@ class StoreMutations:
         ``shallow_compare_existing`` (``False``), ``re_id_on_difference``
         (``False``); see :func:`memex.import_slice`. All three states are
         rebound together (or none, on error).
+
+        Unlike :func:`memex.import_slice`, the store's door
+        (:func:`memex.store.doors.import_at_door`) refuses a slice that
+        lists one id twice, and an edge of the slice that would close a
+        ``SUPERSEDES`` cycle, before anything is written.
+
+        Raises:
+            ValidationError: a malformed slice, an id listed twice (naming
+                it), a bad option. SupersedesCycleError: an edge closing a
+                cycle. MemexError: a command of the import fails.
         """
         def step(states: States) -> tuple[ImportReport, States, Records]:
-            plan, folded, records = fold_import(states, slice, **kwargs)
+            plan, folded, records = import_at_door(states, slice, **kwargs)
             return plan.report, folded, records
 
         return self._commit(step)

@@ -51,7 +51,11 @@ from memex.transplant.records import (
     entities_equal,
 )
 
-__all__ = ["plan_import", "import_slice", "fold_import", "IMPORT_AUTHOR"]
+__all__ = ["plan_import", "import_slice", "fold_import", "IMPORT_AUTHOR", "Check"]
+
+Check = Callable[[list[Any], str, Command], None]
+"""A check run before each planned command: ``check([memory, intents, tasks], namespace,
+command)`` (see :func:`fold_import`)."""
 
 IMPORT_AUTHOR = "system:import"
 """Author of the link fix-up updates (and of task updates whose task has no ``agent_id``)."""
@@ -113,12 +117,15 @@ class _Fold:
     and ``edges`` answer ``in`` and ``get`` like the state's maps.
     """
 
-    def __init__(self, states: States) -> None:
+    def __init__(self, states: States, check: Check | None = None) -> None:
         self.parts: list[Any] = [GraphBuilder(states.mem), states.intents, states.tasks]
         self.records: list[tuple[str, Command, list[Any]]] = []
         self._states: States | None = None
+        self._check = check
 
     def apply(self, namespace: str, cmd: Command) -> None:
+        if self._check is not None:
+            self._check(self.parts, namespace, cmd)
         if namespace == "memory":
             cmd = MemoryCommandAdapter.validate_python(cmd)
             events: list[Any] = self.parts[0].apply(cmd)
@@ -163,6 +170,7 @@ def _plan(
     skip: bool,
     compare: bool,
     re_id: bool,
+    check: Check | None = None,
 ) -> tuple[ImportPlan, _Fold]:
     check_states(states.mem, states.intents, states.tasks)
     sl = as_export(slice)
@@ -180,7 +188,7 @@ def _plan(
         "intents": states.intents.intents,
         "tasks": states.tasks.tasks,
     }
-    f = _Fold(states)
+    f = _Fold(states, check)
     mem_map, intent_map, task_map = re_ids["memories"], re_ids["intents"], re_ids["tasks"]
 
     def mint(bucket: str, old_id: str, created_at: Any = None) -> str:
@@ -421,13 +429,20 @@ def fold_import(
     skip_existing_ids: bool = True,
     shallow_compare_existing: bool = False,
     re_id_on_difference: bool = False,
+    check: Check | None = None,
 ) -> tuple[ImportPlan, States, list[tuple[str, Command, list[Any]]]]:
     """Plan and fold an import in one pass (what a durable store logs).
 
     Same rules and errors as :func:`import_slice`. Returns the
     :class:`ImportPlan`, the folded :class:`~memex.namespaces.States`, and one
     ``(namespace, command, events)`` record per planned command, in order.
+    ``check``, when given, is called as ``check([memory, intents, tasks],
+    namespace, command)`` before each planned command is applied, with the
+    working graphs (``memory`` is a :class:`~memex.transient.GraphBuilder`);
+    what it raises fails the import (a store's door, :mod:`memex.store.doors`).
     """
     with gc_paused():  # an import allocates many short-lived, acyclic objects
-        plan, f = _plan(states, slice, skip_existing_ids, shallow_compare_existing, re_id_on_difference)
+        plan, f = _plan(
+            states, slice, skip_existing_ids, shallow_compare_existing, re_id_on_difference, check
+        )
         return plan, f.states, f.records

@@ -37,6 +37,7 @@ __all__ = [
     "ImportPlan",
     "SliceCommand",
     "entities_equal",
+    "check_unique_ids",
 ]
 
 SliceCommand = MemoryCommand | IntentCommand | TaskCommand
@@ -292,3 +293,36 @@ def as_export(value: MemexExport | Mapping[str, Any]) -> MemexExport:
         return value
     result: MemexExport = MemexExport.from_dict(value, _path="")
     return result
+
+
+def check_unique_ids(slice: MemexExport) -> None:
+    """Refuse a slice that lists one id twice in one of its lists (a store's import door).
+
+    The ids are the memories' and intents' and tasks' ``id`` and the edges'
+    ``edge_id``; the same id in two different lists is allowed (they are
+    different graphs). :func:`memex.import_slice` itself accepts such a
+    slice, as the TypeScript library does (the second entity is then
+    skipped, updated or a conflict); :meth:`MemexStore.import_slice
+    <memex.MemexStore.import_slice>` and ``memex slice import`` refuse it
+    before anything is written.
+
+    Args:
+        slice: a :class:`MemexExport`.
+    Raises:
+        ValidationError: the first id listed twice; the message names the
+            list, both indexes and the id, the path is the second entry's
+            id (``memories[3].id``).
+
+    Complexity: O(k) for a slice of k entities.
+    """
+    for bucket, id_attr in (("memories", "id"), ("edges", "edge_id"), ("intents", "id"), ("tasks", "id")):
+        first: dict[str, int] = {}
+        for i, entity in enumerate(getattr(slice, bucket)):
+            eid = getattr(entity, id_attr)
+            j = first.setdefault(eid, i)
+            if j != i:
+                raise ValidationError(
+                    f'{bucket}[{i}].{id_attr}: "{v.path_key(eid)}" is listed twice in the slice '
+                    f"({bucket}[{j}] and {bucket}[{i}]); nothing imported",
+                    f"{bucket}[{i}].{id_attr}",
+                )
