@@ -7,7 +7,8 @@ replay, and ``verify()``.
 * open: ``MemexStore.open`` of a log of n mixed commands (the replay workload
   of ``test_bench_replay``) with a snapshot at the head vs without any
   snapshot (a full replay of the log); 10^5 by default, 10^6 marked ``slow``;
-* ``verify()`` of the same logs (one SHA-256 per record).
+* ``verify()`` of the same logs (one SHA-256 per record), and ``verify_store`` of
+  the log with a snapshot (the chain, one fold, one snapshot compared with it).
 
 Logs are built once per session in a temporary directory (``synchronous=OFF``
 while building, batches of 1000).
@@ -25,7 +26,7 @@ import pytest
 
 from benchmarks import _gen
 from benchmarks.conftest import size_params
-from memex import MemexStore, SQLiteEventLog
+from memex import MemexStore, SQLiteEventLog, verify_store
 
 SIZES = size_params(10**5, 10**6)
 _TMP = Path(tempfile.mkdtemp(prefix="memex-bench-log-"))
@@ -100,4 +101,17 @@ def test_verify(benchmark: Any, size: int) -> None:
     benchmark.extra_info.update(n=n)
     result = benchmark.pedantic(lg.verify, rounds=1 if n >= 10**6 else 3, iterations=1)
     assert result.ok and result.head == n
+    lg.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_verify_store(benchmark: Any, size: int) -> None:
+    """``memex.verify_store`` (what ``memex audit verify`` runs): the chain, one fold of
+    the log, and the comparison of its one snapshot (at the head) with the fold."""
+    n = _gen.scaled(size)
+    path = _built_log(n, True)
+    lg = SQLiteEventLog(path, read_only=True)
+    benchmark.extra_info.update(n=n)
+    report = benchmark.pedantic(verify_store, args=(lg,), rounds=1 if n >= 10**6 else 3, iterations=1)
+    assert report.ok and report.records == n and [s.position for s in report.snapshots] == [n]
     lg.close()

@@ -189,7 +189,16 @@ from memex.log import (
 # isort: split
 # -- 7 interfaces: the store facade, notebook bridges
 from memex.interop import to_networkx
-from memex.store import EnvelopeImport, MemexStore, SkippedOnOpen, Transaction, find_unreadable
+from memex.store import (
+    EnvelopeImport,
+    MemexStore,
+    SkippedOnOpen,
+    SnapshotCheck,
+    StoreVerifyResult,
+    Transaction,
+    find_unreadable,
+    verify_store,
+)
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__): psycopg is an optional extra
     from memex.log.postgres import PostgresEventLog
@@ -374,6 +383,9 @@ __all__ = [  # sorted within each group; the errors are appended below
     "Transaction",
     "SkippedOnOpen",
     "find_unreadable",
+    "verify_store",
+    "StoreVerifyResult",
+    "SnapshotCheck",
     "to_networkx",
     # notebook helpers (imported on first use)
     "edges_dataframe",

@@ -177,16 +177,26 @@ def test_audit_verify_ok_and_tampered(capsys: pytest.CaptureFixture[str], tmp_pa
         "head position 124",
         f"head hash {head_hash}",
         "ok: the hash chain verifies",
+        "ok: 1 snapshot(s) equal the fold of the log (position(s) 124)",
     ]
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--json")
-    assert json.loads(out) == {"ok": True, "head": 124, "head_hash": head_hash, "first_bad": None, "reason": None}
+    assert json.loads(out) == {
+        "ok": True, "head": 124, "head_hash": head_hash, "first_bad": None, "reason": None, "records": 124,
+        "snapshots": [{"position": 124, "ok": True, "reason": None}], "supersedes_cycles": [],
+    }
     with sqlite3.connect(db) as c:
         c.execute("UPDATE records SET envelope = replace(envelope, 'a', 'b') WHERE position = 77")
     code, out, _ = run(capsys, "audit", "verify", "--db", db)
     assert code == 1 and "TAMPERED: first bad position 77" in out
     with sqlite3.connect(db) as c:
         c.execute("DELETE FROM records WHERE position >= 77")
-    assert run(capsys, "audit", "verify", "--db", db)[0] == 0
+    # the chain of the cut log is valid; the snapshot left at 124 now lies past the head
+    code, out, _ = run(capsys, "audit", "verify", "--db", db)
+    assert code == 1 and "ok: the hash chain verifies" in out
+    assert "UNREADABLE snapshot at position 124: snapshot at position 124 lies past the head (76)" in out
+    with sqlite3.connect(db) as c:
+        c.execute("DELETE FROM snapshots")
+    assert run(capsys, "audit", "verify", "--db", db)[0] == 0  # without it, only a pinned head tells
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--expect-head", f"124:{head_hash}")
     assert code == 1 and "first bad position 77" in out
     code, _, err = run(capsys, "audit", "verify", "--db", db, "--expect-head", "oops")

@@ -22,7 +22,8 @@ After every step:
 * a rejected command raised a memex error and changed nothing: the state
   and the store's states are equal to the ones before and nothing was
   appended to the log;
-* a reopened store equals the one closed and skipped no record.
+* a reopened store equals the one closed and skipped no record, and
+  ``verify_store`` proves every snapshot it wrote against a fold of its log.
 
 Profiles: the default run draws ``MEMEX_STATEFUL_EXAMPLES`` x
 ``MEMEX_STATEFUL_STEPS`` (30 x 20) programs; ``MEMEX_STATEFUL_PROFILE=ci``
@@ -919,6 +920,11 @@ class GraphMachine(RuleBasedStateMachine):
         assert graph_view(self.store.mem) == graph_view(closed.mem)
         assert lifecycle_view(self.store.intents) == lifecycle_view(closed.intents)
         assert lifecycle_view(self.store.tasks) == lifecycle_view(closed.tasks)
+        # every snapshot the store wrote is what a fold of its log says (no false mismatch)
+        assert self.store.log is not None
+        report = memex.verify_store(self.store.log)
+        assert report.ok, report
+        assert [s.position for s in report.snapshots] == self.store.log.snapshot_positions()  # type: ignore[attr-defined]
 
     # -- invariants ------------------------------------------------------------------
     @invariant()

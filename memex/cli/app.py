@@ -250,10 +250,12 @@ def db_label(text: str) -> str:
 
 
 def db_arguments(
-    parser: argparse.ArgumentParser, *, required: bool = True, as_of: bool = True
+    parser: argparse.ArgumentParser, *, required: bool = True, as_of: bool = True, no_snapshot: bool | None = None
 ) -> None:
-    """Add ``--db DB`` (``args.db``, checked by :func:`db_path`) and, with ``as_of``,
-    ``--as-of WHEN`` (``args.as_of``)."""
+    """Add ``--db DB`` (``args.db``, checked by :func:`db_path`), with ``as_of``
+    ``--as-of WHEN`` (``args.as_of``), and with ``no_snapshot`` (default: as
+    ``as_of``) ``--no-snapshot`` (``args.no_snapshot``: fold the state from
+    the log alone)."""
     parser.add_argument(
         "--db",
         metavar="DB",
@@ -268,6 +270,13 @@ def db_arguments(
             metavar="WHEN",
             help="a past state: an ISO-8601 time or a date (2024-03-12 = its midnight UTC; "
             "the longest prefix of records stamped at or before it) or @POSITION",
+        )
+    if as_of if no_snapshot is None else no_snapshot:
+        parser.add_argument(
+            "--no-snapshot",
+            action="store_true",
+            help="fold the state from the log alone, reading no stored snapshot (slower; "
+            "trusts nothing but the hash-chained records)",
         )
 
 

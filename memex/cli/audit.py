@@ -21,6 +21,7 @@ from memex.cli.app import (
     field_text,
     one_line,
     open_log,
+    progress_bars,
     source_arguments,
     subcommand,
 )
@@ -36,7 +37,7 @@ from memex.integrity import (
 from memex.log.jsonl import LogReplay
 from memex.models import MemoryItem
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
-from memex.store import SkippedOnOpen, find_unreadable
+from memex.store import SkippedOnOpen, verify_store
 from memex.supersedes import find_supersedes_cycles
 
 __all__ = ["WHY_MAX_DEPTH", "why_fit_depth", "cmd_why", "cmd_contradictions", "cmd_stale", "cmd_audit"]
@@ -60,7 +61,10 @@ def _read_audited_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
     Sets ``ctx.exit_code`` to 1 when records were skipped (the answer is still
     printed, computed from the records that applied), else 0.
     """
-    log = read_source(args.command, args.log, args.db, args.as_of, progress_console=ctx.err_console())
+    log = read_source(
+        args.command, args.log, args.db, args.as_of, progress_console=ctx.err_console(),
+        snapshots=not getattr(args, "no_snapshot", False),
+    )
     ctx.exit_code = 1 if log.skipped else 0
     ctx.warn_skipped(log.skipped)
     if log.skipped:
@@ -447,67 +451,85 @@ def _audit_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
     ver = actions.add_parser(
         "verify",
-        help="recompute the log's SHA-256 hash chain and report the head or the first bad position",
+        help="recompute the log's hash chain, prove every snapshot against a fold of the log",
         description=(
             "Recompute the SHA-256 hash chain of the store's log and print its head position "
             "and hash, or the first position that was edited, deleted or swapped (exit code "
-            "1); then list every record or snapshot that cannot be read back. "
-            "--expect-head also catches records cut off the end. The database is opened "
-            "read-only."
+            "1); then fold the log once and compare every snapshot with the fold at its "
+            "position (a snapshot whose state differs is a MISMATCH, exit code 1), list every "
+            "record or snapshot that cannot be read back (exit code 1), and any SUPERSEDES "
+            "cycle the log holds (reported only). --expect-head also catches records cut "
+            "off the end or a rewritten history. The database is opened read-only."
         ),
     )
     db_arguments(ver, as_of=False)
     ver.add_argument(
         "--expect-head",
-        metavar="POSITION:HASH",
-        help="a head an auditor recorded earlier; detects records removed from the end",
+        metavar="HASH|POSITION:HASH",
+        help="a head an auditor pinned earlier: HASH (the head must be exactly it) or "
+        "POSITION:HASH (the chain must hold HASH at POSITION; later appends are fine)",
     )
     ver.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def _expected_head(text: str | None) -> tuple[int, str] | str | None:
+    """``--expect-head`` as :func:`memex.verify_store` takes it (``CliError`` when malformed)."""
+    if text is None:
+        return None
+    pos_text, sep, hash_text = text.rpartition(":")
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", hash_text) or (sep and not re.fullmatch(r"[0-9]+", pos_text)):
+        raise CliError("--expect-head: expected HASH or POSITION:HASH (64 hex digits)")
+    return (int(pos_text), hash_text.lower()) if sep else hash_text.lower()
+
+
 @subcommand("audit", "audit a durable store's event log (hash chain)", _audit_arguments)
 def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex audit verify --db DB [--expect-head POSITION:HASH] [--json]``.
+    """``memex audit verify --db DB [--expect-head HASH|POSITION:HASH] [--json]``.
 
     Prints the head position and hash; on tampering (an edited, deleted or
-    swapped record, or records removed after the expected head) prints the
-    first bad position and exits 1. Then checks that everything stored can
-    be read back: each record that cannot be decoded, and each snapshot that
-    cannot be used (it cannot be decoded, or does not match the chain or its
-    hash), is printed as one ``UNREADABLE ...`` line and the exit code is 1
-    (opening the store leaves them out). With ``--json`` the result is one
-    object (``ok``, ``head``, ``head_hash``, ``first_bad``, ``reason``; plus
-    ``unreadable``, a list of ``{"kind", "position", "envelope_id",
-    "reason"}``, when something cannot be read, and then ``ok`` is false).
+    swapped record, records removed after the expected head, or a head
+    that is not the pinned one) prints the first bad position and exits 1.
+    Then folds the log once (:func:`memex.verify_store`, with progress bars
+    on stderr for a long log) and compares each snapshot with the fold at
+    its position: a snapshot whose state differs is printed as one
+    ``MISMATCH snapshot at position N: ...`` line (exit code 1). Each record
+    that cannot be decoded, and each snapshot that cannot be used (it cannot
+    be decoded, does not match the chain, its hash or its HMAC, or lies past
+    the head), is one ``UNREADABLE ...`` line (exit code 1; opening the store
+    leaves them out). Each ``SUPERSEDES`` cycle of the state at the head is
+    listed under ``SUPERSEDES cycles`` without changing the exit code. With
+    ``--json`` the result is one object: ``ok``, ``head``, ``head_hash``,
+    ``first_bad``, ``reason``, ``records`` (folded), ``snapshots`` (a list of
+    ``{"position", "ok", "reason"}``), ``supersedes_cycles`` (lists of item
+    ids), and ``unreadable`` (a list of ``{"kind", "position",
+    "envelope_id", "reason"}``) when something cannot be read.
 
     The database is opened read-only: it is never created or changed, and
     the command works while a writer holds the write lock.
 
     Returns:
-        0 when the chain verifies and everything can be read, 1 otherwise.
+        0 when the chain verifies, every snapshot equals the fold and
+        everything can be read; 1 otherwise.
     Raises:
         CliError: a malformed ``--expect-head`` (code 2).
         FileAccessError: a missing or non-database file (exit code 2).
         StorageError: SQLite cannot read the file (exit code 2).
     """
-    expected: tuple[int, str] | None = None
-    if args.expect_head is not None:
-        pos_text, sep, hash_text = args.expect_head.partition(":")
-        if not sep or not pos_text.isdigit() or not re.fullmatch(r"[0-9a-fA-F]{64}", hash_text):
-            raise CliError("--expect-head: expected POSITION:HASH (64 hex digits)")
-        expected = (int(pos_text), hash_text.lower())
-    with open_log(args.db) as lg:
-        result = lg.verify(expected)
-        unreadable = find_unreadable(lg)
-    ok = result.ok and not unreadable
-    ctx.exit_code = 0 if ok else 1
+    expected = _expected_head(args.expect_head)
+    with open_log(args.db) as lg, progress_bars(ctx.err_console()) as phases:
+        report = verify_store(lg, expected_head=expected, progress=phases)
+    result = report.chain
+    ctx.exit_code = 0 if report.ok else 1
     if args.json:
         doc: dict[str, Any] = result._asdict()
-        if unreadable:
-            doc["ok"] = False
+        doc["ok"] = report.ok
+        doc["records"] = report.records
+        doc["snapshots"] = [s._asdict() for s in report.snapshots]
+        doc["supersedes_cycles"] = [list(c) for c in report.supersedes_cycles]
+        if report.unreadable:
             doc["unreadable"] = [
                 {"kind": u.kind, "position": u.position, "envelope_id": u.envelope_id, "reason": u.reason}
-                for u in unreadable
+                for u in report.unreadable
             ]
         ctx.write_json(doc)
         return ctx.exit_code
@@ -518,13 +540,38 @@ def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
         out.print("ok: the hash chain verifies", soft_wrap=True)
     else:
         out.print(f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True)
-    for u in unreadable:
-        out.print(_unreadable_line(u), soft_wrap=True)
-    if unreadable:
+    good = [s.position for s in report.snapshots if s.ok]
+    if good:
         out.print(
-            f"{len(unreadable)} unreadable part(s): opening the store leaves them out", soft_wrap=True
+            f"ok: {len(good)} snapshot(s) equal the fold of the log (position(s) {_positions(good)})",
+            soft_wrap=True,
         )
+    for snap in report.mismatched:
+        out.print(one_line(f"MISMATCH {snap.reason}"), soft_wrap=True)
+    if report.mismatched:
+        out.print(
+            f"{len(report.mismatched)} snapshot(s) differ from the log: opening the store without "
+            "MEMEX_SNAPSHOT_KEY would serve them (read with --no-snapshot; with MEMEX_SNAPSHOT_KEY "
+            "set, only snapshots with a valid HMAC are used)",
+            soft_wrap=True,
+        )
+    for u in report.unreadable:
+        out.print(_unreadable_line(u), soft_wrap=True)
+    if report.unreadable:
+        out.print(
+            f"{len(report.unreadable)} unreadable part(s): opening the store leaves them out", soft_wrap=True
+        )
+    if report.supersedes_cycles:
+        out.print(f"SUPERSEDES cycles: {len(report.supersedes_cycles)} (every item on one is hidden from retrieval)", soft_wrap=True)
+        for cycle in report.supersedes_cycles:
+            out.print(one_line(f"  {len(cycle)} item(s): " + ", ".join(cycle)), soft_wrap=True)
     return ctx.exit_code
+
+
+def _positions(positions: list[int]) -> str:
+    """Positions as text, the middle of a long list elided."""
+    shown = [str(p) for p in positions]
+    return ", ".join(shown if len(shown) <= 8 else [*shown[:4], "...", *shown[-3:]])
 
 
 def _unreadable_line(u: SkippedOnOpen) -> str:

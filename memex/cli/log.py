@@ -71,7 +71,7 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
             "--as-of. The database is opened read-only."
         ),
     )
-    db_arguments(exp)
+    db_arguments(exp, no_snapshot=False)
     exp.add_argument("-o", "--output", metavar="OUT.jsonl", help="write here (default: stdout)")
     tail = actions.add_parser(
         "tail",

@@ -65,7 +65,7 @@ def read_log(
         raise CliError(file_error_message(e)) from None
 
 
-def replay_db(path: str, when: str | None, console: Console | None) -> LogReplay:
+def replay_db(path: str, when: str | None, console: Console | None, *, snapshots: bool = True) -> LogReplay:
     """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`.
 
     The store is opened read-only (:func:`memex.cli.app.open_log`): nothing is
@@ -80,6 +80,8 @@ def replay_db(path: str, when: str | None, console: Console | None) -> LogReplay
         when: the ``--as-of`` text (``@N``, an ISO time or a date), or ``None``
             for the head.
         console: where progress bars are drawn for a long log (``None``: none).
+        snapshots: ``False`` (``--no-snapshot``) folds from the log alone,
+            reading no stored snapshot.
     Returns:
         The replay: ``path`` is the database as shown (with ``as of WHEN
         (position N)`` for a past state), ``records`` and ``lines`` the
@@ -94,7 +96,7 @@ def replay_db(path: str, when: str | None, console: Console | None) -> LogReplay
             warnings.simplefilter("ignore", RuntimeWarning)  # reported as skipped records below
             pos = as_of_position(lg, when)
             step = phases("Replaying", lg.head())
-            store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step)
+            store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step, snapshots=snapshots)
             if step is not None:
                 step(lg.head())
             past = store if pos == store.position else store.as_of(position=pos)
@@ -118,6 +120,7 @@ def read_source(
     command: str, log: str | None, db: str | None, as_of: str | None, *,
     progress_console: Console | None = None,
     base_intents: IntentState | None = None, base_tasks: TaskState | None = None,
+    snapshots: bool = True,
 ) -> LogReplay:
     """The state a read command answers from: the JSON-lines ``LOG`` or the store ``--db DB``.
 
@@ -129,6 +132,7 @@ def read_source(
         progress_console: where progress bars are drawn for long inputs.
         base_intents, base_tasks: (``log`` only) the intent and task graphs
             the log's intent and task envelopes are folded onto.
+        snapshots: (``db`` only) ``False`` folds from the log alone (``--no-snapshot``).
     Returns:
         :func:`read_log` of ``log``, or :func:`replay_db` of ``db`` as of ``as_of``.
     Raises:
@@ -138,7 +142,7 @@ def read_source(
     if (log is None) == (db is None):
         raise CliError(f"{command}: give either LOG.jsonl or --db DB")
     if db is not None:
-        return replay_db(db, as_of, progress_console)
+        return replay_db(db, as_of, progress_console, snapshots=snapshots)
     if as_of is not None:
         raise CliError(f"{command}: --as-of needs --db")
     assert log is not None

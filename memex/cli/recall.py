@@ -77,7 +77,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         raise CliError("recall: --budget and --candidates must be at least 1")
     log = read_source(
         "recall", None if args.db is not None else inputs[0], args.db, args.as_of,
-        progress_console=ctx.err_console(),
+        progress_console=ctx.err_console(), snapshots=not getattr(args, "no_snapshot", False),
     )
     ctx.exit_code = 1 if log.skipped else 0
     ctx.warn_skipped(log.skipped)

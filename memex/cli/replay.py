@@ -142,7 +142,10 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
         FileAccessError: the log or database cannot be read (exit code 2).
     """
     progress_console = None if args.json else ctx.err_console()
-    log = read_source("replay", args.log, args.db, args.as_of, progress_console=progress_console)
+    log = read_source(
+        "replay", args.log, args.db, args.as_of, progress_console=progress_console,
+        snapshots=not getattr(args, "no_snapshot", False),
+    )
     ctx.exit_code = 1 if log.skipped else 0
     if args.json:
         ctx.warn_skipped(log.skipped)

@@ -149,6 +149,7 @@ def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
     log = read_source(
         command, args.log, db, getattr(args, "as_of", None),
         progress_console=ctx.err_console(), base_intents=intents, base_tasks=tasks,
+        snapshots=not getattr(args, "no_snapshot", False),
     )
     ctx.warn_skipped(log.skipped)
     if log.skipped:

@@ -25,7 +25,14 @@ from memex import _jsonfmt
 from memex.codec import decode_json
 from memex.envelope import EventEnvelope
 from memex.errors import MemexError, UnreadableRecordError
-from memex.log.chain import GENESIS_HASH, blob, record_hash
+from memex.log.chain import (
+    GENESIS_HASH,
+    SNAPSHOT_KEY_ENV,
+    blob,
+    record_hash,
+    snapshot_key,
+    snapshot_mac_ok,
+)
 from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
 
 _CHUNK = 2048  # rows fetched per query by read()/verify()
@@ -305,6 +312,19 @@ class _LogReads:
                 return VerifyResult(False, head, prev.hex(), 1, "expected head hash of an empty log is 64 zeros")
         return VerifyResult(True, head, prev.hex())
 
+    def position_of_hash(self, chain_hash: str) -> int | None:
+        """The position whose stored chain hash is ``chain_hash`` (hex), or ``None``.
+
+        O(n): a scan of the records table (no index on hashes); run after
+        :meth:`verify` has proved the stored hashes.
+        """
+        try:
+            raw = bytes.fromhex(chain_hash)
+        except (TypeError, ValueError):
+            return None
+        row = self._one("SELECT min(position) FROM records WHERE hash = ?", (raw,))
+        return None if row is None or row[0] is None else int(row[0])
+
     def hash_at(self, position: int) -> str | None:
         """The stored chain hash at ``position`` (hex), 64 zeros for 0, ``None`` past the head."""
         if position == 0:
@@ -313,38 +333,74 @@ class _LogReads:
         return None if row is None else blob(row[0]).hex()
 
     # -- snapshots -----------------------------------------------------------------
-    def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
-        """The latest snapshot at or before ``max_position`` that matches the chain.
+    def _has_mac_column(self) -> bool:
+        """Whether the ``snapshots`` table has its ``mac`` column (a log written
+        before keyed snapshots has none until a writable open adds it)."""
+        raise NotImplementedError
 
-        A snapshot whose recorded chain hash differs from the log's hash at its
-        position (the history it was taken from was changed), or whose state
-        bytes do not match their SHA-256, is skipped with a
-        :class:`RuntimeWarning`, and the next older one is tried.
-        O(s) for s snapshots tried.
+    def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
+        """The latest snapshot at or before ``max_position`` that can be trusted.
+
+        A snapshot is skipped with a :class:`RuntimeWarning` naming its
+        position, and the next older one is tried, when its recorded chain
+        hash differs from the log's hash at its position (the history it was
+        taken from was changed, or it lies past the head), when its state
+        bytes do not match their SHA-256, or, when a snapshot key is set
+        (:data:`~memex.log.chain.SNAPSHOT_KEY_ENV`), when it carries no HMAC or
+        one that does not verify under the key (:func:`~memex.log.chain.snapshot_mac`).
+        Without a key a snapshot that passes the first two checks is trusted:
+        only a fold of the log (``memex audit verify``) proves its content.
+
+        Complexity: O(s) queries for s snapshots tried; one state held in memory at a time.
         """
         rows = self._all(
-            "SELECT position, hash, state, state_hash FROM snapshots WHERE position <= ? ORDER BY position DESC",
+            "SELECT position FROM snapshots WHERE position <= ? ORDER BY position DESC",
             (max_position if max_position is not None else 2**62,),
         )
-        for pos, h, state, state_hash in rows:
-            h_hex = blob(h).hex()
-            if self.hash_at(pos) != h_hex:
-                warnings.warn(
-                    f"memex: snapshot at position {pos} does not match the log's chain; ignored",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                continue
-            if hashlib.sha256(blob(state)).digest() != blob(state_hash):
-                warnings.warn(
-                    f"memex: snapshot at position {pos} is corrupt (state hash mismatch); ignored",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                continue
-            return Snapshot(pos, h_hex, blob(state))
+        for (pos,) in rows:
+            snap, why = self.check_snapshot(pos)
+            if snap is not None:
+                return snap
+            if why is not None:
+                warnings.warn(f"memex: {why}; ignored", RuntimeWarning, stacklevel=2)
         return None
+
+    def check_snapshot(self, position: int) -> tuple[Snapshot | None, str | None]:
+        """The snapshot stored at ``position`` if it can be trusted, else why not.
+
+        The checks of :meth:`load_snapshot` (chain hash at its position,
+        SHA-256 of its state, the HMAC when a snapshot key is set), without
+        warnings and without falling back to an older snapshot.
+
+        Returns:
+            ``(snapshot, None)``; ``(None, reason)`` for a stored snapshot
+            that fails a check (``reason`` starts with ``"snapshot at
+            position N "``); ``(None, None)`` when none is stored there.
+        Complexity: O(size of the state) (its SHA-256, and its HMAC).
+        """
+        row = self._one("SELECT hash FROM snapshots WHERE position = ?", (position,))
+        if row is None:
+            return None, None
+        chain = blob(row[0])
+        where = f"snapshot at position {position}"
+        if self.hash_at(position) != chain.hex():
+            return None, f"{where} does not match the log's chain"
+        key = snapshot_key()
+        mac_col = ", mac" if key is not None and self._has_mac_column() else ""
+        row = self._one(f"SELECT state, state_hash{mac_col} FROM snapshots WHERE position = ?", (position,))
+        if row is None:  # replaced or removed meanwhile
+            return None, None
+        state = blob(row[0])
+        if hashlib.sha256(state).digest() != blob(row[1]):
+            return None, f"{where} is corrupt (state hash mismatch)"
+        if key is not None:
+            mac = row[2] if mac_col else None
+            if not snapshot_mac_ok(key, position, chain, state, mac):
+                why = "carries no HMAC" if mac is None else "has an HMAC that does not verify"
+                return None, f"{where} {why} under the key in {SNAPSHOT_KEY_ENV}"
+        return Snapshot(position, chain.hex(), state), None
 
     def snapshot_positions(self) -> list[int]:
         """Positions of the stored snapshots, ascending."""
         return [r[0] for r in self._all("SELECT position FROM snapshots ORDER BY position")]
+

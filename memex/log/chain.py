@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,10 +31,66 @@ __all__ = [
     "blob",
     "prepare_batch",
     "plan_append",
+    "SNAPSHOT_KEY_ENV",
+    "snapshot_key",
+    "snapshot_mac",
+    "snapshot_mac_ok",
 ]
 
 GENESIS_HASH = bytes(32)
 """The hash the first record chains from: 32 zero bytes."""
+
+SNAPSHOT_KEY_ENV = "MEMEX_SNAPSHOT_KEY"
+"""The environment variable that holds the secret key of keyed snapshots.
+
+When it is set (to a non-empty text), every snapshot a log saves carries an
+HMAC-SHA256 of its state bytes and its chain position (:func:`snapshot_mac`),
+and a snapshot is loaded only if its HMAC verifies under the key; without it,
+a snapshot is trusted when it matches the log's hash chain and its SHA-256.
+"""
+
+_SNAPSHOT_MAC_TAG = b"memex-snapshot-mac-v1\n"
+
+
+def snapshot_key() -> bytes | None:
+    """The key of keyed snapshots: the UTF-8 bytes of :data:`SNAPSHOT_KEY_ENV`, or ``None``.
+
+    Read from the environment on every call (a process may set it after
+    opening a log). An unset or empty variable means no key.
+    """
+    text = os.environ.get(SNAPSHOT_KEY_ENV)
+    return text.encode("utf-8", "surrogateescape") if text else None
+
+
+def snapshot_mac(key: bytes, position: int, chain_hash: bytes, state: bytes) -> bytes:
+    """The 32-byte HMAC-SHA256 (RFC 2104) that binds a snapshot to its place in the chain.
+
+    Args:
+        key: the secret key (:func:`snapshot_key`).
+        position: the log position the snapshot was taken at (>= 0).
+        chain_hash: the 32-byte chain hash at ``position``.
+        state: the snapshot's state bytes.
+    Returns:
+        ``HMAC-SHA256(key, tag ‖ position as 8 big-endian bytes ‖ chain_hash ‖
+        state)`` with a fixed tag naming the purpose, so the MAC of one
+        snapshot never verifies for another position, another history or
+        other bytes. O(len(state)).
+    """
+    mac = hmac.new(key, _SNAPSHOT_MAC_TAG, hashlib.sha256)
+    mac.update(position.to_bytes(8, "big"))
+    mac.update(chain_hash)
+    mac.update(state)
+    return mac.digest()
+
+
+def snapshot_mac_ok(key: bytes, position: int, chain_hash: bytes, state: bytes, mac: Any) -> bool:
+    """Whether ``mac`` (the stored value, possibly ``None``) is the snapshot's HMAC under ``key``.
+
+    Compared in constant time (:func:`hmac.compare_digest`). O(len(state)).
+    """
+    if mac is None:
+        return False
+    return hmac.compare_digest(snapshot_mac(key, position, chain_hash, state), blob(mac))
 
 def as_envelope(env: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
     """An envelope as an :class:`~memex.EventEnvelope` (a wire mapping is validated).

@@ -52,6 +52,8 @@ from memex.log.chain import (
     canonical_envelope_bytes,
     plan_append,
     prepare_batch,
+    snapshot_key,
+    snapshot_mac,
 )
 from memex.log.protocol import SCHEMA_VERSION, LogRecord
 
@@ -80,7 +82,8 @@ _SCHEMA = (
         hash       bytea  NOT NULL,
         state      bytea  NOT NULL,
         state_hash bytea  NOT NULL,
-        created_ms bigint NOT NULL
+        created_ms bigint NOT NULL,
+        mac        bytea
     )""",
 )
 
@@ -178,13 +181,14 @@ class PostgresEventLog(_PgConnection, _LogReads):
         self._conn: Any = None
         self._closed = False
         self._channel = ""
+        self._mac_column = False  # the snapshots table's mac column seen (see _has_mac_column)
         with self._lock, self._guard:
             conn = self._connection()
             version = self._version(conn)
             if read_only or not create:
                 if version == 0:
                     raise FileAccessError(self.path, "not_database", f"{self.path}: no memex log here (run `memex log init`)")
-            elif version < SCHEMA_VERSION:
+            elif version < SCHEMA_VERSION or not self._has_mac_column():
                 self.init_schema()
 
     # -- queries (for the reading methods of _LogReads) --------------------------------
@@ -268,7 +272,22 @@ class PostgresEventLog(_PgConnection, _LogReads):
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (str(SCHEMA_VERSION),),
                     )
+                if not self._has_mac_column():  # a table created before keyed snapshots
+                    conn.execute("ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS mac bytea")
             return SCHEMA_VERSION
+
+    def _has_mac_column(self) -> bool:
+        """Whether ``snapshots`` has the nullable ``mac`` column of keyed snapshots
+        (probed until it is found; a writable open adds it to an older table)."""
+        if self._mac_column:
+            return True
+        with self._lock, self._guard:
+            row = self._connection().execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name = 'snapshots' AND column_name = 'mac'"
+            ).fetchone()
+        self._mac_column = row is not None
+        return self._mac_column
 
     # -- lifecycle ---------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -387,7 +406,10 @@ class PostgresEventLog(_PgConnection, _LogReads):
         """Store ``state`` (opaque bytes) as the state after folding positions ``1..position``.
 
         The chain hash at ``position`` and a SHA-256 of ``state`` are kept with
-        it; a later snapshot at the same position replaces it.
+        it, and, when a snapshot key is set (the environment variable
+        ``MEMEX_SNAPSHOT_KEY``), an HMAC of ``state`` and its chain position
+        (:func:`~memex.log.chain.snapshot_mac`); a later snapshot at the same
+        position replaces it.
 
         Raises:
             ValidationError: ``position`` is negative or past the head.
@@ -405,11 +427,15 @@ class PostgresEventLog(_PgConnection, _LogReads):
                 if h is None:
                     raise ValidationError(f"position: {position} is past the head", "position")
                 data = bytes(state)
+                chain = bytes.fromhex(h)
+                key = snapshot_key()
+                mac = None if key is None else snapshot_mac(key, position, chain, data)
                 conn.execute(
-                    "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (%s, %s, %s, %s, %s) "
+                    "INSERT INTO snapshots (position, hash, state, state_hash, created_ms, mac) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) "
                     "ON CONFLICT (position) DO UPDATE SET hash = excluded.hash, state = excluded.state, "
-                    "state_hash = excluded.state_hash, created_ms = excluded.created_ms",
-                    (position, bytes.fromhex(h), data, hashlib.sha256(data).digest(), time.time_ns() // 1_000_000),
+                    "state_hash = excluded.state_hash, created_ms = excluded.created_ms, mac = excluded.mac",
+                    (position, chain, data, hashlib.sha256(data).digest(), time.time_ns() // 1_000_000, mac),
                 )
 
     # -- one importer at a time -------------------------------------------------------

@@ -50,6 +50,8 @@ from memex.log.chain import (
     canonical_envelope_bytes,
     plan_append,
     prepare_batch,
+    snapshot_key,
+    snapshot_mac,
 )
 from memex.log.protocol import SCHEMA_VERSION
 
@@ -89,7 +91,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
     hash       BLOB    NOT NULL,
     state      BLOB    NOT NULL,
     state_hash BLOB    NOT NULL,
-    created_ms INTEGER NOT NULL
+    created_ms INTEGER NOT NULL,
+    mac        BLOB
 );
 """
 
@@ -180,6 +183,7 @@ class SQLiteEventLog(_LogReads):
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
         self._guard = _SqlErrors(raw)
+        self._mac_column = False  # the snapshots table's mac column seen (see _has_mac_column)
         memory = raw == b":memory:"
         if not memory:
             _check_file(raw, self.path, must_exist=self.read_only)
@@ -253,7 +257,7 @@ class SQLiteEventLog(_LogReads):
             version = self._refuse_newer() if "records" in names else 0
             if c.execute("PRAGMA journal_mode").fetchone()[0].lower() not in ("wal", "memory"):
                 c.execute("PRAGMA journal_mode = WAL")
-            if not _TABLES <= names or version < SCHEMA_VERSION:
+            if not _TABLES <= names or version < SCHEMA_VERSION or not self._has_mac_column():
                 self._create_tables()
 
         self._retry_busy(prepare)
@@ -264,7 +268,10 @@ class SQLiteEventLog(_LogReads):
         transaction (checked again inside it: another process may have been first).
 
         Migrations: 0 -> 1 (files written before versions were kept) has the
-        same tables; only the version is set.
+        same tables; only the version is set. A ``snapshots`` table without
+        the nullable ``mac`` column (keyed snapshots) gains it; the version
+        stays, since a memex that predates the column reads and writes the
+        table as before (its snapshots carry no HMAC).
         """
         c = self._conn
         c.execute("BEGIN IMMEDIATE")
@@ -275,6 +282,8 @@ class SQLiteEventLog(_LogReads):
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
                     c.execute(stmt)
+            if not self._has_mac_column():  # a table created before keyed snapshots
+                c.execute("ALTER TABLE snapshots ADD COLUMN mac BLOB")
             if version < SCHEMA_VERSION:
                 c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             c.execute("COMMIT")
@@ -318,6 +327,15 @@ class SQLiteEventLog(_LogReads):
             self._check_writable()
             self._retry_busy(self._create_tables)
             return self._user_version()
+
+    def _has_mac_column(self) -> bool:
+        """Whether ``snapshots`` has the ``mac`` column (probed until it is found)."""
+        if self._mac_column:
+            return True
+        with self._lock, self._guard:
+            cols = {row[1] for row in self._conn.execute("PRAGMA table_info(snapshots)").fetchall()}
+        self._mac_column = "mac" in cols
+        return self._mac_column
 
     def __repr__(self) -> str:
         ro = " read_only" if self.read_only else ""
@@ -456,7 +474,10 @@ class SQLiteEventLog(_LogReads):
         """Store ``state`` (opaque bytes) as the state after folding positions ``1..position``.
 
         The chain hash at ``position`` and a SHA-256 of ``state`` are kept with
-        it; a later snapshot at the same position replaces it.
+        it, and, when a snapshot key is set (the environment variable
+        ``MEMEX_SNAPSHOT_KEY``), an HMAC of ``state`` and its chain position
+        (:func:`~memex.log.chain.snapshot_mac`); a later snapshot at the same
+        position replaces it.
 
         Raises:
             ValidationError: ``position`` is negative or past the head.
@@ -473,9 +494,13 @@ class SQLiteEventLog(_LogReads):
                 h = self.hash_at(position)
                 if h is None:
                     raise ValidationError(f"position: {position} is past the head", "position")
+                chain = bytes.fromhex(h)
+                key = snapshot_key()
+                mac = None if key is None else snapshot_mac(key, position, chain, bytes(state))
                 c.execute(
-                    "INSERT OR REPLACE INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
-                    (position, bytes.fromhex(h), state, hashlib.sha256(state).digest(), time.time_ns() // 1_000_000),
+                    "INSERT OR REPLACE INTO snapshots (position, hash, state, state_hash, created_ms, mac) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (position, chain, state, hashlib.sha256(state).digest(), time.time_ns() // 1_000_000, mac),
                 )
                 c.execute("COMMIT")
             except BaseException:

@@ -44,11 +44,27 @@ from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.logged import StoreLogging
 from memex.store.mutations import StoreMutations
 from memex.store.queries import StoreQueries
-from memex.store.recovery import SkippedOnOpen, _fold_log, _load_snapshot, find_unreadable
+from memex.store.recovery import (
+    SkippedOnOpen,
+    SnapshotCheck,
+    StoreVerifyResult,
+    _fold_log,
+    _load_snapshot,
+    find_unreadable,
+    verify_store,
+)
 from memex.store.recovery import _readable_commands as _readable_commands
 from memex.task import TaskState, create_task_state
 
-__all__ = ["MemexStore", "DEFAULT_DB", "SkippedOnOpen", "find_unreadable"]
+__all__ = [
+    "MemexStore",
+    "DEFAULT_DB",
+    "SkippedOnOpen",
+    "find_unreadable",
+    "verify_store",
+    "StoreVerifyResult",
+    "SnapshotCheck",
+]
 
 _CLOSED = "this store is closed: a change could not be logged (reopen it with MemexStore.open)"
 DEFAULT_DB = "./memex.db"
@@ -120,6 +136,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         "skipped_on_open",
         "_closed",
         "_lock",
+        "_use_snapshots",
     )
 
     def __init__(
@@ -139,6 +156,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         self.snapshot_every: int | None = None
         self.skipped_on_open: list[SkippedOnOpen] = []
         self._closed = False
+        self._use_snapshots = True  # open(snapshots=False): fold from the log alone
         # one writer at a time inside a process: folds, commits, snapshots and close
         # change several fields together (reads see whole immutable states)
         self._lock = threading.RLock()
@@ -157,6 +175,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         progress: Callable[[int], None] | None = None,
         read_only: bool = False,
         busy_timeout: float = 60.0,
+        snapshots: bool = True,
     ) -> MemexStore:
         """Open (or create) a durable store backed by an event log: a SQLite file or a PostgreSQL database.
 
@@ -164,7 +183,13 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         can be decoded is loaded (one that does not match, or cannot be
         decoded, is skipped with a ``RuntimeWarning`` and the next older one,
         or the log from the start, is used instead), then the records after
-        it are folded in position order. Opening never fails because of one
+        it are folded in position order. When the environment variable
+        ``MEMEX_SNAPSHOT_KEY`` holds a secret key, snapshots are written with
+        an HMAC of their bytes and chain position, and a snapshot without a
+        valid HMAC is skipped the same way (the warning names its position).
+        Without a key a snapshot that matches the chain is trusted as it is:
+        only :func:`verify_store` (``memex audit verify``), which folds the
+        log, proves its content; ``snapshots=False`` does not read snapshots. Opening never fails because of one
         record: a record that cannot be decoded (``RuntimeWarning``), or whose
         command fails to apply (possible only in a log written by raw
         appends), is left out and the rest is folded. What was left out is
@@ -196,6 +221,10 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
                 writers append.
             busy_timeout: seconds to wait for another writer's lock (see
                 :class:`~memex.log.SQLiteEventLog`); ignored when ``log`` is given.
+            snapshots: ``False`` folds the state from the log alone, now and
+                in :meth:`as_of`: no stored snapshot is read (they are still
+                written, per ``snapshot_every``). Slower (O(n) records) but
+                it trusts nothing but the records.
         Returns:
             The store; use it as a context manager or call :meth:`close`.
         Raises:
@@ -211,6 +240,8 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         Complexity: O(snapshot size + t log n) for a tail of t records.
         """
         store_options(snapshot_every=snapshot_every, progress=progress)
+        if not isinstance(snapshots, bool):
+            raise ValidationError(f"snapshots: expected a boolean, got {snapshots!r}", "snapshots")
         lg = (
             log
             if log is not None
@@ -221,8 +252,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         store._owns_log = log is None
         store.snapshot_every = snapshot_every
         store._readonly = bool(read_only)
+        store._use_snapshots = snapshots
         try:
-            got = _load_snapshot(lg, None, store.skipped_on_open)
+            got = _load_snapshot(lg, None, store.skipped_on_open) if snapshots else None
             if got is not None:
                 store.states, store._position = got
                 store._snap_position = store._position
@@ -350,7 +382,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         past = MemexStore()
         past._position = 0
         if position > 0:
-            got = _load_snapshot(lg, position, [])
+            got = _load_snapshot(lg, position, []) if self._use_snapshots else None
             if got is not None:
                 past.states, past._position = got
             if past._position < position:

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import memex
 from memex import _jsonfmt
 from memex.log import GENESIS_HASH, EventLog, canonical_envelope_bytes
+from memex.log.chain import SNAPSHOT_KEY_ENV
 
 __all__ = ["EventLogConformance", "T0", "env", "ids"]
 
@@ -425,6 +426,51 @@ class EventLogConformance(abc.ABC):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert lg.load_snapshot() is not None
+
+    def test_keyed_snapshot_loads_under_its_key_and_without_one(self) -> None:
+        lg = self.open_log()
+        lg.append([env(1), env(2)])
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(SNAPSHOT_KEY_ENV, "k1")
+            lg.save_snapshot(b"keyed", 2)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                snap = lg.load_snapshot()
+            assert snap is not None and (snap.position, snap.state) == (2, b"keyed")
+        # without a key a snapshot that matches the chain is trusted, HMAC or not
+        with pytest.MonkeyPatch.context() as mp:
+            mp.delenv(SNAPSHOT_KEY_ENV, raising=False)
+            snap = lg.load_snapshot()
+            assert snap is not None and snap.state == b"keyed"
+
+    def test_keyed_snapshot_under_another_key_is_ignored_with_its_position(self) -> None:
+        lg = self.open_log()
+        lg.append([env(1), env(2)])
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(SNAPSHOT_KEY_ENV, "k1")
+            lg.save_snapshot(b"at-1", 1)
+            lg.save_snapshot(b"at-2", 2)
+            mp.setenv(SNAPSHOT_KEY_ENV, "k2")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                assert lg.load_snapshot(max_position=2) is None
+            assert [str(w.message) for w in caught] == [
+                f"memex: snapshot at position {p} has an HMAC that does not verify under the key in "
+                f"{SNAPSHOT_KEY_ENV}; ignored"
+                for p in (2, 1)
+            ]
+
+    def test_unkeyed_snapshot_is_ignored_when_a_key_is_set(self) -> None:
+        lg = self.open_log()
+        lg.append([env(1), env(2)])
+        with pytest.MonkeyPatch.context() as mp:
+            mp.delenv(SNAPSHOT_KEY_ENV, raising=False)
+            lg.save_snapshot(b"plain", 2)
+            mp.setenv(SNAPSHOT_KEY_ENV, "k1")
+            lg.save_snapshot(b"keyed", 1)
+            with pytest.warns(RuntimeWarning, match=r"snapshot at position 2 carries no HMAC"):
+                snap = lg.load_snapshot()
+            assert snap is not None and (snap.position, snap.state) == (1, b"keyed")
 
     def test_is_an_event_log(self) -> None:
         assert isinstance(self.open_log(), memex.EventLog)
