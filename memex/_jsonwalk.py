@@ -7,7 +7,8 @@ a fast pass for a flat object of plain leaves (:func:`_flat_size`);
 :func:`check_depth` measures only the nesting. The rules both it and the
 field checkers of :mod:`memex._validate` apply (:func:`valid_text`,
 :func:`path_key`) and the standard error wording (:func:`fail`,
-:func:`type_name`) live here too; :mod:`memex._validate` re-exports them.
+:func:`type_name`, :func:`shown`: a rejected value described without a
+repr that could recurse) live here too; :mod:`memex._validate` re-exports them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "fail",
     "path_key",
     "check_depth",
+    "shown",
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -56,20 +58,25 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def fail(path: str, expected: str, value: Any) -> ValidationError:
-    """Build the standard error ``"<path>: expected <what>, got <value>"``."""
+def shown(value: Any) -> str:
+    """A short, bounded description of ``value`` for an error message: its repr
+    (cut at 200 characters) for a scalar, its JSON type name for a container
+    (a repr of a deep container would recurse), the bit length of a huge int,
+    the type name when ``repr`` raises. Never raises."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        shown = f"an integer of {value.bit_length()} bits"  # repr of a huge int is huge, or raises
-    elif isinstance(value, Mapping | list | tuple):
-        shown = type_name(value)
-    else:
-        try:
-            shown = repr(value)
-        except Exception:  # a broken __repr__ must not hide the validation error
-            shown = f"a {type(value).__name__}"
-        if len(shown) > 200:
-            shown = shown[:197] + "..."
-    return ValidationError(f"{path}: expected {expected}, got {shown}", path)
+        return f"an integer of {value.bit_length()} bits"  # repr of a huge int is huge, or raises
+    if isinstance(value, Mapping | list | tuple):
+        return type_name(value)
+    try:
+        text = repr(value)
+    except Exception:  # a broken (or recursing) __repr__ must not hide the validation error
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def fail(path: str, expected: str, value: Any) -> ValidationError:
+    """Build the standard error ``"<path>: expected <what>, got <value>"`` (value as :func:`shown`)."""
+    return ValidationError(f"{path}: expected {expected}, got {shown(value)}", path)
 
 
 def path_key(key: str) -> str:
@@ -171,7 +178,7 @@ def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
                     raise _bad_text(_render((trail, k)), k)
             elif type(c) is dict:
                 where = _render(trail)
-                raise ValidationError(f"{where}: object keys must be strings, got {k!r}", where)
+                raise ValidationError(f"{where}: object keys must be strings, got {shown(k)}", where)
             t = type(x)
             if t is str:
                 size += len(x)
@@ -194,23 +201,41 @@ def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
             )
 
 
-def check_depth(value: Any, path: str, max_depth: int) -> None:
-    """Raise :class:`ValidationError` at ``path`` when the containers (``dict``,
-    ``list``, ``tuple``) of ``value`` nest deeper than ``max_depth``; a scalar
-    has depth 0. Iterative, O(size); other values are not inspected."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        c, d = stack.pop()
-        if type(c) is dict:
-            children: Any = c.values()
-        elif type(c) is list or type(c) is tuple:
-            children = c
-        else:
-            continue
+_CONTAINERS = frozenset((dict, list, tuple))
+
+
+def check_depth(value: Any, path: str, max_depth: int, depth: int = 1) -> None:
+    """Raise :class:`ValidationError` when the containers (``dict``, ``list``,
+    ``tuple``) of ``value`` nest deeper than ``max_depth`` (``value`` itself is
+    at level ``depth``; a scalar has no level). The error names the first
+    container found beyond the limit (``path.a.b[3]``: its path under
+    ``path``). Iterative, O(size), so a value of any depth (or one that holds
+    itself) ends in this error, never in ``RecursionError``; other values are
+    not inspected."""
+    if type(value) not in _CONTAINERS:
+        return
+    stack: list[tuple[Any, int]] = [(value, depth)]
+    pop, push = stack.pop, stack.append
+    while stack:  # the common case: measure only, no paths kept
+        c, d = pop()
         if d > max_depth:
+            _too_deep(value, path, max_depth, depth)
+        for x in c.values() if type(c) is dict else c:
+            if type(x) in _CONTAINERS:
+                push((x, d + 1))
+
+
+def _too_deep(value: Any, path: str, max_depth: int, depth: int) -> None:
+    """Raise the error of :func:`check_depth`, naming the first container beyond ``max_depth``."""
+    stack: list[tuple[Any, int, Any]] = [(value, depth, path)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        c, d, trail = pop()
+        if d > max_depth:
+            where = _render(trail)
             raise ValidationError(
-                f"{path}: nested deeper than the maximum depth ({max_depth} levels)", path
+                f"{where}: nested deeper than the maximum depth ({max_depth} levels)", where
             )
-        for x in children:
-            if type(x) is dict or type(x) is list or type(x) is tuple:
-                stack.append((x, d + 1))
+        for k, x in c.items() if type(c) is dict else enumerate(c):
+            if type(x) in _CONTAINERS:
+                push((x, d + 1, (trail, k if type(k) is str or type(k) is int else f"<{type(k).__name__} key>")))

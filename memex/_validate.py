@@ -18,7 +18,7 @@ record class:
 
 The walk of JSON values (and the text rules and error wording it shares
 with the checkers: :func:`fail`, :func:`type_name`, :func:`valid_text`,
-:func:`path_key`, :func:`check_depth`) is in :mod:`memex._jsonwalk`; those
+:func:`path_key`, :func:`check_depth`, :func:`shown`) is in :mod:`memex._jsonwalk`; those
 names are re-exported here.
 """
 
@@ -36,6 +36,7 @@ from memex._jsonwalk import (
     check_depth,
     fail,
     path_key,
+    shown,
     type_name,
     valid_text,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "json_mapping",
     "partial_mapping",
     "check_depth",
+    "shown",
     "path_key",
     "now_ms",
     "MIN_MS",

@@ -144,7 +144,7 @@ class CommandAdapter(Generic[C]):
             known = ", ".join(self.by_tag)
             if tag is None:
                 raise ValidationError(f"type: missing command type (expected one of {known})", "type")
-            raise ValidationError(f"type: unknown command type {tag!r} (expected one of {known})", "type")
+            raise ValidationError(f"type: unknown command type {v.shown(tag)} (expected one of {known})", "type")
         result: C = cls.from_dict(obj)
         return result
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from memex import _time
 from memex import _validate as v
+from memex import limits as _limits
 from memex._uuid import mint, uuid7
 from memex.models import Edge, MemoryItem, MemoryLifecycleEvent, Record, record, to_wire
 from memex.models._pydantic import PydanticCompat
@@ -34,6 +35,37 @@ def _trace(value: Any, path: str) -> Any:
     return v.req_str(value, path)
 
 
+@v.fast("True", post=True)
+def _payload(value: Any, path: str) -> Any:
+    """An envelope's payload, kept as given, once its JSON containers are known
+    to nest no deeper than a whole record may (``max_depth + WRAPPER_DEPTH``
+    levels counted from the envelope, as :func:`memex.decode_envelope` counts
+    them): deeper structure is refused here, before anything reprs, hashes or
+    serializes it. Records inside the payload were checked when built. O(size)."""
+    t = type(value)
+    if t is dict or t is list or t is tuple:
+        v.check_depth(value, path, _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH, 2)
+    elif isinstance(value, Mapping) and not isinstance(value, Record):  # its items, as to_dict reads them
+        v.check_depth(dict(value), path, _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH, 2)
+    return value
+
+
+def check_envelope_depth(env: Mapping[Any, Any]) -> None:
+    """Refuse an envelope mapping whose values nest deeper than a record may
+    (``max_depth + WRAPPER_DEPTH`` levels counted from the envelope, unknown
+    keys included, as :func:`memex.decode_envelope` counts the JSON text),
+    before anything reads, reprs or serializes it.
+
+    Raises:
+        ValidationError: naming the first place too deep
+            (``payload.item.content.a.a...``). O(size).
+    """
+    limit = _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH
+    for k, x in env.items():
+        if type(x) is dict or type(x) is list or type(x) is tuple:
+            v.check_depth(x, v.path_key(k) if type(k) is str else f"<{type(k).__name__} key>", limit, 2)
+
+
 def _payload_to_wire(payload: Any) -> Any:
     if isinstance(payload, Record):
         return payload.to_dict()
@@ -54,7 +86,11 @@ class EventEnvelope(Record, PydanticCompat, Generic[T]):
     type hint.
 
     Raises:
-        ValidationError: ``id``/``namespace``/``type``/``ts`` is not a string.
+        ValidationError: ``id``/``namespace``/``type``/``ts`` is not a string,
+            or the payload's dicts and lists nest deeper than a record may
+            (``max_depth + WRAPPER_DEPTH`` levels with the envelope's own,
+            :mod:`memex.limits`); the error names the first place too deep
+            (``payload.item.content.a.a...``).
     """
 
     id: Str
@@ -62,7 +98,7 @@ class EventEnvelope(Record, PydanticCompat, Generic[T]):
     type: Str
     ts: Str
     trace_id: Annotated[str | None, _trace] = None
-    payload: Annotated[T, v.any_value]
+    payload: Annotated[T, _payload]
 
     def to_dict(self) -> dict[str, Any]:
         """Return the wire dict (``trace_id`` omitted when absent; payload records as dicts)."""

@@ -8,6 +8,7 @@ as a memory command (as the TypeScript library's replay does).
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -16,7 +17,7 @@ import attrs
 from memex import _validate as v
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
-from memex.envelope import EventEnvelope
+from memex.envelope import EventEnvelope, check_envelope_depth
 from memex.errors import InvalidTimestampError, ValidationError
 from memex.graph import GraphState
 from memex.models import Command, MemoryLifecycleEvent
@@ -50,6 +51,19 @@ class ReplayFailure:
     error: Exception
     command: Any = None
     envelope: Any = None
+
+    def __repr__(self) -> str:
+        """Bounded: the command and envelope are abbreviated (a rejected one may
+        nest too deeply for a full repr, or be huge)."""
+        return (
+            f"ReplayFailure(index={self.index!r}, error={self.error!r}, "
+            f"command={_BRIEF.repr(self.command)}, envelope={_BRIEF.repr(self.envelope)})"
+        )
+
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel = 3
+_BRIEF.maxstring = _BRIEF.maxother = 200
 
 
 class ReplayResult(NamedTuple):
@@ -158,7 +172,7 @@ def envelope_instant(env: Any) -> int:
         raise InvalidTimestampError("Invalid envelope timestamp: missing ts (expected ISO 8601)")
     if not isinstance(ts, str):
         raise InvalidTimestampError(
-            f"Invalid envelope timestamp: {ts!r} is not a string (expected ISO 8601)"
+            f"Invalid envelope timestamp: {v.shown(ts)} is not a string (expected ISO 8601)"
         )
     return parse_iso_ts(ts)
 
@@ -171,7 +185,9 @@ def replay_from_envelopes(
     Every ``ts`` is parsed first (:func:`parse_iso_ts`); an envelope whose
     ``ts`` is missing, not a string or invalid is skipped with an
     ``InvalidTimestampError`` (``envelope`` set), in input order; an element
-    that is not an envelope at all (a number, a list) is skipped there too,
+    that is not an envelope at all (a number, a list), or a mapping that
+    nests deeper than a record may (``max_depth + WRAPPER_DEPTH`` levels,
+    :mod:`memex.limits`; the error names the place), is skipped there too,
     with a ``ValidationError``. The rest are
     stable-sorted by instant (ties keep input order: records stamped in the
     same millisecond replay in the order they were logged) and their payloads
@@ -212,8 +228,10 @@ def replay_from_envelopes(
             skipped.append(ReplayFailure(i, err, None, env))
             continue
         try:
+            if isinstance(env, Mapping):  # an EventEnvelope's payload was checked when it was built
+                check_envelope_depth(env)
             instant = envelope_instant(env)
-        except InvalidTimestampError as e:
+        except (InvalidTimestampError, ValidationError) as e:
             skipped.append(ReplayFailure(i, e, None, env))
             continue
         timed.append((instant, i, env))

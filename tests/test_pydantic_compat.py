@@ -226,7 +226,12 @@ def test_json_mode_writes_scalar_subclasses_as_their_base() -> None:
 def test_a_self_containing_payload_is_an_error_not_a_crash() -> None:
     loop: list[Any] = []
     loop.append(loop)
-    env = memex.create_event_envelope("x", {"loop": loop}, now=0)
+    with pytest.raises(ValidationError, match="nested deeper than the maximum depth") as caught:
+        memex.create_event_envelope("x", {"loop": loop}, now=0)  # refused at the door
+    assert caught.value.path.startswith("payload.loop[0][0]")
+    later: list[Any] = []
+    env = memex.create_event_envelope("x", {"loop": later}, now=0)
+    later.append(later)  # the payload is kept as given: made to hold itself afterwards
     with pytest.raises(ValidationError, match="nested too deeply"):
         env.model_dump()
 

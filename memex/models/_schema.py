@@ -248,7 +248,7 @@ def tag_check(tag: str) -> v.Checker:
 
     def check(value: Any, path: str) -> str:
         if value != tag:
-            raise ValidationError(f'{path}: expected "{tag}", got {value!r}', path)
+            raise ValidationError(f'{path}: expected "{tag}", got {v.shown(value)}', path)
         return tag
 
     return v.fast(f"(type({{x}}) is str and {{x}} == {tag!r})")(check)

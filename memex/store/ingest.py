@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
-from memex.envelope import EventEnvelope
+from memex.envelope import EventEnvelope, check_envelope_depth
 from memex.errors import (
     ConcurrencyError,
     IdempotencyConflictError,
@@ -41,9 +41,9 @@ class EnvelopeImport(NamedTuple):
         applied: envelopes applied and appended.
         duplicates: envelopes already in the log with identical bytes (skipped).
         rejected: ``(index, error)`` of each envelope that was not logged
-            (malformed, bad ``ts``, a command the reducer rejected, larger than
-            the record limit once encoded, or an id
-            stored with different bytes), index in input order.
+            (malformed, nested deeper than a record may, bad ``ts``, a command
+            the reducer rejected, larger than the record limit once encoded,
+            or an id stored with different bytes), index in input order.
     """
 
     applied: int
@@ -63,8 +63,12 @@ def _check_envelope(env: EventEnvelope[Any]) -> None:
 
 
 def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
+    """The envelope of one input; a mapping nested deeper than a record may is
+    refused (a ``ValidationError`` naming the place) before anything reads it."""
     if isinstance(raw, EventEnvelope):
         return raw
+    if isinstance(raw, Mapping):
+        check_envelope_depth(raw)
     env: EventEnvelope[Any] = EventEnvelope.from_dict(raw)
     return env
 
