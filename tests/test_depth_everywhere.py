@@ -1,4 +1,4 @@
-"""Depth everywhere: deep structure given as Python objects is one typed error, never a RecursionError.
+"""Depth everywhere: deep structure given as Python objects or as a log line is one typed error.
 
 Every public function that takes envelopes, commands or records as Python
 objects (``MemexStore.import_envelopes``, ``replay_from_envelopes``,
@@ -6,7 +6,9 @@ objects (``MemexStore.import_envelopes``, ``replay_from_envelopes``,
 ``EventEnvelope.from_dict``, the factories) refuses nesting deeper than the
 JSON decoders allow with a ``ValidationError`` naming the place, before
 anything reprs, hashes, canonicalises or serializes it; reports of rejected
-values (``ReplayFailure``, error messages) never recurse.
+values (``ReplayFailure``, error messages) never recurse. On the command line,
+a log whose only line is a bad record is reported with that record's reason,
+not as "not a JSON-lines file".
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ import pytest
 
 import memex
 from memex import ValidationError
+from memex.cli import main
 from memex.codec import decode_json
 from memex.limits import DEFAULT_MAX_DEPTH, WRAPPER_DEPTH
 from tests.deep_values import deep, deep_list
 
 pytestmark = pytest.mark.usefixtures("fresh_uuid_generator", "limits")
 
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "docs" / "examples" / "agent_session.jsonl"
+GOOD = EXAMPLE.read_text("utf-8").splitlines()
 #: Far beyond the limit and beyond Python's recursion limit: a recursive walk would fail.
 VERY_DEEP = 5000
 #: The levels a whole record (an envelope, a command) may nest, the envelope itself included.
@@ -262,3 +268,97 @@ def test_a_deep_command_type_or_timestamp_is_described_not_repred() -> None:
         memex.replay.envelope_instant({"ts": deep_list(10)})
     with pytest.raises(ValidationError, match='^type: expected "memory.create", got object$'):
         memex.MemoryCreate(type=deep(VERY_DEEP), item=memex.create_memory_item(**ITEM))  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- the command line
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _line(place: str) -> str:
+    first = json.loads(GOOD[0])
+    if place == "bad record":
+        first["payload"]["item"]["authority"] = 1.5
+        return json.dumps(first)
+    if place == "just over the bound":
+        first["payload"]["item"]["content"] = deep(RECORD_DEPTH - 3)  # the envelope is 265 deep
+        return json.dumps(first)
+    if place == "far too deep":
+        text = json.dumps(first)
+        return text.replace('"content": {', '"content": ' + '{"a": ' * VERY_DEEP + "{", 1).replace(
+            ', "author"', "}" * VERY_DEEP + ', "author"', 1
+        )
+    if place == "lone surrogate":
+        return json.dumps(first).replace('"Goes by', '"\\ud800 Goes by', 1)
+    assert place == "broken JSON"
+    return GOOD[0][:150]
+
+
+# (kind of line, what the report says about it)
+ONE_LINE = [
+    ("bad record", "ValidationError: item.authority: expected a number in [0, 1], got 1.5"),
+    ("just over the bound", "ValidationError: $.payload.item.content.a.a"),
+    ("far too deep", "ValidationError: invalid JSON: nested too deeply"),
+    ("lone surrogate", "ValidationError: invalid JSON: JSON is malformed: unexpected end of escaped utf-16"),
+    ("broken JSON", "ValidationError: invalid JSON: "),
+]
+
+
+@pytest.mark.usefixtures("plain_terminal")
+@pytest.mark.parametrize(("place", "reason"), ONE_LINE, ids=[p for p, _ in ONE_LINE])
+def test_one_line_log_bad_record_reports_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, place: str, reason: str
+) -> None:
+    log = tmp_path / "one.jsonl"
+    log.write_text(_line(place) + "\n")
+    code, out, err = run(capsys, "replay", str(log))
+    assert code == 1 and "not a JSON-lines file" not in out + err
+    assert "Skipped records (1):" in out and f"line 1: {reason}" in out
+    db = str(tmp_path / "x.db")
+    code, out, err = run(capsys, "log", "import", str(log), "--db", db)
+    assert code == 1 and "not a JSON-lines file" not in out + err
+    assert err.startswith(f"memex: line 1: {reason}")
+    assert "0 appended, 0 already stored, 1 rejected" in out
+
+
+@pytest.mark.usefixtures("plain_terminal")
+@pytest.mark.parametrize("place", ["just over the bound", "far too deep", "broken JSON"])
+def test_a_deep_or_broken_line_among_good_ones_leaves_the_others_imported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, place: str
+) -> None:
+    log, rest = tmp_path / "log.jsonl", tmp_path / "rest.jsonl"
+    log.write_text("\n".join([_line(place), *GOOD[1:]]) + "\n")
+    rest.write_text("\n".join(GOOD[1:]) + "\n")
+    code, out, err = run(capsys, "log", "import", str(log), "--db", str(tmp_path / "x.db"))
+    assert code == 1 and err.startswith("memex: line 1: ValidationError: ")
+    run(capsys, "log", "import", str(rest), "--db", str(tmp_path / "rest.db"))  # the other lines alone
+    with memex.MemexStore.open(tmp_path / "x.db", read_only=True) as got:
+        with memex.MemexStore.open(tmp_path / "rest.db", read_only=True) as expected:
+            assert len(got.mem.items) == len(expected.mem.items) > 0
+            assert got.mem.items == expected.mem.items
+    code, out, _ = run(capsys, "replay", str(log))
+    assert code == 1 and "Skipped records (" in out and "line 1: ValidationError: " in out
+
+
+@pytest.mark.usefixtures("plain_terminal")
+@pytest.mark.parametrize(
+    ("text", "which"),
+    [
+        (json.dumps([json.loads(GOOD[0])]) + "\n", "its only non-blank line is not"),
+        ("[\n" + ",\n".join(GOOD[:3]) + ",\n]\n", "none of its 5 non-blank lines is"),
+        ('{\n  "memories": [],\n  "edges": []\n}\n', "none of its 4 non-blank lines is"),
+        ("hello\n", "its only non-blank line is not"),
+    ],
+    ids=["a JSON array", "an array of objects one per line", "a pretty-printed object", "text"],
+)
+def test_files_that_are_not_json_lines_are_still_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, which: str
+) -> None:
+    path = tmp_path / "not-a-log.json"
+    path.write_text(text)
+    for command in (("replay", str(path)), ("log", "import", str(path), "--db", str(tmp_path / "x.db"))):
+        code, out, err = run(capsys, *command)
+        assert (code, out) == (2, "")
+        assert err == f"memex: error: {path}: not a JSON-lines file ({which} a JSON object)\n"

@@ -15,6 +15,7 @@ envelope checks, ordering and replay that use them are in
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -44,6 +45,14 @@ CHECKED_LINES = 20
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _GZIP_MAGIC = b"\x1f\x8b"
+_RECORD_START = re.compile(rb'[ \t\r]*\{[ \t\r]*"')
+
+
+def _record_like(raw: bytes) -> bool:
+    """Whether a line starts as a JSON object with a key (``{"``) and does not end
+    with a comma (as a line inside a larger JSON document, an array of objects,
+    does): a record of its own, perhaps a bad one."""
+    return _RECORD_START.match(raw) is not None and not raw.rstrip(b" \t\r").endswith(b",")
 
 
 Phases = Callable[[str, int], Callable[[int], None] | None]
@@ -307,10 +316,14 @@ class InputCheck:
     * none of its first :data:`CHECKED_LINES` (20) non-blank lines is a JSON
       object (or the input ends before 20 and none of them was one).
 
-    An empty input, or one with blank lines only, passes. Once a JSON object
-    has been seen, or the first 20 non-blank lines are past, the check is
-    done and costs nothing more; a log with some bad lines among good ones
-    is read as usual.
+    A line that starts as a JSON object with a key (``{"``), and does not end
+    with a comma, counts as one even when it cannot be used (broken JSON,
+    nested too deeply, a lone surrogate, a bad record): it is a damaged
+    record, reported with its own reason, so a log whose only line is bad is
+    not called "not a JSON-lines file". An empty input, or one with blank
+    lines only, passes. Once a JSON object has been seen, or the first 20
+    non-blank lines are past, the check is done and costs nothing more; a log
+    with some bad lines among good ones is read as usual.
 
     Args:
         path: the input as given (``"-"`` is standard input), for messages.
@@ -332,7 +345,9 @@ class InputCheck:
             raw: the line's bytes (without its line break); ``None`` for a
                 line too long to be read (it may be an object too large to
                 decode: it is not counted either way).
-            is_object: the line decoded to a JSON object.
+            is_object: the line decoded to a JSON object (a line that
+                starts as one, ``{"``, and does not end with a comma counts
+                as one too).
             blank: the line holds only white space.
         Raises:
             FileAccessError: (reason ``"not_jsonl"``) the input is clearly not JSON lines.
@@ -346,7 +361,7 @@ class InputCheck:
             if nul >= 0:
                 raise self._binary(self._offset + nul, number == 1 and raw.startswith(_GZIP_MAGIC))
             self._offset += len(raw) + 1
-        if is_object:
+        if is_object or _record_like(raw):
             self.done = True
             return
         if blank:
