@@ -9,7 +9,9 @@ is accepted can always be written, decoded and replayed again, and no input
   task's ``result``, an update's ``partial``...). ``{"a": 1}`` has depth 1,
   ``{"a": {"b": 1}}`` depth 2. A decoder of a whole JSON document (a command,
   an envelope, a state, a snapshot) allows :data:`WRAPPER_DEPTH` more levels
-  for the document around such values.
+  for the document around such values, and so does every function that takes
+  an envelope as Python objects (``MemexStore.import_envelopes``,
+  ``replay_from_envelopes``, ``create_event_envelope``, ``EventEnvelope``).
 * ``max_record_bytes`` (default 64 MiB): the largest JSON text one record
   (a command or an envelope) may have, and the largest total length of the
   strings in one JSON value. Whole-state documents (``memex.parse``, store
