@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -429,11 +430,14 @@ def test_two_cli_processes_share_one_postgres_log(pg_dsn: str, tmp_path: Path) -
     assert log.head() == 244 and log.verify().ok
     verify = _memex("audit", "verify", "--db", pg_dsn)
     assert verify.returncode == 0, verify.stderr
-    assert verify.stdout.splitlines() == [
+    lines = verify.stdout.splitlines()
+    assert lines[:3] == [
         "head position 244",
         f"head hash {log.head_hash()}",
         "ok: the hash chain verifies",
     ]
+    # each import closed its store with a snapshot; both equal the fold of the shared log
+    assert len(lines) == 4 and re.fullmatch(r"ok: 2 snapshot\(s\) equal the fold of the log \(position\(s\) \d+, 244\)", lines[3])
     log.close()
 
     # the same envelopes imported into a SQLite log, one file after the other: the two logs
