@@ -46,9 +46,13 @@ def supersedes_path(state: GraphState | GraphBuilder, start: str, goal: str) -> 
     Raises:
         ValidationError: ``state`` of another type, an id that is not a string.
 
-    Complexity: a breadth-first walk over the items ``start`` supersedes:
-    O(sum of their degrees), each item's edges read once from the
-    edges-by-endpoint index; never a scan of the graph.
+    Complexity: a bidirectional breadth-first walk, forward over the items
+    ``start`` supersedes and backward over those that supersede ``goal``,
+    always growing the smaller frontier; it ends when either side runs out,
+    so the usual case, a new item superseding the head of a long chain of
+    versions (nothing supersedes it yet), costs O(its degree), not O(chain
+    length). At most O(sum of the degrees of the items reached), each item's
+    edges read once from the edges-by-endpoint index; never a scan of the graph.
 
     Example:
         >>> import memex
@@ -68,20 +72,53 @@ def supersedes_path(state: GraphState | GraphBuilder, start: str, goal: str) -> 
     v.id_arg(goal, "goal")
     if start == goal:
         return [start]
-    came_from: dict[str, str] = {start: start}
-    todo: deque[str] = deque([start])
-    while todo:
-        x = todo.popleft()
-        for e in state.edges_of(x):
-            if e.from_ != x or e.kind != SUPERSEDES or not e.active or e.to in came_from:
-                continue
-            came_from[e.to] = x
-            if e.to == goal:
-                path = [goal]
-                while path[-1] != start:
-                    path.append(came_from[path[-1]])
-                return path[::-1]
-            todo.append(e.to)
+    # bidirectional breadth-first search: forward from start along outgoing SUPERSEDES
+    # edges, backward from goal along incoming ones, growing the smaller frontier (the
+    # sides take turns on a tie) by one whole level, so the walk stops as soon as either
+    # side has nowhere to go
+    fwd: dict[str, tuple[str, int]] = {start: (start, 0)}  # id -> (previous id, distance)
+    back: dict[str, tuple[str, int]] = {goal: (goal, 0)}  # id -> (next id, distance)
+    fwd_level, back_level = [start], [goal]
+    forward = False
+    while fwd_level and back_level:
+        # the smaller frontier; on a tie, the side not grown last time
+        forward = len(fwd_level) < len(back_level) or (len(fwd_level) == len(back_level) and not forward)
+        seen, other = (fwd, back) if forward else (back, fwd)
+        level = fwd_level if forward else back_level
+        nxt: list[str] = []
+        best: tuple[int, str] | None = None
+        for x in level:
+            depth = seen[x][1] + 1
+            for e in state.edges_of(x):
+                if e.kind != SUPERSEDES or not e.active:
+                    continue
+                if forward:
+                    if e.from_ != x:
+                        continue
+                    y = e.to
+                elif e.to != x:
+                    continue
+                else:
+                    y = e.from_
+                if y in seen:
+                    continue
+                seen[y] = (x, depth)
+                nxt.append(y)
+                if y in other and (best is None or depth + other[y][1] < best[0]):
+                    best = (depth + other[y][1], y)
+        if best is not None:
+            meet = best[1]
+            path = [meet]
+            while path[-1] != start:
+                path.append(fwd[path[-1]][0])
+            path.reverse()
+            while path[-1] != goal:
+                path.append(back[path[-1]][0])
+            return path
+        if forward:
+            fwd_level = nxt
+        else:
+            back_level = nxt
     return None
 
 

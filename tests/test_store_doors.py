@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import memex
 from memex import MemexStore, SupersedesCycleError, ValidationError
@@ -449,3 +451,41 @@ def test_cli_slice_import_refuses_one_id_listed_twice(
     assert code == 1
     assert 'tasks[1].id: "t1" is listed twice in the slice (tasks[0] and tasks[1]); nothing imported' in err
     assert not merged.exists()
+
+
+# --------------------------------------------------------------------------- the path search, differentially
+_ids = st.sampled_from("abcdefg")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    edges=st.lists(
+        st.tuples(_ids, _ids, st.sampled_from(["SUPERSEDES", "SUPERSEDES", "SUPPORTS"]), st.booleans()),
+        max_size=25,
+    ),
+    start=_ids,
+    goal=_ids,
+)
+def test_supersedes_path_is_a_shortest_path_of_active_supersedes_edges(
+    edges: list[tuple[str, str, str, bool]], start: str, goal: str
+) -> None:
+    """The bidirectional search against networkx's shortest path on the same graph."""
+    import networkx as nx
+
+    g = memex.create_graph_state()
+    plain = nx.DiGraph()
+    plain.add_nodes_from("abcdefg")
+    for f, t, kind, active in edges:
+        e = memex.create_edge(from_=f, to=t, kind=kind, author="u", source_kind="observed", authority=0.5)
+        g = memex.apply_command(g, memex.EdgeCreate(edge=e)).state
+        if not active:
+            g = memex.apply_command(g, {"type": "edge.retract", "edge_id": e.edge_id, "author": "u"}).state
+        elif kind == "SUPERSEDES":
+            plain.add_edge(f, t)
+    got = memex.supersedes_path(g, start, goal)
+    if not nx.has_path(plain, start, goal):
+        assert got is None
+        return
+    assert got is not None and got[0] == start and got[-1] == goal
+    assert len(got) - 1 == nx.shortest_path_length(plain, start, goal)
+    assert all(plain.has_edge(a, b) for a, b in zip(got, got[1:], strict=False))
