@@ -15,8 +15,6 @@ and ``memex audit verify`` print them).
 
 from __future__ import annotations
 
-from collections import deque
-
 from memex import _validate as v
 from memex.graph import GraphState
 from memex.transient import GraphBuilder

@@ -182,7 +182,7 @@ def test_audit_verify_ok_and_tampered(capsys: pytest.CaptureFixture[str], tmp_pa
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--json")
     assert json.loads(out) == {
         "ok": True, "head": 124, "head_hash": head_hash, "first_bad": None, "reason": None, "records": 124,
-        "snapshots": [{"position": 124, "ok": True, "reason": None}], "supersedes_cycles": [],
+        "snapshots": [{"position": 124, "ok": True, "reason": None, "keyed": None}], "supersedes_cycles": [],
     }
     with sqlite3.connect(db) as c:
         c.execute("UPDATE records SET envelope = replace(envelope, 'a', 'b') WHERE position = 77")

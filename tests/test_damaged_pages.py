@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import memex
-from memex.store.core import _readable_commands
+from memex.store.recovery import readable_commands
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "agent_session.jsonl"
 
@@ -90,7 +90,7 @@ def test_skip_and_continue_moves_forward_when_an_error_reports_position_0() -> N
     skipped: list[memex.SkippedOnOpen] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = _finishes(lambda: list(_readable_commands(_StuckLog(), 1, None, skipped)), 10)  # type: ignore[arg-type]
+        got = _finishes(lambda: list(readable_commands(_StuckLog(), 1, None, skipped)), 10)  # type: ignore[arg-type]
     assert got == [] and len(skipped) == 3
 
 

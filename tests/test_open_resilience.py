@@ -271,7 +271,7 @@ def test_audit_verify_output_is_unchanged_when_everything_reads(
     assert code == 0
     assert json.loads(out) == {
         "ok": True, "head": 3, "head_hash": head_hash, "first_bad": None, "reason": None, "records": 3,
-        "snapshots": [{"position": 3, "ok": True, "reason": None}], "supersedes_cycles": [],
+        "snapshots": [{"position": 3, "ok": True, "reason": None, "keyed": None}], "supersedes_cycles": [],
     }
     assert memex.find_unreadable(memex.SQLiteEventLog(path, read_only=True)) == []
 

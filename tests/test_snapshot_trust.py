@@ -258,8 +258,9 @@ def test_keyed_store_ignores_a_snapshot_signed_with_a_wrong_key(target: str, mon
         st = memex.MemexStore.open(target, read_only=True)
     with st:
         assert _texts(st) == ["original"]
-    report = _verify(target)  # the key is set: the snapshot is not usable, so it is listed
-    assert [(u.kind, u.position) for u in report.unreadable] == [("snapshot", pos)]
+    report = _verify(target)  # the key is set: its content is compared all the same
+    assert report.unreadable == [] and not report.ok
+    assert [(s.position, s.ok, s.keyed) for s in report.snapshots] == [(pos, False, False)]
 
 
 def test_keyed_store_ignores_an_unkeyed_snapshot(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -405,7 +406,8 @@ def test_verify_lists_a_supersedes_cycle_without_failing(tmp_path: Path, capsys:
     report = _verify(db)
     assert report.ok and report.supersedes_cycles == [("a", "b")]
     code, out, _ = run(capsys, "audit", "verify", "--db", db)
-    assert code == 0 and "SUPERSEDES cycles: 1" in out and "  2 item(s): a, b" in out
+    assert code == 0 and "SUPERSEDES cycles: 1 (every item on a cycle is hidden from retrieval)" in out
+    assert "1. a → b → a" in out
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--json")
     assert code == 0 and json.loads(out)["supersedes_cycles"] == [["a", "b"]]
 
@@ -426,3 +428,137 @@ def test_snapshot_planted_at_position_0_is_a_mismatch(target: str) -> None:
     report = _verify(target)
     assert not report.ok and [(s.position, s.ok) for s in report.snapshots] == [(0, False)]
     assert "0 changed, 0 missing, 1 not in the log" in (report.mismatched[0].reason or "")
+
+
+# --------------------------------------------------------------------------- from the black-box review
+def test_reordered_snapshot_is_a_mismatch(target: str) -> None:
+    # equal maps in another order change which of two equally scored items retrieval keeps
+    with memex.MemexStore.open(target, snapshot_every=None) as st:
+        for t in ("first", "second", "third"):
+            _create(st, t)
+        pos = st.snapshot()
+    (state,) = _sql(target, "SELECT state FROM snapshots WHERE position = ?", (pos,))[0]
+    doc = json.loads(bytes(state))
+    doc["mem"]["items"].reverse()
+    forged = json.dumps(doc).encode()
+    _sql(target, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
+         (forged, hashlib.sha256(forged).digest(), pos))
+    (check,) = _verify(target).snapshots
+    assert not check.ok
+    assert "memory items are in another order than in the fold of the log" in (check.reason or "")
+
+
+def test_verify_names_every_graph_that_differs(target: str) -> None:
+    with memex.MemexStore.open(target, snapshot_every=None) as st:
+        _create(st, "item text")
+        intent = st.create_intent(label="intent label", priority=0.5, owner="agent:x")
+        st.create_task(intent_id=intent.id, action="task action", priority=0.5)
+        pos = st.snapshot()
+    _forge(target, pos, b"intent label", b"INTENT LABEL")
+    _forge(target, pos, b"task action", b"TASK ACTION")
+    (check,) = _verify(target).snapshots
+    assert check.reason is not None and "intents differ" in check.reason and "tasks differ" in check.reason
+
+
+def test_records_that_fail_to_apply_fail_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a raw append of an update to an item that never existed: an open leaves it out, verify says so
+    db = str(tmp_path / "a.db")
+    with memex.MemexStore.open(db, snapshot_every=None) as st:
+        _create(st, "real")
+    cmd = {"type": "memory.update", "item_id": "ghost", "partial": {"authority": 0.5}, "author": "u"}
+    with open_log(db) as lg:
+        lg.append([memex.create_event_envelope("memory.update", cmd)])
+    report = _verify(db)
+    assert not report.ok and report.chain.ok
+    assert [(f.position, f.reason.split(":")[0]) for f in report.failed] == [(2, "MemoryNotFoundError")]
+    code, out, _ = run(capsys, "audit", "verify", "--db", db)
+    assert code == 1 and "LEFT OUT record at position 2 (envelope " in out
+    code, out, _ = run(capsys, "audit", "verify", "--db", db, "--json")
+    assert [f["position"] for f in json.loads(out)["failed"]] == [2]
+
+
+def test_snapshot_omitting_a_left_out_record_is_a_mismatch(tmp_path: Path) -> None:
+    db = str(tmp_path / "a.db")
+    with memex.MemexStore.open(db, snapshot_every=None) as st:
+        _create(st, "real")
+    cmd = {"type": "memory.update", "item_id": "ghost", "partial": {"authority": 0.5}, "author": "u"}
+    with open_log(db) as lg:
+        lg.append([memex.create_event_envelope("memory.update", cmd)])
+    with memex.MemexStore.open(db) as st:
+        assert [s.position for s in st.skipped_on_open] == [2]
+        assert st.snapshot() == 2  # lists record 2 as left out
+    assert [s.ok for s in _verify(db).snapshots] == [True]
+    (state,) = _sql(db, "SELECT state FROM snapshots WHERE position = 2")[0]
+    doc = json.loads(bytes(state))
+    del doc["skipped"]
+    forged = json.dumps(doc).encode()
+    _sql(db, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
+         (forged, hashlib.sha256(forged).digest()))
+    (check,) = _verify(db).snapshots
+    assert not check.ok and "it omits 1 record(s) the log leaves out (first: position 2)" in (check.reason or "")
+
+
+@pytest.mark.parametrize("position", [0, -1])
+def test_record_row_outside_the_chain_fails_verify(target: str, position: int) -> None:
+    # such a row is never folded, but its envelope id would answer an idempotent append
+    with memex.MemexStore.open(target, snapshot_every=None) as st:
+        _create(st, "real")
+    (row,) = _sql(target, "SELECT ts_ms, max_ts, envelope, events, hash FROM records WHERE position = 1")
+    _sql(target, "INSERT INTO records (position, id, ts_ms, max_ts, envelope, events, hash) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?)", (position, "planted-id", row[0], row[1], bytes(row[2]), bytes(row[3]), bytes(row[4])))
+    report = _verify(target)
+    assert not report.ok and report.chain.first_bad == position
+    assert report.chain.reason == f"a record row at position {position} lies outside the chain (positions start at 1)"
+
+
+def test_snapshot_row_before_position_0_is_reported(target: str) -> None:
+    pos = _store_with_snapshot(target)
+    (row,) = _sql(target, "SELECT hash, state, state_hash, created_ms FROM snapshots WHERE position = ?", (pos,))
+    _sql(target, "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
+         (-3, bytes(row[0]), bytes(row[1]), bytes(row[2]), row[3]))
+    report = _verify(target)
+    assert [(u.kind, u.position) for u in report.unreadable] == [("snapshot", -3)]
+    assert "lies before position 0" in report.unreadable[0].reason
+
+
+def test_dropped_snapshots_table_never_stops_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "a.db")
+    _store_with_snapshot(db)
+    _sql(db, "DROP TABLE snapshots")
+    with pytest.warns(RuntimeWarning, match="the snapshots table cannot be read"):
+        st = memex.MemexStore.open(db, read_only=True)
+    with st:
+        assert _texts(st) == ["original"]
+    code, out, err = run(capsys, "replay", "--db", db, "--json")
+    assert code == 0 and "original" in out and "memex: the snapshots table cannot be read" in err
+    code, out, _ = run(capsys, "audit", "verify", "--db", db)
+    assert code == 1 and "ok: the hash chain verifies" in out
+    assert "UNREADABLE snapshots table: the snapshots table cannot be read" in out
+    with memex.MemexStore.open(db) as st:  # a writable open creates the table again
+        assert _texts(st) == ["original"]
+    assert _verify(db).ok
+
+
+def test_blank_snapshot_key_is_refused_not_read_as_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = str(tmp_path / "a.db")
+    _store_with_snapshot(db)
+    for blank in ("", "  "):
+        monkeypatch.setenv(SNAPSHOT_KEY_ENV, blank)
+        with pytest.raises(memex.ValidationError, match="MEMEX_SNAPSHOT_KEY: set but blank") as e:
+            memex.MemexStore.open(db, read_only=True)
+        assert e.value.path == SNAPSHOT_KEY_ENV
+
+
+def test_read_commands_say_when_a_snapshot_is_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "a.db")
+    pos = _store_with_snapshot(db)
+    _forge(db, pos, b"original", b"FORGED!!")
+    monkeypatch.setenv(SNAPSHOT_KEY_ENV, "k")
+    shown = f"memex: snapshot at position {pos} carries no HMAC under the key in {SNAPSHOT_KEY_ENV}; ignored"
+    for args in (("replay", "--db", db), ("contradictions", "--db", db), ("stale", "--db", db),
+                 ("recall", "--db", db, "original")):
+        code, out, err = run(capsys, *args)
+        assert code == 0 and shown in err.splitlines(), args
+        assert "FORGED" not in out

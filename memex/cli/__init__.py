@@ -66,7 +66,6 @@ from memex.cli.app import (
     subcommand,
 )
 from memex.cli.audit import WHY_MAX_DEPTH as WHY_MAX_DEPTH
-from memex.cli.audit import cmd_audit as cmd_audit
 from memex.cli.audit import cmd_contradictions as cmd_contradictions
 from memex.cli.audit import cmd_stale as cmd_stale
 from memex.cli.audit import cmd_why as cmd_why
@@ -78,6 +77,7 @@ from memex.cli.replay import SCOPE_LIMIT, count_active_contradictions
 from memex.cli.replay import cmd_replay as cmd_replay
 from memex.cli.slice import SLICE_ID_LIMIT as SLICE_ID_LIMIT
 from memex.cli.slice import cmd_slice as cmd_slice
+from memex.cli.verify import cmd_audit as cmd_audit
 from memex.log.jsonl import LogReplay, SkippedRecord
 
 __all__ = [

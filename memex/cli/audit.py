@@ -1,11 +1,10 @@
 """Audit commands: ``memex why``, ``memex contradictions``, ``memex stale`` on an
-envelope log or a durable store (``--db DB [--as-of WHEN]``), and ``memex audit
-verify`` on a durable store's hash chain."""
+envelope log or a durable store (``--db DB [--as-of WHEN]``); ``memex audit
+verify`` is in :mod:`memex.cli.verify`."""
 
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -17,11 +16,9 @@ from memex import _jsonfmt
 from memex.cli.app import (
     CliError,
     Context,
-    db_arguments,
     field_text,
     one_line,
     open_log,
-    progress_bars,
     source_arguments,
     subcommand,
 )
@@ -37,10 +34,16 @@ from memex.integrity import (
 from memex.log.jsonl import LogReplay
 from memex.models import MemoryItem
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
-from memex.store import SkippedOnOpen, verify_store
 from memex.supersedes import find_supersedes_cycles
 
-__all__ = ["WHY_MAX_DEPTH", "why_fit_depth", "cmd_why", "cmd_contradictions", "cmd_stale", "cmd_audit"]
+__all__ = [
+    "WHY_MAX_DEPTH",
+    "why_fit_depth",
+    "cmd_why",
+    "cmd_contradictions",
+    "cmd_stale",
+    "show_supersedes_cycles",
+]
 
 T = TypeVar("T")
 
@@ -357,8 +360,9 @@ def _show_contradictions(out: Console, state: GraphState, found: list[Contradict
         )
 
 
-def _show_supersedes_cycles(out: Console, cycles: list[tuple[str, ...]]) -> None:
-    """The section of ``memex contradictions`` listing the ``SUPERSEDES`` cycles (none: nothing)."""
+def show_supersedes_cycles(out: Console, cycles: list[tuple[str, ...]]) -> None:
+    """Print the section listing the ``SUPERSEDES`` cycles (``memex contradictions``,
+    ``memex audit verify``): a count, then one line per cycle; nothing when there are none."""
     if not cycles:
         return
     out.print()
@@ -411,7 +415,7 @@ def cmd_contradictions(args: argparse.Namespace, ctx: Context) -> int:
     else:
         out = ctx.console()
         _show_contradictions(out, log.state, found)
-        _show_supersedes_cycles(out, cycles)
+        show_supersedes_cycles(out, cycles)
     return ctx.exit_code
 
 
@@ -445,138 +449,3 @@ def cmd_stale(args: argparse.Namespace, ctx: Context) -> int:
         FileAccessError: the log or the database cannot be read (exit code 2).
     """
     return _list_answer(args, ctx, get_stale_items, _stale_wire, _show_stale)
-
-
-def _audit_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
-    ver = actions.add_parser(
-        "verify",
-        help="recompute the log's hash chain, prove every snapshot against a fold of the log",
-        description=(
-            "Recompute the SHA-256 hash chain of the store's log and print its head position "
-            "and hash, or the first position that was edited, deleted or swapped (exit code "
-            "1); then fold the log once and compare every snapshot with the fold at its "
-            "position (a snapshot whose state differs is a MISMATCH, exit code 1), list every "
-            "record or snapshot that cannot be read back (exit code 1), and any SUPERSEDES "
-            "cycle the log holds (reported only). --expect-head also catches records cut "
-            "off the end or a rewritten history. The database is opened read-only."
-        ),
-    )
-    db_arguments(ver, as_of=False)
-    ver.add_argument(
-        "--expect-head",
-        metavar="HASH|POSITION:HASH",
-        help="a head an auditor pinned earlier: HASH (the head must be exactly it) or "
-        "POSITION:HASH (the chain must hold HASH at POSITION; later appends are fine)",
-    )
-    ver.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def _expected_head(text: str | None) -> tuple[int, str] | str | None:
-    """``--expect-head`` as :func:`memex.verify_store` takes it (``CliError`` when malformed)."""
-    if text is None:
-        return None
-    pos_text, sep, hash_text = text.rpartition(":")
-    if not re.fullmatch(r"[0-9a-fA-F]{64}", hash_text) or (sep and not re.fullmatch(r"[0-9]+", pos_text)):
-        raise CliError("--expect-head: expected HASH or POSITION:HASH (64 hex digits)")
-    return (int(pos_text), hash_text.lower()) if sep else hash_text.lower()
-
-
-@subcommand("audit", "audit a durable store's event log (hash chain)", _audit_arguments)
-def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex audit verify --db DB [--expect-head HASH|POSITION:HASH] [--json]``.
-
-    Prints the head position and hash; on tampering (an edited, deleted or
-    swapped record, records removed after the expected head, or a head
-    that is not the pinned one) prints the first bad position and exits 1.
-    Then folds the log once (:func:`memex.verify_store`, with progress bars
-    on stderr for a long log) and compares each snapshot with the fold at
-    its position: a snapshot whose state differs is printed as one
-    ``MISMATCH snapshot at position N: ...`` line (exit code 1). Each record
-    that cannot be decoded, and each snapshot that cannot be used (it cannot
-    be decoded, does not match the chain, its hash or its HMAC, or lies past
-    the head), is one ``UNREADABLE ...`` line (exit code 1; opening the store
-    leaves them out). Each ``SUPERSEDES`` cycle of the state at the head is
-    listed under ``SUPERSEDES cycles`` without changing the exit code. With
-    ``--json`` the result is one object: ``ok``, ``head``, ``head_hash``,
-    ``first_bad``, ``reason``, ``records`` (folded), ``snapshots`` (a list of
-    ``{"position", "ok", "reason"}``), ``supersedes_cycles`` (lists of item
-    ids), and ``unreadable`` (a list of ``{"kind", "position",
-    "envelope_id", "reason"}``) when something cannot be read.
-
-    The database is opened read-only: it is never created or changed, and
-    the command works while a writer holds the write lock.
-
-    Returns:
-        0 when the chain verifies, every snapshot equals the fold and
-        everything can be read; 1 otherwise.
-    Raises:
-        CliError: a malformed ``--expect-head`` (code 2).
-        FileAccessError: a missing or non-database file (exit code 2).
-        StorageError: SQLite cannot read the file (exit code 2).
-    """
-    expected = _expected_head(args.expect_head)
-    with open_log(args.db) as lg, progress_bars(ctx.err_console()) as phases:
-        report = verify_store(lg, expected_head=expected, progress=phases)
-    result = report.chain
-    ctx.exit_code = 0 if report.ok else 1
-    if args.json:
-        doc: dict[str, Any] = result._asdict()
-        doc["ok"] = report.ok
-        doc["records"] = report.records
-        doc["snapshots"] = [s._asdict() for s in report.snapshots]
-        doc["supersedes_cycles"] = [list(c) for c in report.supersedes_cycles]
-        if report.unreadable:
-            doc["unreadable"] = [
-                {"kind": u.kind, "position": u.position, "envelope_id": u.envelope_id, "reason": u.reason}
-                for u in report.unreadable
-            ]
-        ctx.write_json(doc)
-        return ctx.exit_code
-    out = ctx.console()
-    out.print(f"head position {result.head}", soft_wrap=True)
-    out.print(f"head hash {result.head_hash}", soft_wrap=True)
-    if result.ok:
-        out.print("ok: the hash chain verifies", soft_wrap=True)
-    else:
-        out.print(f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True)
-    good = [s.position for s in report.snapshots if s.ok]
-    if good:
-        out.print(
-            f"ok: {len(good)} snapshot(s) equal the fold of the log (position(s) {_positions(good)})",
-            soft_wrap=True,
-        )
-    for snap in report.mismatched:
-        out.print(one_line(f"MISMATCH {snap.reason}"), soft_wrap=True)
-    if report.mismatched:
-        out.print(
-            f"{len(report.mismatched)} snapshot(s) differ from the log: opening the store without "
-            "MEMEX_SNAPSHOT_KEY would serve them (read with --no-snapshot; with MEMEX_SNAPSHOT_KEY "
-            "set, only snapshots with a valid HMAC are used)",
-            soft_wrap=True,
-        )
-    for u in report.unreadable:
-        out.print(_unreadable_line(u), soft_wrap=True)
-    if report.unreadable:
-        out.print(
-            f"{len(report.unreadable)} unreadable part(s): opening the store leaves them out", soft_wrap=True
-        )
-    if report.supersedes_cycles:
-        out.print(f"SUPERSEDES cycles: {len(report.supersedes_cycles)} (every item on one is hidden from retrieval)", soft_wrap=True)
-        for cycle in report.supersedes_cycles:
-            out.print(one_line(f"  {len(cycle)} item(s): " + ", ".join(cycle)), soft_wrap=True)
-    return ctx.exit_code
-
-
-def _positions(positions: list[int]) -> str:
-    """Positions as text, the middle of a long list elided."""
-    shown = [str(p) for p in positions]
-    return ", ".join(shown if len(shown) <= 8 else [*shown[:4], "...", *shown[-3:]])
-
-
-def _unreadable_line(u: SkippedOnOpen) -> str:
-    """One line for something :func:`memex.find_unreadable` found."""
-    if u.kind == "snapshot":
-        return one_line(f"UNREADABLE snapshot at position {u.position}: {u.reason}")
-    eid = "" if u.envelope_id is None else f" (envelope {u.envelope_id})"
-    return one_line(f"UNREADABLE record at position {u.position}{eid}: {u.reason}")

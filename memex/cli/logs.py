@@ -13,6 +13,7 @@ same way from a file or from a store.
 from __future__ import annotations
 
 import sqlite3
+import sys
 import warnings
 
 from rich.console import Console
@@ -22,6 +23,7 @@ from memex.cli.app import (
     as_of_position,
     db_label,
     file_error_message,
+    one_line,
     open_log,
     progress_bars,
 )
@@ -72,7 +74,9 @@ def replay_db(path: str, when: str | None, console: Console | None, *, snapshots
     created, migrated or locked. The records opening had to leave out
     (undecodable, or whose command failed to apply), up to the replayed
     position, are its skipped records, counted by log position; a snapshot
-    that could not be used is not one (the log was replayed instead).
+    that could not be used is not one (the log was replayed instead): its
+    warning (``memex: snapshot at position N ...; ignored``) is printed on
+    stderr, and the exit code does not change.
 
     Args:
         path: the ``--db`` text: a SQLite file or a PostgreSQL DSN (shown
@@ -92,8 +96,12 @@ def replay_db(path: str, when: str | None, console: Console | None, *, snapshots
         FileAccessError, StorageError: the database cannot be opened (exit code 2).
     """
     try:
-        with open_log(path) as lg, progress_bars(console) as phases, warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # reported as skipped records below
+        with (
+            open_log(path) as lg,
+            progress_bars(console) as phases,
+            warnings.catch_warnings(record=True) as caught,
+        ):
+            warnings.simplefilter("always", RuntimeWarning)  # records: reported as skipped below
             pos = as_of_position(lg, when)
             step = phases("Replaying", lg.head())
             store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step, snapshots=snapshots)
@@ -103,6 +111,10 @@ def replay_db(path: str, when: str | None, console: Console | None, *, snapshots
             shown = lg.path
     except sqlite3.Error as e:
         raise CliError(f"{db_label(path)}: not a memex database ({e})") from None
+    for w in caught:  # a snapshot opening ignored (the log was folded instead): say so
+        text = str(w.message)
+        if text.startswith(("memex: snapshot at position ", "memex: the snapshots table ")):
+            print(one_line(text), file=sys.stderr)
     label = shown if when is None else f"{shown} as of {when} (position {pos})"
     skipped = [_skipped_record(s) for s in store.skipped_on_open if s.kind == "record" and s.position <= pos]
     return LogReplay(label, pos, pos, past.mem, [], skipped, past.intents, past.tasks)

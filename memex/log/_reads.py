@@ -24,7 +24,13 @@ from typing import Any
 from memex import _jsonfmt
 from memex.codec import decode_json
 from memex.envelope import EventEnvelope
-from memex.errors import MemexError, UnreadableRecordError
+from memex.errors import (
+    MemexError,
+    StorageError,
+    StoreBusyError,
+    StoreUnavailableError,
+    UnreadableRecordError,
+)
 from memex.log.chain import (
     GENESIS_HASH,
     SNAPSHOT_KEY_ENV,
@@ -260,7 +266,9 @@ class _LogReads:
         record (a gap), records swapped or reordered, and a broken running
         time index. Given ``expected_head=(position, hex hash)`` an auditor
         recorded earlier, also detects records removed from the end (or the
-        history rewritten before it).
+        history rewritten before it). A record row at a position below 1
+        (outside the chain, but its envelope id would still answer an
+        idempotent append) is reported too.
 
         Returns:
             :class:`VerifyResult` with ``first_bad`` the first bad position.
@@ -310,6 +318,14 @@ class _LogReads:
                 return VerifyResult(False, head, prev.hex(), epos, f"position {epos}: hash differs from the expected head")
             if epos == 0 and ehash.lower() != GENESIS_HASH.hex():
                 return VerifyResult(False, head, prev.hex(), 1, "expected head hash of an empty log is 64 zeros")
+        row = self._one("SELECT min(position) FROM records")
+        if row is not None and row[0] is not None and int(row[0]) < 1:
+            # a row the chain never reaches, yet its envelope id answers idempotent appends
+            low = int(row[0])
+            return VerifyResult(
+                False, head, prev.hex(), low,
+                f"a record row at position {low} lies outside the chain (positions start at 1)",
+            )
         return VerifyResult(True, head, prev.hex())
 
     def position_of_hash(self, chain_hash: str) -> int | None:
@@ -353,24 +369,35 @@ class _LogReads:
 
         Complexity: O(s) queries for s snapshots tried; one state held in memory at a time.
         """
-        rows = self._all(
-            "SELECT position FROM snapshots WHERE position <= ? ORDER BY position DESC",
-            (max_position if max_position is not None else 2**62,),
-        )
-        for (pos,) in rows:
-            snap, why = self.check_snapshot(pos)
-            if snap is not None:
-                return snap
-            if why is not None:
-                warnings.warn(f"memex: {why}; ignored", RuntimeWarning, stacklevel=2)
+        try:
+            rows = self._all(
+                "SELECT position FROM snapshots WHERE position <= ? ORDER BY position DESC",
+                (max_position if max_position is not None else 2**62,),
+            )
+            for (pos,) in rows:
+                snap, why = self.check_snapshot(pos)
+                if snap is not None:
+                    return snap
+                if why is not None:
+                    warnings.warn(f"memex: {why}; ignored", RuntimeWarning, stacklevel=2)
+        except (StoreBusyError, StoreUnavailableError):
+            raise  # the database is busy or away: nothing is known about the table
+        except StorageError as e:  # the table was dropped or altered: the records still hold it all
+            warnings.warn(
+                f"memex: the snapshots table cannot be read ({e}); snapshots are ignored, the log is replayed",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return None
 
-    def check_snapshot(self, position: int) -> tuple[Snapshot | None, str | None]:
+    def check_snapshot(self, position: int, *, keyed: bool = True) -> tuple[Snapshot | None, str | None]:
         """The snapshot stored at ``position`` if it can be trusted, else why not.
 
         The checks of :meth:`load_snapshot` (chain hash at its position,
-        SHA-256 of its state, the HMAC when a snapshot key is set), without
-        warnings and without falling back to an older snapshot.
+        SHA-256 of its state, the HMAC when a snapshot key is set and
+        ``keyed``), without warnings and without falling back to an older
+        snapshot. ``keyed=False`` leaves the HMAC out (an auditor comparing
+        every snapshot's content with the log, HMAC or not).
 
         Returns:
             ``(snapshot, None)``; ``(None, reason)`` for a stored snapshot
@@ -385,7 +412,7 @@ class _LogReads:
         where = f"snapshot at position {position}"
         if self.hash_at(position) != chain.hex():
             return None, f"{where} does not match the log's chain"
-        key = snapshot_key()
+        key = snapshot_key() if keyed else None
         mac_col = ", mac" if key is not None and self._has_mac_column() else ""
         row = self._one(f"SELECT state, state_hash{mac_col} FROM snapshots WHERE position = ?", (position,))
         if row is None:  # replaced or removed meanwhile
@@ -401,6 +428,10 @@ class _LogReads:
         return Snapshot(position, chain.hex(), state), None
 
     def snapshot_positions(self) -> list[int]:
-        """Positions of the stored snapshots, ascending."""
+        """Positions of the stored snapshots, ascending.
+
+        Raises:
+            StorageError: the snapshots table cannot be read (dropped or altered).
+        """
         return [r[0] for r in self._all("SELECT position FROM snapshots ORDER BY position")]
 

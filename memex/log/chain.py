@@ -56,10 +56,22 @@ def snapshot_key() -> bytes | None:
     """The key of keyed snapshots: the UTF-8 bytes of :data:`SNAPSHOT_KEY_ENV`, or ``None``.
 
     Read from the environment on every call (a process may set it after
-    opening a log). An unset or empty variable means no key.
+    opening a log). An unset variable means no key.
+
+    Raises:
+        ValidationError: the variable is set but empty or blank (typically
+            ``MEMEX_SNAPSHOT_KEY=$UNSET``): refused rather than read as "no
+            key", which would silently trust every snapshot again.
     """
     text = os.environ.get(SNAPSHOT_KEY_ENV)
-    return text.encode("utf-8", "surrogateescape") if text else None
+    if text is None:
+        return None
+    if not text.strip():
+        # set but blank: most likely an unset shell variable ($KEY) meant to protect
+        raise ValidationError(
+            f"{SNAPSHOT_KEY_ENV}: set but blank; give a secret key, or unset the variable", SNAPSHOT_KEY_ENV
+        )
+    return text.encode("utf-8", "surrogateescape")
 
 
 def snapshot_mac(key: bytes, position: int, chain_hash: bytes, state: bytes) -> bytes:

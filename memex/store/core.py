@@ -46,14 +46,11 @@ from memex.store.mutations import StoreMutations
 from memex.store.queries import StoreQueries
 from memex.store.recovery import (
     SkippedOnOpen,
-    SnapshotCheck,
-    StoreVerifyResult,
     _fold_log,
     _load_snapshot,
     find_unreadable,
-    verify_store,
 )
-from memex.store.recovery import _readable_commands as _readable_commands
+from memex.store.verify import SnapshotCheck, StoreVerifyResult, verify_store
 from memex.task import TaskState, create_task_state
 
 __all__ = [
