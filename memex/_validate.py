@@ -25,7 +25,7 @@ names are re-exported here.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from memex._jsonwalk import (
@@ -64,6 +64,7 @@ __all__ = [
     "literal",
     "record",
     "checked_changes",
+    "closest",
     "record_list",
     "any_value",
     "valid_text",
@@ -426,6 +427,27 @@ def checked_changes(partial: Mapping[str, Any], checks: Mapping[str, Checker]) -
     at ``partial.<field>``. Shared by the memory, edge, intent and task reducers.
     """
     return {k: check(partial[k], f"partial.{k}") for k, check in checks.items() if k in partial}
+
+
+def closest(name: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely misspells, for a "did you mean" hint.
+
+    The same letters in another case (``Authority`` → ``authority``), else the
+    closest by :func:`difflib.get_close_matches` (cutoff 0.6); ``None`` when
+    none is close or ``name`` is longer than 64 characters (a long key is no
+    typo, and comparing it costs O(len(name)) per name).
+    """
+    if len(name) > 64:
+        return None
+    known = list(names)
+    folded = name.casefold()
+    for candidate in known:
+        if candidate.casefold() == folded:
+            return candidate
+    import difflib  # only on the way to an error message
+
+    close = difflib.get_close_matches(name, known, n=1)
+    return close[0] if close else None
 
 
 def record(cls: Any, fresh: bool = False) -> Checker:

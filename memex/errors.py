@@ -75,21 +75,48 @@ class SupersedesCycleError(ValidationError):
             ``"edge_id"`` for an ``edge.update``).
 
     Attributes:
-        edge_id, cycle (a tuple), path: as given.
+        edge_id, cycle (a tuple, the whole cycle), path: as given.
+
+    The message is bounded whatever the cycle's length (it reaches MCP
+    clients and logs): a cycle of more than 10 items lists its first 8 and
+    last 2 ids around ``… (N items)``, and an id longer than 80 characters
+    is cut (``…``). ``cycle`` keeps every id.
     """
 
     def __init__(self, edge_id: str, cycle: tuple[str, ...] | list[str], path: str = "edge") -> None:
         self.edge_id = edge_id
         self.cycle = tuple(cycle)
-        ring = " → ".join((*self.cycle, self.cycle[0])) if self.cycle else "?"
         super().__init__(
-            f"{path}: {edge_id} would close a SUPERSEDES cycle {ring}; "
+            f"{path}: {_short_id(edge_id)} would close a SUPERSEDES cycle {_ring(self.cycle)}; "
             "every item on a cycle is hidden from retrieval",
             path,
         )
 
     def __reduce__(self) -> tuple[type, tuple[str, tuple[str, ...], str]]:
         return type(self), (self.edge_id, self.cycle, self.path)
+
+
+_RING_HEAD, _RING_TAIL, _ID_SHOWN = 8, 2, 80
+
+
+def _short_id(value: object) -> str:
+    """An id for a message: as is, or cut at :data:`_ID_SHOWN` characters with ``…``."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _ID_SHOWN else text[: _ID_SHOWN - 1] + "…"
+
+
+def _ring(cycle: tuple[str, ...]) -> str:
+    """``a → b → c → a``; a cycle of more than head + tail ids shows the first
+    :data:`_RING_HEAD` and the last :data:`_RING_TAIL` around ``… (N items)``."""
+    if not cycle:
+        return "?"
+    shown = [_short_id(x) for x in cycle[:_RING_HEAD]]
+    if len(cycle) > _RING_HEAD + _RING_TAIL:
+        shown.append(f"… ({len(cycle)} items)")
+        shown += [_short_id(x) for x in cycle[-_RING_TAIL:]]
+    else:
+        shown += [_short_id(x) for x in cycle[_RING_HEAD:]]
+    return " → ".join((*shown, shown[0]))
 
 
 class _IdError(MemexError):

@@ -190,9 +190,6 @@ class LifecycleSpec:
     errors: tuple[Callable[[str], Exception], Callable[[str], Exception], Callable[[str, str, str], Exception]]
 
 
-_NOT_REPLACEABLE = ("id", "status")  # an update never changes who an entity is or where it stands
-
-
 def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
     """Build the pure reducer ``(state, command) -> result(state, [event])`` of a spec.
 
@@ -212,7 +209,8 @@ def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
     duplicate, not_found, invalid = spec.errors
     entities_of = attrgetter(f"{ns}s")  # the state's entity map (``intents``, ``tasks``)
     schema: Mapping[str, v.Checker] = spec.entity._UPDATE_CHECKS
-    checks = {name: check for name, check in schema.items() if name not in _NOT_REPLACEABLE}
+    # the fields the entity declares updatable: all but ``id`` and ``status`` (marked ``Fixed``)
+    checks = {name: schema[name] for name in spec.entity._UPDATABLE}
     field = ns
 
     def reduce(state: Any, cmd: Any) -> Any:

@@ -49,31 +49,19 @@ class CommandResult(NamedTuple):
     events: list[MemoryLifecycleEvent]
 
 
-# Replaceable fields, each with the record's update checker: types are
-# checked, score bounds are not (an out-of-range score in a partial survives,
-# as in TypeScript and memex-python, so logs written by the TypeScript library
-# replay the same). A value of the wrong type (a list scope, a string score)
-# is rejected: no well-typed client writes one, and it would leave a state
-# that cannot be queried, serialised or parsed back.
+# Replaceable fields, each with the record's update checker: the fields the
+# records declare updatable (``_UPDATABLE``: all but those marked ``Fixed``,
+# an item's ``id`` and ``created_at``, an edge's ``edge_id``, ``from`` and
+# ``to``), an item's ``content`` and ``meta`` being merged below instead.
+# Types are checked, score bounds are not (an out-of-range score in a partial
+# survives, as in TypeScript and memex-python, so logs written by the
+# TypeScript library replay the same). A value of the wrong type (a list
+# scope, a string score) is rejected: no well-typed client writes one, and it
+# would leave a state that cannot be queried, serialised or parsed back.
 _ITEM_REPLACEABLE: dict[str, v.Checker] = {
-    name: MemoryItem._UPDATE_CHECKS[name]
-    for name in (
-        "scope",
-        "kind",
-        "author",
-        "source_kind",
-        "parents",
-        "authority",
-        "conviction",
-        "importance",
-        "intent_id",
-        "task_id",
-    )
+    name: MemoryItem._UPDATE_CHECKS[name] for name in MemoryItem._UPDATABLE if name not in ("content", "meta")
 }
-_EDGE_REPLACEABLE: dict[str, v.Checker] = {
-    name: Edge._UPDATE_CHECKS[name]
-    for name in ("kind", "weight", "author", "source_kind", "authority", "active", "meta")
-}
+_EDGE_REPLACEABLE: dict[str, v.Checker] = {name: Edge._UPDATE_CHECKS[name] for name in Edge._UPDATABLE}
 
 
 def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:

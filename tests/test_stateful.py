@@ -78,6 +78,13 @@ def out_of_bounds(partial: dict[str, Any]) -> bool:
     return any(isinstance(partial.get(k), int | float) and not 0 <= partial[k] <= 1 for k in BOUNDED)
 
 
+def refused_by_the_door(partial: dict[str, Any]) -> bool:
+    """Whether a store's door refuses an update ``partial`` the reducers apply: a score out of
+    bounds, an empty partial, or a key the update cannot set (the rules' ``id`` and ``status``,
+    which the reducers ignore)."""
+    return out_of_bounds(partial) or not partial or "id" in partial or "status" in partial
+
+
 # ----------------------------------------------------------------------------- views
 def graph_view(state: GraphState, rename: dict[str, str] | None = None) -> tuple[Any, Any]:
     """``(items, edges)`` of a state as lists of ``(id, wire dict)`` in insertion order.
@@ -414,7 +421,7 @@ class GraphMachine(RuleBasedStateMachine):
             return
         self.mem, events = memex.apply_command(self.mem, cmd)
         assert [e.type for e in events] == ["memory.updated"]
-        if out_of_bounds(partial):
+        if refused_by_the_door(partial):
             self.refused_at_the_door(lambda: self.store.apply(cmd), [("memory", cmd)])
         else:
             self.store.apply(cmd)
@@ -503,8 +510,8 @@ class GraphMachine(RuleBasedStateMachine):
             and "kind" not in partial and memex.supersedes_path(self.mem, old.to, old.from_) is not None
         )
         self.mem, _ = memex.apply_command(self.mem, cmd)
-        if out_of_bounds(partial) or closing:
-            error = memex.ValidationError if out_of_bounds(partial) else memex.SupersedesCycleError
+        if refused_by_the_door(partial) or closing:
+            error = memex.ValidationError if refused_by_the_door(partial) else memex.SupersedesCycleError
             self.refused_at_the_door(lambda: self.store.apply(scmd), [("memory", scmd)], error)
         else:
             self.store.apply(scmd)
@@ -599,7 +606,7 @@ class GraphMachine(RuleBasedStateMachine):
             self.expect_rejected(pure, on_store, not_found)
             return
         self._set_lifecycle(ns, pure())
-        if out_of_bounds(partial):
+        if refused_by_the_door(partial):
             self.refused_at_the_door(on_store, [(ns, cmd)])
         else:
             on_store()

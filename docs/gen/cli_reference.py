@@ -43,7 +43,7 @@ every subcommand:
 | code | meaning |
 | --- | --- |
 | 0 | success |
-| 1 | the input had bad or skipped records (everything else was still processed) |
+| 1 | the input had bad or skipped records: a log's are reported and skipped, the rest still processed; a slice with one (a malformed or truncated entity, an id listed twice, an unknown top-level key) is refused whole, nothing imported |
 | 2 | usage error, missing or unreadable file, a directory, unknown id |
 
 Errors are one line on stderr (`memex: error: ...`), never a traceback (set

@@ -43,7 +43,10 @@ registry, parser, entry point and shared helpers), :mod:`memex.cli.replay`,
 Exit codes (every subcommand):
 
 * ``0`` success;
-* ``1`` the input had bad or skipped records (the rest was still processed);
+* ``1`` the input had bad or skipped records: a log's are reported and
+  skipped, the rest still processed; a slice with one (a malformed or
+  truncated entity, an id listed twice, an unknown top-level key) is refused
+  whole, nothing imported;
 * ``2`` usage errors, missing or unreadable files, text that is not UTF-8,
   input that is clearly not a JSON-lines log, unknown ids.
 

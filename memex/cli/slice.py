@@ -215,8 +215,9 @@ def _read_slice(path: str) -> MemexExport:
     """The slice in ``path`` (``"-"``: stdin; a stream is read up to the record limit).
 
     Raises:
-        CliError: (code 1) the input is not a slice, does not start with
-            ``{``, or is a stream longer than the record limit.
+        CliError: (code 1) the input is not a slice (a top-level key other
+            than memories, edges, intents and tasks too), does not start
+            with ``{``, or is a stream longer than the record limit.
         FileAccessError: the file cannot be read (code 2).
     """
     try:
@@ -224,7 +225,7 @@ def _read_slice(path: str) -> MemexExport:
     except ValidationError as e:
         raise CliError(f"{path}: slice {e}; nothing imported", 1) from None
     try:
-        return slice_from_json(text)
+        return slice_from_json(text, strict=True)  # as a store's import_slice: no unknown top-level key
     except ValidationError as e:
         raise CliError(f"{path}: {e}; nothing imported", 1) from None
 
@@ -355,10 +356,13 @@ def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:
 
     Returns:
         0; 1 when LOG or a command file had skipped records, when the import
-        had conflicts, or when the slice file is malformed or truncated, or
-        lists one id twice in one list, as a store's ``import_slice`` refuses
-        it (then nothing is imported or written; the message names the first
-        bad entity or the repeated id).
+        had conflicts, or when the slice file is malformed or truncated,
+        lists one id twice in one list or has a top-level key other than
+        memories, edges, intents and tasks, as a store's ``import_slice``
+        refuses it (then nothing is imported or written; the message names
+        the first bad entity, the repeated id or the unknown key). Bad input
+        records are exit code 1 (docs/cli.md's table), for a slice refused
+        whole as for a log's skipped records.
     Raises:
         CliError: unknown ids, ``-o`` with LOG on stdin, an unwritable output,
             ``--intents``/``--tasks`` with ``--db``, not exactly one of LOG

@@ -17,6 +17,9 @@ From that one declaration :func:`record` derives everything else:
 * ``_UPDATE_CHECKS``: the checker an update ``partial`` uses per field (the
   field's :class:`Update` marker, else its own checker: score bounds are not
   enforced on updates, so values written by the TypeScript library replay);
+* ``_UPDATABLE``: the fields an update ``partial`` sets, in order (every field
+  without a :class:`Fixed` marker), and ``_FIXED``: the others, ``{key: why}``
+  under both their wire key and attribute name (an entity's id, an edge's ends);
 * ``_MATCH``: for a filter record, ``(filter field, operator, entity field)``
   of the fields with a :class:`Match` marker, in field order;
 * validation on construction: one generated fast path (inline type tests built
@@ -49,6 +52,7 @@ __all__ = [
     "record",
     "Wire",
     "Update",
+    "Fixed",
     "Match",
     "tag_check",
     "replace_unchecked",
@@ -81,6 +85,21 @@ class Update:
         self.checker = checker
 
 
+class Fixed:
+    """Field marker of an entity: an update's ``partial`` never sets this field.
+
+    The reducers ignore such a key in a partial, as the TypeScript library
+    does; a store refuses it (:mod:`memex.store.doors`). ``why`` says, for the
+    store's error message, how the field changes if it ever does (``"the
+    status changes through intent.complete, ..."``).
+    """
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
 class Match:
     """Field marker of a filter record: how the field's value selects entities.
 
@@ -104,6 +123,8 @@ class Record:
     __slots__ = ()
     _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = ()
     _UPDATE_CHECKS: ClassVar[dict[str, v.Checker]] = {}
+    _UPDATABLE: ClassVar[tuple[str, ...]] = ()
+    _FIXED: ClassVar[dict[str, str]] = {}
     _MATCH: ClassVar[tuple[tuple[str, str, str], ...]] = ()
 
     def __attrs_post_init__(self) -> None:
@@ -361,6 +382,21 @@ def _schema(
     return tuple(fields), updates, tuple(matches)
 
 
+def _updatable(cls: type, fields: tuple[tuple[str, str, v.Checker], ...]) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``(_UPDATABLE, _FIXED)`` of a record: the attribute names of its fields without a
+    :class:`Fixed` marker, in order, and ``{wire key or name: why}`` of those with one."""
+    extras = _extras_of(cls)
+    updatable: list[str] = []
+    fixed: dict[str, str] = {}
+    for name, wire, _check in fields:
+        why = next((x.why for x in extras.get(name, ()) if isinstance(x, Fixed)), None)
+        if why is None:
+            updatable.append(name)
+        else:
+            fixed[wire] = fixed[name] = why
+    return tuple(updatable), fixed
+
+
 def _compile_post_init(
     cls: type, fields: tuple[tuple[str, str, v.Checker], ...]
 ) -> Callable[[Any], None]:
@@ -484,6 +520,7 @@ def record(
         fields, updates, matches = _schema(new)
         new._FIELDS = fields
         new._UPDATE_CHECKS = updates
+        new._UPDATABLE, new._FIXED = _updatable(new, fields)
         new._MATCH = matches
         if "__attrs_post_init__" not in c.__dict__:
             new.__attrs_post_init__ = _on_first_use(new, "__attrs_post_init__", _compile_post_init)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from memex import _validate as v
 from memex.models._pydantic import PydanticCompat
-from memex.models._schema import Record, Wire, record
+from memex.models._schema import Fixed, Record, Wire, record
 from memex.models.fields import (
     Bool,
     JsonObject,
@@ -29,6 +29,13 @@ from memex.models.fields import (
 from memex.models.kinds import INTENT_STATUSES, TASK_STATUSES
 
 __all__ = ["MemoryItem", "Edge", "Intent", "Task"]
+
+# The fields an update's ``partial`` never sets (a store refuses them there; the reducers ignore them).
+_ID = Fixed("an entity keeps its id")
+_CREATED = Fixed("an item keeps its creation time")
+_ENDS = Fixed("an edge keeps its ends: retract it and create another")
+_INTENT_STATUS = Fixed("the status changes through intent.complete, intent.cancel, intent.pause and intent.resume")
+_TASK_STATUS = Fixed("the status changes through task.start, task.complete, task.fail and task.cancel")
 
 
 @record(repr=False)
@@ -55,7 +62,7 @@ class MemoryItem(Record, PydanticCompat):
         0.9
     """
 
-    id: Str
+    id: Annotated[Str, _ID]
     scope: Str
     kind: Str
     content: JsonObject
@@ -65,7 +72,7 @@ class MemoryItem(Record, PydanticCompat):
     authority: Score
     conviction: OptScore = None
     importance: OptScore = None
-    created_at: OptIntMs = None
+    created_at: Annotated[OptIntMs, _CREATED] = None
     intent_id: OptStr = None
     task_id: OptStr = None
     meta: OptMeta = None
@@ -121,9 +128,9 @@ class Edge(Record, PydanticCompat):
         TypeError: an unknown keyword or a missing required one.
     """
 
-    edge_id: Str
-    from_: Annotated[str, v.req_str, Wire("from")]
-    to: Str
+    edge_id: Annotated[Str, _ID]
+    from_: Annotated[str, v.req_str, Wire("from"), _ENDS]
+    to: Annotated[Str, _ENDS]
     kind: Str
     weight: OptScore = None
     author: Str
@@ -162,13 +169,13 @@ class Intent(Record, PydanticCompat):
         TypeError: an unknown keyword or a missing required one.
     """
 
-    id: Str
+    id: Annotated[Str, _ID]
     parent_id: OptStr = None
     label: Str
     description: OptStr = None
     priority: Score
     owner: Str
-    status: Annotated[str, v.literal(INTENT_STATUSES)]
+    status: Annotated[str, v.literal(INTENT_STATUSES), _INTENT_STATUS]
     context: OptJsonObject = None
     root_memory_ids: OptStrs = None
     meta: OptJsonObject = None
@@ -197,12 +204,12 @@ class Task(Record, PydanticCompat):
         TypeError: an unknown keyword or a missing required one.
     """
 
-    id: Str
+    id: Annotated[Str, _ID]
     intent_id: Str
     parent_id: OptStr = None
     action: Str
     label: OptStr = None
-    status: Annotated[str, v.literal(TASK_STATUSES)]
+    status: Annotated[str, v.literal(TASK_STATUSES), _TASK_STATUS]
     priority: Score
     context: OptJsonObject = None
     result: OptJsonObject = None

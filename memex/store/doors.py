@@ -1,8 +1,10 @@
 """The store's door: what a :class:`~memex.MemexStore` refuses that the reducers accept.
 
 The reducers keep what the TypeScript library writes, so its logs replay the
-same: an update may leave a score outside [0, 1], an edge may close a cycle
-of ``SUPERSEDES`` edges, a slice may list one id twice. Every change made
+same: an update may leave a score outside [0, 1] or hold keys it ignores (a
+misspelled field, an id, an edge's ends, a status; an empty partial), an edge
+may close a cycle of ``SUPERSEDES`` edges, a slice may list one id twice or
+have top-level keys it ignores. Every change made
 through a store (its methods, :meth:`~memex.MemexStore.apply` with a command
 or its wire mapping, the integrity and bulk helpers, ``transact``,
 ``import_slice``, and the MCP tools, which write through ``transact``) is
@@ -18,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memex import _validate as v
-from memex.errors import SupersedesCycleError
+from memex.errors import SupersedesCycleError, ValidationError
 from memex.models import (
     Command,
     Edge,
@@ -35,10 +37,24 @@ from memex.models import (
 from memex.namespaces import States, fold
 from memex.reducer import merge_edge
 from memex.supersedes import SUPERSEDES, supersedes_path
-from memex.transplant import ImportPlan, MemexExport, check_unique_ids, fold_import
+from memex.transplant import (
+    ImportPlan,
+    MemexExport,
+    check_slice_keys,
+    check_unique_ids,
+    fold_import,
+)
 from memex.transplant.records import as_export
 
-__all__ = ["Records", "UPDATE_BOUNDS", "check_command", "fold_at_door", "import_at_door"]
+__all__ = [
+    "Records",
+    "UPDATE_BOUNDS",
+    "UPDATABLE_FIELDS",
+    "check_partial_keys",
+    "check_command",
+    "fold_at_door",
+    "import_at_door",
+]
 
 Records = list[tuple[str, Command, list[Any]]]
 """One ``(namespace, command, events)`` entry per command a mutation folded."""
@@ -62,6 +78,79 @@ UPDATE_BOUNDS: dict[type[Command], tuple[tuple[str, v.Checker], ...]] = {
 the create's checker: ``authority``, ``conviction``, ``importance`` of an item;
 ``weight``, ``authority`` of an edge; ``priority`` of an intent or a task. Derived
 from the records' declarations (:mod:`memex.models.fields`)."""
+
+
+_UPDATED: dict[type[Command], tuple[type[Record], str]] = {
+    MemoryUpdate: (MemoryItem, "a memory item"),
+    EdgeUpdate: (Edge, "an edge"),
+    IntentUpdate: (Intent, "an intent"),
+    TaskUpdate: (Task, "a task"),
+}
+
+UPDATABLE_FIELDS: dict[type[Command], frozenset[str]] = {
+    kind: frozenset(cls._UPDATABLE) for kind, (cls, _noun) in _UPDATED.items()
+}
+"""Per update command, the keys its ``partial`` may hold at a store's door: the fields of
+the record that are not marked :class:`~memex.models._schema.Fixed` (all but an item's
+``id`` and ``created_at``, an edge's ``edge_id``, ``from`` and ``to``, an intent's or a
+task's ``id`` and ``status``), the same fields the reducers replace or merge."""
+
+_SHOWN_KEY = 64  # the longest partial key an error message shows (and compares with the fields)
+
+
+def check_partial_keys(cmd: Command) -> None:
+    """Refuse an update whose ``partial`` is empty or holds a key it cannot set.
+
+    The reducers ignore such keys, as the TypeScript library does, so a
+    misspelled field (``{"autority": 0.9}``) or one an update never changes
+    (``{"id": ...}``, an edge's ``to``, an intent's ``status``) was logged as
+    an update that changed nothing. O(1) for a command that is not one of the
+    four updates; O(k) for a partial of k keys.
+
+    Args:
+        cmd: a validated command instance (``memory.update``, ``edge.update``,
+            ``intent.update``, ``task.update``; any other is let through).
+    Raises:
+        ValidationError: an empty partial (path ``partial``), or the first key
+            that is not in :data:`UPDATABLE_FIELDS` (path ``partial.<key>``):
+            ``partial.autority: unknown field of a memory item (did you mean
+            authority?)``, or, for a field an update never sets,
+            ``partial.status: intent.update cannot set status (the status
+            changes through intent.complete, ...)``.
+    """
+    kind = type(cmd)
+    fields = UPDATABLE_FIELDS.get(kind)
+    if fields is None:
+        return
+    partial: Mapping[str, Any] = cmd.partial  # type: ignore[attr-defined]
+    if fields.issuperset(partial):
+        if partial:
+            return
+        cls, noun = _UPDATED[kind]
+        raise ValidationError(
+            f"partial: an update must set at least one field of {noun} ({', '.join(cls._UPDATABLE)})", "partial"
+        )
+    unknown = [key for key in partial if key not in fields]
+    raise _unknown_key(kind, cmd.type, unknown[0], len(unknown) - 1)
+
+
+def _unknown_key(kind: type[Command], tag: str, key: str, more: int) -> ValidationError:
+    """The error naming ``key``, a key of an update's partial that ``kind`` cannot set."""
+    cls, noun = _UPDATED[kind]
+    text = v.path_key(key)
+    if len(text) > _SHOWN_KEY:
+        text = text[: _SHOWN_KEY - 3] + "..."
+    path = f"partial.{text}"
+    why = cls._FIXED.get(key)
+    if why is not None:
+        message = f"{path}: {tag} cannot set {text} ({why})"
+    else:
+        close = v.closest(key, cls._UPDATABLE)
+        hint = f"did you mean {close}?" if close else f"an update sets {', '.join(cls._UPDATABLE)}"
+        message = f"{path}: unknown field of {noun} ({hint})"
+    if more:
+        message += f" (and {more} more)"
+    return ValidationError(message, path)
 
 
 def _refuse_cycle(graph: Any, edge: Edge, path: str) -> None:
@@ -92,7 +181,10 @@ def check_command(graphs: Sequence[Any], namespace: str, cmd: Command) -> None:
     Refused:
 
     * an update (``memory.update``, ``edge.update``, ``intent.update``,
-      ``task.update``) of an existing entity whose ``partial`` sets a field
+      ``task.update``) of an existing entity whose ``partial`` is empty or
+      holds a key the update cannot set (:func:`check_partial_keys`: a
+      misspelled field, an id, an edge's ends, a status);
+    * an update of an existing entity whose ``partial`` sets a field
       of :data:`UPDATE_BOUNDS` outside the bounds a create holds it to
       ([0, 1]); ``None`` where the field is optional still clears it;
     * an ``edge.create`` of an active ``SUPERSEDES`` edge that closes a cycle
@@ -112,20 +204,38 @@ def check_command(graphs: Sequence[Any], namespace: str, cmd: Command) -> None:
             command's class decides).
         cmd: a validated command instance.
     Raises:
-        ValidationError: a bound; the message and path name ``partial.<field>``
-            (``partial.authority: expected a number in [0, 1], got 1.5``).
+        ValidationError: an empty partial (path ``partial``), a key it cannot
+            set or a bound; the message and path name ``partial.<field>``
+            (``partial.authority: expected a number in [0, 1], got 1.5``,
+            ``partial.autority: unknown field of a memory item (did you mean
+            authority?)``).
         SupersedesCycleError: (a ``ValidationError``) the edge and the cycle.
 
-    Complexity: O(1) for every command but an edge that becomes an active
-    ``SUPERSEDES`` edge: that one walks the items its ``to`` end supersedes
+    Complexity: O(1) for every command but an update (O(k) for k keys in
+    its partial) and an edge that becomes an active ``SUPERSEDES`` edge:
+    that one walks the items its ``to`` end supersedes
     (:func:`memex.supersedes.supersedes_path`).
     """
+    _check(graphs, cmd, True)
+
+
+def _check_planned(graphs: Sequence[Any], namespace: str, cmd: Command) -> None:
+    """:func:`check_command` for the commands an import plans: their partials are an
+    entity's own wire fields (an item's ``created_at`` among them, ignored by the
+    reducer as the TypeScript import does), so their keys are not checked."""
+    _check(graphs, cmd, False)
+
+
+def _check(graphs: Sequence[Any], cmd: Command, keys: bool) -> None:
+    """The body of :func:`check_command`; ``keys``: check the partial's keys too."""
     kind = type(cmd)
     bounds = UPDATE_BOUNDS.get(kind)
-    if bounds:
+    if bounds is not None:
         old = _target(graphs, cmd)
         if old is None:
             return  # the reducer's not-found error
+        if keys:
+            check_partial_keys(cmd)
         partial: Mapping[str, Any] = cmd.partial  # type: ignore[attr-defined]
         for wire, check in bounds:
             if wire in partial:
@@ -164,9 +274,14 @@ def import_at_door(
 ) -> tuple[ImportPlan, States, Records]:
     """Plan and fold an import as :func:`memex.transplant.fold_import` does, at the store's door.
 
-    The slice is refused when one of its lists holds an id twice
-    (:func:`memex.transplant.check_unique_ids`), before anything is planned;
-    each planned command is checked with :func:`check_command`, so an edge of
+    The slice is refused, before anything is planned, when it is neither a
+    :class:`~memex.transplant.MemexExport` nor a mapping, when a mapping has
+    a top-level key other than ``memories``, ``edges``, ``intents`` and
+    ``tasks`` (:func:`memex.transplant.check_slice_keys`: ``{"Memories":
+    [...]}`` imported nothing), and when one of its lists holds an id twice
+    (:func:`memex.transplant.check_unique_ids`); each planned command is
+    checked as :func:`check_command` checks it (but for the keys of an
+    update's partial, which are the slice entity's own fields), so an edge of
     the slice that closes a ``SUPERSEDES`` cycle fails the import.
 
     Args:
@@ -177,11 +292,13 @@ def import_at_door(
     Returns:
         ``(plan, folded states, records)`` as :func:`~memex.transplant.fold_import`.
     Raises:
-        ValidationError: a malformed slice, an id listed twice, a bound;
+        ValidationError: a malformed slice, an unknown top-level key (path: the
+            key), an id listed twice, a bound;
             SupersedesCycleError; any error of the import's commands.
 
     Complexity: O(k log n) for a slice of k entities, plus the checks'.
     """
+    check_slice_keys(slice)
     sl = as_export(slice)
     check_unique_ids(sl)
-    return fold_import(states, sl, check=check_command, **options)
+    return fold_import(states, sl, check=_check_planned, **options)

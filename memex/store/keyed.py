@@ -19,22 +19,27 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
 from memex.errors import IdempotencyConflictError, MemexError, ValidationError
 from memex.log import EventLog, LogRecord
-from memex.models import Record
-from memex.namespaces import States
+from memex.models import Command, Record
+from memex.namespaces import NAMESPACES, States, namespace_of
 from memex.store.doors import Records, fold_at_door
 
-__all__ = ["Transaction", "Planner", "key_envelope_id", "MAX_KEY_LENGTH"]
+__all__ = ["Transaction", "Planner", "key_envelope_id", "MAX_KEY_LENGTH", "planned"]
 
-Planner = Callable[[States], Iterable[tuple[str, Any]]]
-"""A function of the current states returning ``(namespace, command)`` pairs
-(``namespace`` is ``"memory"``, ``"intent"`` or ``"task"``; a command is a
-record or its wire mapping)."""
+Planner = Callable[[States], Iterable[Any] | None]
+"""A function of the current states returning the commands of a change: an iterable
+whose entries are ``(namespace, command)`` pairs (``namespace`` is ``"memory"``,
+``"intent"`` or ``"task"``; a command is a record or its wire mapping) or bare
+commands (their namespace read from their type), or ``None`` for no change."""
+
+_EXPECTED = "a command or a (namespace, command) pair"
+#: command tag -> namespace, for a bare wire mapping in a planner's result
+_NAMESPACE_OF_TAG: dict[str, str] = {tag: ns.name for ns in NAMESPACES.values() for tag in ns.adapter.by_tag}
 
 MAX_KEY_LENGTH = 256
 """The longest idempotency key accepted, in characters."""
@@ -126,11 +131,81 @@ def replayed(records: list[LogRecord]) -> Transaction:
     )
 
 
+def planned(result: Any) -> Iterator[tuple[str, Any]]:
+    """The ``(namespace, command)`` pairs of a planner's result, each entry checked as it is consumed.
+
+    Args:
+        result: what the planner returned: ``None`` (nothing to do) or an
+            iterable (a list, a generator, ...) whose entries are each a
+            ``(namespace, command)`` pair (a tuple or list of two; the
+            namespace one of ``"memory"``, ``"intent"``, ``"task"``; the
+            command a record or its wire mapping, validated when it is
+            folded) or a bare command (a command record, or a wire mapping
+            whose ``type`` is a command tag: its namespace follows from it).
+    Yields:
+        ``(namespace, command)``, lazily, so a planner may yield its commands
+        one by one.
+    Raises:
+        ValidationError: ``result`` is not ``None`` or an iterable of entries
+            (a single command, a string, a number: path ``plan``), or an entry
+            is none of the above (an int, a 3-tuple, an unknown namespace such
+            as ``("bogus", cmd)``, a mapping without a command tag): the
+            message and path name the entry (``plan[2]``).
+
+    Complexity: O(1) per entry.
+    """
+    if result is None:
+        return
+    if isinstance(result, str | bytes | bytearray | Mapping | Record):
+        got = "a single command (return a list of commands)" if isinstance(result, Mapping | Record) else v.shown(result)
+        raise ValidationError(f"plan: expected an iterable of commands or (namespace, command) pairs, got {got}", "plan")
+    try:
+        entries = iter(result)
+    except TypeError:
+        raise v.fail("plan", "None or an iterable of commands or (namespace, command) pairs", result) from None
+    for i, entry in enumerate(entries):
+        yield _entry(i, entry)
+
+
+def _entry(i: int, entry: Any) -> tuple[str, Any]:
+    """Entry ``i`` of a planner's result as a ``(namespace, command)`` pair (see :func:`planned`)."""
+    path = f"plan[{i}]"
+    if isinstance(entry, tuple | list):
+        if len(entry) != 2:
+            raise ValidationError(
+                f"{path}: expected {_EXPECTED}, got a {type(entry).__name__} of {len(entry)}", path
+            )
+        name = entry[0]
+        if not isinstance(name, str):
+            raise ValidationError(
+                f"{path}: expected {_EXPECTED}, got a pair whose first entry {v.shown(name)} is no namespace", path
+            )
+        if name not in NAMESPACES:
+            close = v.closest(name, NAMESPACES)
+            hint = f"did you mean {close}?" if close else "expected memory, intent or task"
+            raise ValidationError(f"{path}: unknown namespace {v.shown(name)} ({hint})", path)
+        return name, entry[1]
+    if isinstance(entry, Command):
+        try:
+            return namespace_of(entry), entry
+        except (KeyError, StopIteration):
+            raise v.fail(path, _EXPECTED, entry) from None
+    if isinstance(entry, Mapping):
+        tag = entry.get("type")
+        name = _NAMESPACE_OF_TAG.get(tag) if isinstance(tag, str) else None
+        if name is None:
+            raise ValidationError(
+                f"{path}: expected {_EXPECTED}, got a mapping whose type {v.shown(tag)} is no command type", path
+            )
+        return name, entry
+    raise v.fail(path, _EXPECTED, entry)
+
+
 def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
     """The body of :meth:`MemexStore.transact <memex.MemexStore.transact>` (``store`` is the store)."""
 
     def step(states: States) -> tuple[Transaction, States, Records]:
-        folded, records = fold_at_door(states, plan(states))  # each command through the door
+        folded, records = fold_at_door(states, planned(plan(states)))  # each command through the door
         done = Transaction(
             commands=[(ns, _wire(cmd)) for ns, cmd, _ in records],
             events=[_wire(e) for _, _, evs in records for e in evs],

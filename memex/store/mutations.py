@@ -116,13 +116,16 @@ class StoreMutations:
         """Commit the commands ``plan(states)`` returns as one batch; optionally at most once per key.
 
         ``plan`` receives the current :class:`~memex.namespaces.States`
-        ``(mem, intents, tasks)`` and returns ``(namespace, command)`` pairs
-        (``"memory"``, ``"intent"`` or ``"task"``; a command record or its
-        wire mapping). The commands are folded in order and appended as one
-        atomic batch. On a shared log, when another writer appended first,
+        ``(mem, intents, tasks)`` and returns an iterable of ``(namespace,
+        command)`` pairs (``"memory"``, ``"intent"`` or ``"task"``; a command
+        record or its wire mapping) or of bare commands (their namespace
+        follows from their type), or ``None``; each entry is checked
+        (:func:`memex.store.keyed.planned`). The commands are folded in order
+        and appended as one atomic batch. On a shared log, when another writer appended first,
         the store folds the new records and calls ``plan`` again on the
         newer state (for up to 60 s), so a check the planner makes holds for
-        the state the batch lands on. A planner returning nothing commits nothing.
+        the state the batch lands on. A planner returning ``None`` or an empty
+        iterable commits nothing.
 
         With ``idempotency_key`` the envelope ids of the batch are derived
         from the key (a UUIDv8 of ``SHA-256`` of the key and the command's
@@ -141,7 +144,11 @@ class StoreMutations:
             A :class:`~memex.store.keyed.Transaction`: ``commands`` and
             ``events`` as wire dicts, ``positions`` in the log, ``replayed``.
         Raises:
-            ValidationError: a bad key, or a key on a store without a log.
+            ValidationError: a bad key, or a key on a store without a log; a
+                planner result that is neither ``None`` nor an iterable (path
+                ``plan``), an entry that is neither a command nor a
+                ``(namespace, command)`` pair of a known namespace (path
+                ``plan[i]``, ``i`` the entry's index).
             MemexError: the first command that fails (its own error type);
                 nothing is folded or appended.
             ReadOnlyStoreError: the store is read-only.
@@ -184,7 +191,17 @@ class StoreMutations:
     def update(
         self, item_id: str, partial: Mapping[str, Any], author: str, reason: str | None = None
     ) -> list[MemoryLifecycleEvent]:
-        """``memory.update``: merge ``partial`` into item ``item_id`` (see :func:`memex.merge_item`)."""
+        """``memory.update``: merge ``partial`` into item ``item_id`` (see :func:`memex.merge_item`).
+
+        Unlike the pure reducer, a store refuses (:func:`memex.store.doors.check_command`)
+        an empty ``partial``, a key that is not a field an update sets (a
+        misspelled ``autority``, ``id``, ``created_at``; the closest field is
+        suggested) and a score outside [0, 1].
+
+        Raises:
+            ValidationError: naming ``partial`` or ``partial.<field>``.
+            MemoryNotFoundError: no item ``item_id``.
+        """
         cmd: dict[str, Any] = {
             "type": "memory.update",
             "item_id": item_id,
@@ -321,12 +338,17 @@ class StoreMutations:
         rebound together (or none, on error).
 
         Unlike :func:`memex.import_slice`, the store's door
-        (:func:`memex.store.doors.import_at_door`) refuses a slice that
-        lists one id twice, and an edge of the slice that would close a
-        ``SUPERSEDES`` cycle, before anything is written.
+        (:func:`memex.store.doors.import_at_door`) refuses a slice with a
+        top-level key a slice does not have (``{"Memories": [...]}`` would
+        import nothing), a slice that lists one id twice, and an edge of the
+        slice that would close a ``SUPERSEDES`` cycle, before anything is
+        written.
 
         Raises:
-            ValidationError: a malformed slice, an id listed twice (naming
+            ValidationError: a malformed slice, one that is not a mapping or a
+                :class:`~memex.transplant.MemexExport`, a top-level key other
+                than ``memories``, ``edges``, ``intents``, ``tasks`` (naming it,
+                the closest one suggested), an id listed twice (naming
                 it), a bad option. SupersedesCycleError: an edge closing a
                 cycle. MemexError: a command of the import fails.
         """

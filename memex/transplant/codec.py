@@ -15,7 +15,7 @@ from memex import _jsonfmt
 from memex import _validate as v
 from memex.codec import decode_json
 from memex.errors import ValidationError
-from memex.transplant.records import KIND_WORD, MemexExport, as_export
+from memex.transplant.records import KIND_WORD, MemexExport, as_export, check_slice_keys
 
 __all__ = ["slice_to_json", "slice_from_json"]
 
@@ -33,16 +33,23 @@ def slice_to_json(slice: MemexExport | Mapping[str, Any], pretty: bool = False) 
 _BYTE_AT = re.compile(r"\(byte (\d+)\)")
 
 
-def slice_from_json(text: str | bytes) -> MemexExport:
+def slice_from_json(text: str | bytes, *, strict: bool = False) -> MemexExport:
     """Parse and validate a slice from JSON text (``str`` or UTF-8 ``bytes``).
 
+    Args:
+        text: the JSON text.
+        strict: refuse a top-level key other than ``memories``, ``edges``,
+            ``intents`` and ``tasks`` (:func:`check_slice_keys`, as a store's
+            import does; ``memex slice import`` reads with it). By default
+            such keys are ignored, as the TypeScript library ignores them.
     Raises:
         ValidationError: the text is not JSON, is cut short, is not an object
             of entity lists, or an entity is malformed. The message names the
             first bad entity: its list, index and id (``memories[2]
             (memory "m3")``), also for a file truncated or broken inside an
             entity. Invalid UTF-8 or Unicode text and too deep nesting are
-            errors too (never ``UnicodeError`` or ``RecursionError``).
+            errors too (never ``UnicodeError`` or ``RecursionError``). With
+            ``strict``, an unknown top-level key (the message names it).
     """
     if isinstance(text, bytearray):
         text = bytes(text)
@@ -71,6 +78,8 @@ def slice_from_json(text: str | bytes) -> MemexExport:
         raise ValidationError(msg, "") from None
     if not isinstance(value, Mapping):
         raise v.fail("slice", "an object with memories, edges, intents and tasks", value)
+    if strict:
+        check_slice_keys(value)
     return as_export(value)
 
 

@@ -37,6 +37,8 @@ __all__ = [
     "ImportPlan",
     "SliceCommand",
     "entities_equal",
+    "SLICE_KEYS",
+    "check_slice_keys",
     "check_unique_ids",
 ]
 
@@ -293,6 +295,49 @@ def as_export(value: MemexExport | Mapping[str, Any]) -> MemexExport:
         return value
     result: MemexExport = MemexExport.from_dict(value, _path="")
     return result
+
+
+SLICE_KEYS = ("memories", "edges", "intents", "tasks")
+"""The top-level keys of a slice (:class:`MemexExport`'s wire mapping)."""
+
+_SHOWN_KEY = 64  # the longest unknown key an error message shows
+
+
+def check_slice_keys(slice: Any) -> None:
+    """Refuse a slice that is not a :class:`MemexExport` or a mapping of :data:`SLICE_KEYS` only.
+
+    :class:`MemexExport` ignores other keys, so ``{"Memories": [...]}`` or
+    ``{"a": 1}`` was an empty slice that imported nothing without a word.
+    :func:`memex.import_slice` keeps that TypeScript behaviour;
+    :meth:`MemexStore.import_slice <memex.MemexStore.import_slice>` and
+    ``memex slice import`` check the slice with this function first. A key
+    whose value is ``null`` is still an empty list.
+
+    Args:
+        slice: anything given as a slice.
+    Raises:
+        ValidationError: not a :class:`MemexExport` or a mapping (path
+            ``slice``); the first unknown key, with the closest slice key
+            suggested and how many more there are (``Memories: unknown key of
+            a slice (did you mean memories?)``, path ``Memories``).
+
+    Complexity: O(number of top-level keys).
+    """
+    if isinstance(slice, MemexExport):
+        return
+    if not isinstance(slice, Mapping):
+        raise v.fail("slice", "a MemexExport or a mapping of memories, edges, intents and tasks", slice)
+    unknown = [key for key in slice if key not in SLICE_KEYS]
+    if not unknown:
+        return
+    key = unknown[0]
+    text = v.path_key(key) if isinstance(key, str) else v.shown(key)
+    if len(text) > _SHOWN_KEY:
+        text = text[: _SHOWN_KEY - 3] + "..."
+    close = v.closest(key, SLICE_KEYS) if isinstance(key, str) else None
+    hint = f"did you mean {close}?" if close else "a slice has memories, edges, intents and tasks"
+    more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+    raise ValidationError(f"{text}: unknown key of a slice ({hint}){more}", text)
 
 
 def check_unique_ids(slice: MemexExport) -> None:
