@@ -1,7 +1,9 @@
 """Naming a PostgreSQL database (issue 26, case ``kv_dsn.py``): a libpq ``key=value``
 connection string is a DSN wherever a target is named (``memex.log.open_log``,
-``MemexStore.open``, every CLI ``--db``), any other text is a file, and no
-message, exception or repr shows a password, in either DSN form.
+``MemexStore.open``, every CLI ``--db``), one with a key libpq does not know
+(``dbnme=``, ``passwd=``) is refused rather than taken as a file, text with
+no libpq keyword is a file, and no message, exception, chained exception or
+repr shows a password, in either DSN form.
 
 The tests without a server use a socket directory that does not exist, so every
 DSN fails to connect; the ``pg_dsn`` tests (a real server, skipped locally
@@ -11,14 +13,15 @@ from __future__ import annotations
 
 import os
 import re
+import traceback
 from pathlib import Path
 
 import pytest
 
 import memex
 from memex.cli import main
-from memex.log import SQLiteEventLog, is_dsn, open_log
-from memex.log._pg_conn import LIBPQ_KEYWORDS, SECRET_KEYWORDS, conninfo_pairs, dsn_form
+from memex.log import SQLiteEventLog, check_target, is_dsn, open_log
+from memex.log._pg_conn import LIBPQ_KEYWORDS, SECRET_KEYWORDS, _PgErrors, conninfo_pairs, dsn_form
 from memex.log.postgres import mask_dsn
 
 pytestmark = pytest.mark.usefixtures("plain_terminal")  # rich prints plain text
@@ -43,8 +46,18 @@ FILE_NAMES = [
     "HOST=x.db",  # libpq keywords are lower case, compared case-sensitively
     "./host=x.db",  # a path spelled out
     "dbname=m notes.db",  # a word without "="
-    "host=x extra=1.db",  # one key is no keyword
     "=x.db",  # an empty key
+    "PASSWORD=x passwd=y.db",  # no key is a keyword
+]
+# Pairs of which some key is a libpq keyword and another is not: a connection string
+# with a mistake, refused naming the key (and the keyword it is closest to).
+SECRET = "Hunter2zz"
+MISTYPED = [
+    (f"host=db.internal dbnme=memex user=agent password={SECRET}", "dbnme", "dbname"),
+    (f"host=db.internal dbname=memex user=agent passwd={SECRET}", "passwd", "password"),
+    (f"host=db.internal dbname=memex user=agent PASSWORD={SECRET}", "PASSWORD", "password"),
+    (f"usr=agent host=db sslpassword='{SECRET} x'", "usr", "user"),
+    ("host=x extra=1.db", "extra", None),  # was a file before the rule
 ]
 
 
@@ -56,8 +69,15 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def _no_password(*texts: object) -> None:
     for text in texts:
-        assert "hunter2" not in str(text), text
-        assert "hunter2" not in repr(text), text
+        for secret in ("hunter2", SECRET):
+            assert secret not in str(text), text
+            assert secret not in repr(text), text
+
+
+def _chains_to_nothing(error: BaseException) -> None:
+    """No exception behind ``error`` (libpq's and psycopg's hold the DSN), and no password anywhere."""
+    assert error.__cause__ is None and error.__context__ is None, repr(error.__context__)
+    _no_password(error, error.args, "".join(traceback.format_exception(error)))
 
 
 # --------------------------------------------------------------------------- the two forms
@@ -173,6 +193,10 @@ def test_every_libpq_keyword_makes_a_dsn() -> None:
         ("host=db password='hunter2", "***"),  # an unterminated quote: cannot be read
         ("host=/run/postgresql dbname=memex", "host=/run/postgresql dbname=memex"),  # nothing to hide
         ("postgresql://ada@db/memex", "postgresql://ada@db/memex"),
+        # a key libpq does not know may be a mistyped secret: its value is masked too
+        ("host=db passwd=hunter2", "host=db passwd=***"),
+        ("host=db PASSWORD='hunter2 x' port=5", "host=db PASSWORD=*** port=5"),
+        ("postgresql://db/m?passwd=hunter2&sslmode=require", "postgresql://db/m?passwd=***&sslmode=require"),
     ],
 )
 def test_dsn_password_never_printed(dsn: str, masked: str) -> None:
@@ -221,6 +245,123 @@ def test_reprs_and_errors_of_a_log_never_show_the_password(tmp_path: Path) -> No
     )
 
 
+# --------------------------------------------------------------------------- a mistyped keyword
+@pytest.mark.parametrize(("text", "key", "meant"), MISTYPED)
+def test_mistyped_libpq_keyword_is_a_validation_error_not_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, key: str, meant: str | None
+) -> None:
+    """The review's case: one mistyped keyword made a SQLite file named after the password."""
+    monkeypatch.chdir(tmp_path)
+    assert is_dsn(text) is False and dsn_form(text) is None
+    hint = f" (did you mean {meant}?)" if meant else ""
+    for opening in (lambda: check_target(text), lambda: open_log(text), lambda: open_log(text, read_only=True),
+                    lambda: memex.MemexStore.open(text), lambda: memex.MemexStore.open(text, read_only=True),
+                    lambda: memex.PostgresEventLog(text)):
+        with pytest.raises(memex.ValidationError) as e:
+            opening()
+        assert str(e.value).startswith(f"{key}: not a libpq connection keyword{hint} in the connection string '")
+        assert e.value.path == key
+        assert f"{key}=***" in str(e.value)  # an unknown key's value may be the password
+        _chains_to_nothing(e.value)
+    assert os.listdir(tmp_path) == []  # no file, no lock file, no journal
+
+
+@pytest.mark.parametrize(("text", "key", "meant"), MISTYPED)
+def test_mistyped_libpq_keyword_on_the_cli_exits_2_and_creates_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    text: str, key: str, meant: str | None,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for command in (("log", "init"), ("log", "import", str(EXAMPLE)), ("log", "export"), ("log", "tail"),
+                    ("replay",), ("recall", "tea"), ("why", "x"), ("contradictions",), ("stale",),
+                    ("slice", "export", "--ids", "x"), ("audit", "verify"), ("mcp",)):
+        code, out, err = run(capsys, *command, "--db", text)
+        assert (code, out) == (2, ""), (command, err)
+        assert err.count("\n") == 1, err  # one line
+        assert err.startswith(f"memex: error: ValidationError: --db: {key}: not a libpq connection keyword"), err
+        _no_password(err)
+    assert os.listdir(tmp_path) == []
+
+
+def test_mistyped_keyword_message_masks_every_secret() -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        check_target(f"host=db passwd={SECRET} sslpassword={SECRET} dbnme=m oauth_client_secret={SECRET}")
+    assert str(e.value) == (
+        "passwd: not a libpq connection keyword (did you mean password?); dbnme: not a libpq connection "
+        "keyword (did you mean dbname?) in the connection string "
+        "'host=db passwd=*** sslpassword=*** dbnme=*** oauth_client_secret=***' (to name a file, start it with ./)"
+    )
+
+
+@pytest.mark.parametrize("text", ["run=3.db", "a=1 b=2.db", "HOST=x.db PORT=1", "./host=x dbnme=y.db", "memex.db"])
+def test_text_with_no_libpq_keyword_passes_the_check(text: str) -> None:
+    assert check_target(text) is None
+
+
+# --------------------------------------------------------------------------- the exception chain
+CHAIN_DSNS = [
+    "postgresql://agent:hunter2@[::1/postgres",  # libpq cannot parse it: its message quotes the URI
+    "postgresql://agent:hunter2@db/memex?bogus=1",
+    "postgresql://agent@db/memex?password=hunter2&passwd=hunter2",
+    f"postgresql://agent:hunter2@/memex?host={NOWHERE}&sslmode=bogus",  # refused when connecting
+    f"postgresql://agent:hunter2@/memex?host={NOWHERE}",  # the server is not there
+    f"host={NOWHERE} dbname=memex password=hunter2",
+    f"host={NOWHERE} password=hunter2 port=abc",
+    f"host={NOWHERE} password=hunter2 sslmode=bogus",
+]
+
+
+@pytest.mark.parametrize("dsn", CHAIN_DSNS)
+def test_dsn_error_chain_never_holds_the_password(dsn: str) -> None:
+    """A memex error from parsing or connecting chains to no psycopg error: libpq's message
+    quoted the whole URI and its connection's conninfo holds the password."""
+    pytest.importorskip("psycopg")
+    for opening in (lambda: memex.MemexStore.open(dsn), lambda: open_log(dsn, read_only=True),
+                    lambda: memex.PostgresEventLog(dsn)):
+        with pytest.raises(memex.MemexError) as e:
+            opening()
+        _chains_to_nothing(e.value)
+        assert "***" in str(e.value)
+
+
+def test_a_psycopg_error_translated_mid_use_is_scrubbed() -> None:
+    """An error raised inside ``with log._guard`` keeps the psycopg error as its __context__
+    (Python chains it): that error is scrubbed: message masked, connection dropped."""
+    psycopg = pytest.importorskip("psycopg")
+    log = memex.PostgresEventLog.__new__(memex.PostgresEventLog)
+    log.path, log._secrets, log._conn, log.busy_timeout = "host=db password=***", ["hunter2"], None, 1.0
+    raw = psycopg.OperationalError("server closed the connection; user=agent password=hunter2")
+    raw._pgconn = "conninfo: password=hunter2"  # what psycopg keeps: the connection, its conninfo
+    with pytest.raises(memex.StoreUnavailableError) as e, _PgErrors(log):
+        raise raw
+    context = e.value.__context__
+    assert context is raw and e.value.__suppress_context__ and e.value.__cause__ is None
+    assert raw.pgconn is None and raw.__context__ is None
+    _no_password(e.value, context, context.args, "".join(traceback.format_exception(e.value)))
+    assert "password=***" in str(context)
+
+
+@pytest.mark.parametrize(
+    "db", ["postgresql://u:hunter2@host/db?bogus=1", "postgresql://agent:hunter2@[::1/postgres",
+           "postgres://u@h/db?passwd=hunter2"],
+)
+def test_a_dsn_libpq_cannot_parse_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db: str
+) -> None:
+    """docs/cli.md: usage and input errors are exit code 2 (this was 1)."""
+    pytest.importorskip("psycopg")
+    monkeypatch.chdir(tmp_path)
+    for command in (("log", "init"), ("replay",), ("audit", "verify"), ("mcp",)):
+        code, out, err = run(capsys, *command, "--db", db)
+        assert (code, out) == (2, ""), (command, err)
+        assert err.startswith("memex: error: ValidationError: --db: not a valid PostgreSQL DSN (libpq cannot parse it): ")
+        assert err.count("\n") == 1
+        _no_password(err)
+    _, _, err = run(capsys, "replay", "--db", "postgres://u@h/db?passwd=hunter2")
+    assert "passwd: not a libpq connection keyword (did you mean password?) in postgres://u@h/db?passwd=***" in err
+    assert os.listdir(tmp_path) == []
+
+
 # --------------------------------------------------------------------------- on a real server
 def _kv(uri: str, **extra: str) -> str:
     psycopg = pytest.importorskip("psycopg")
@@ -252,6 +393,19 @@ def test_a_server_message_that_echoes_the_password_is_masked(pg_dsn: str) -> Non
     assert e.value.path == mask_dsn(kv) and "password=***" in e.value.path
     assert e.value.cause.endswith('FATAL: database "***" does not exist')
     _no_password(e.value.cause)
+    # psycopg's error was its __context__, and that error's connection's conninfo held the password
+    assert e.value.__cause__ is None and e.value.__context__ is None
+
+
+def test_a_server_error_mid_use_chains_to_a_scrubbed_error(pg_dsn: str) -> None:
+    kv = _kv(pg_dsn, password="hunter2")
+    with open_log(kv) as lg:
+        with pytest.raises(memex.StorageError) as e:
+            lg._one("SELECT 1/0")  # type: ignore[attr-defined]
+        context = e.value.__context__
+        assert context is not None and context.pgconn is None and context.__context__ is None  # type: ignore[attr-defined]
+        _no_password(e.value, context, "".join(traceback.format_exception(e.value)))
+        assert lg.head() == 0  # the log goes on
 
 
 def test_the_cli_takes_a_kv_dsn_and_prints_it_masked(

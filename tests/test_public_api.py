@@ -496,6 +496,7 @@ SUBMODULES: dict[str, list[str]] = {
         "VerifyResult",
         "canonical_envelope_bytes",
         "is_dsn",
+        "check_target",
         "open_log",
         "record_hash",
     ],

@@ -37,14 +37,18 @@ examples see [the auditor's how-to](howto/auditor.md), [the orchestrator's
 how-to](howto/orchestrator.md) and [the shared log](shared-log.md).
 
 Every `--db DB` takes a SQLite file path (`memex.db`) or a PostgreSQL DSN
-(`postgresql://user@host/db`; needs the `postgres` extra). Exit codes, for
-every subcommand:
+(`postgresql://user@host/db`, or libpq pairs `host=H dbname=D`; needs the
+`postgres` extra). A connection string with a mistake (a key libpq does not
+know beside ones it does, `host=H dbnme=D`) or a DSN libpq cannot parse is
+refused before anything is opened, with exit code 2 (see [the shared
+log](shared-log.md#naming-a-store-a-path-or-a-dsn)). Exit codes, for every
+subcommand:
 
 | code | meaning |
 | --- | --- |
 | 0 | success |
 | 1 | the input had bad or skipped records: a log's are reported and skipped, the rest still processed; a slice with one (a malformed or truncated entity, an id listed twice, an unknown top-level key) is refused whole, nothing imported |
-| 2 | usage error, missing or unreadable file, a directory, unknown id |
+| 2 | usage error (a `--db` that is neither a file nor a valid DSN too), missing or unreadable file, a directory, unknown id |
 
 Errors are one line on stderr (`memex: error: ...`), never a traceback (set
 `MEMEX_DEBUG=1` to see the traceback of an unexpected error).

@@ -26,7 +26,7 @@ from memex.cli.output import _Console, number_table, one_line, progress_bars
 from memex.cli.output import field_text as field_text
 from memex.cli.output import printable as printable
 from memex.errors import FileAccessError, MemexError, StorageError, ValidationError
-from memex.log import EventLog, SQLiteEventLog, is_dsn
+from memex.log import EventLog, SQLiteEventLog, check_target, is_dsn
 from memex.log import open_log as _open_log
 from memex.log.jsonl import SkippedRecord
 from memex.log.protocol import resolve_as_of
@@ -220,7 +220,10 @@ def db_path(text: str) -> str:
             elsewhere). A DSN is a ``postgresql://`` or ``postgres://`` URI
             or libpq ``key=value`` pairs (:func:`memex.log.is_dsn`); any
             other text is a file name. argparse reports it as a usage
-            error (exit code 2).
+            error (exit code 2). A connection string with a mistake
+            (``host=db dbnme=memex``) passes here and is refused by
+            :func:`main` before the command runs
+            (:func:`memex.log.check_target`, exit code 2).
     """
     if text == "":
         raise argparse.ArgumentTypeError("expected a database file path or a DSN, got an empty name")
@@ -405,7 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments after the program name; default ``sys.argv[1:]``.
     Returns:
         The exit code: 0 success, 1 bad or skipped input records, 2 usage
-        errors, missing/unreadable files, unknown ids (130 on Ctrl-C).
+        errors (a ``--db`` that is neither a file nor a valid DSN, see
+        :func:`memex.log.check_target`), missing/unreadable files, unknown
+        ids (130 on Ctrl-C).
         Exceptions never escape (unless ``MEMEX_DEBUG`` is set): they are
         reported as one ``memex: error: ...`` line on stderr.
     """
@@ -431,6 +436,14 @@ def _run(ctx: Context, argv: Sequence[str] | None) -> int:
     except SystemExit as e:  # argparse: --help/--version (0) or a usage error (2)
         return _exit_status(e.code)
     cmd: Subcommand = args.subcommand
+    db = getattr(args, "db", None)
+    if isinstance(db, str):
+        try:  # before the command creates anything: a mistyped key=value DSN, a DSN libpq refuses
+            check_target(db)
+        except ValidationError as e:  # masked, chained to nothing
+            message = str(e)
+            _error(ctx, f"ValidationError: --db: {message.removeprefix('dsn: ')}")
+            return 2
     try:
         return cmd.run(args, ctx)
     except BrokenPipeError:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Iterator
 
 from memex.cli.app import CliError, Context, db_path, subcommand
-from memex.errors import MissingDependencyError, ValidationError
+from memex.errors import FileAccessError, MissingDependencyError, ValidationError
+from memex.log.jsonl import SkippedRecord, iter_lines
 from memex.mcp.kg import KgTools
 from memex.mcp.tools import DEFAULT_AUTHOR, DEFAULT_MAX_TEXT, MemoryTools
 from memex.store import DEFAULT_DB, MemexStore
@@ -36,14 +38,19 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
                         "into the store (what is already there is kept; running it again adds nothing)")
     parser.add_argument("--max-text", metavar="N", type=int, default=DEFAULT_MAX_TEXT,
                         help=f"the longest text a tool accepts, in characters (default {DEFAULT_MAX_TEXT})")
+    parser.add_argument("--no-snapshot", action="store_true",
+                        help="fold the state from the log alone, reading no stored snapshot (slower to "
+                        "start; trusts nothing but the hash-chained records)")
 
 
 @subcommand("mcp", "serve the store to agents over the Model Context Protocol (stdio)", _mcp_arguments)
 def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
     """``memex mcp [--db DB] [--profile memex|kg] [--scope-prefix P] [--read-only] [--author A]
-    [--import-memory FILE] [--max-text N]``.
+    [--import-memory FILE] [--max-text N] [--no-snapshot]``.
 
-    Opens the store (``--read-only``: read-only, and it must exist), then
+    Opens the store (``--read-only``: read-only, and it must exist;
+    ``--no-snapshot``: its state folded from the log alone, no stored
+    snapshot read, as ``MemexStore.open(..., snapshots=False)``), then
     serves MCP over stdin/stdout until the client closes the connection.
     Stdout carries only protocol messages; the server logs to stderr. Any
     number of server processes may serve one store at once: each folds the
@@ -52,7 +59,10 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
     Returns:
         0 when the client disconnects.
     Raises:
-        CliError: the ``mcp`` extra is not installed, or ``--max-text`` < 1 (exit code 2).
+        CliError: the ``mcp`` extra is not installed, or ``--max-text`` < 1
+            (exit code 2); ``--import-memory FILE`` cannot be read (exit code
+            2) or has a line longer than the record limit (exit code 1,
+            nothing imported; see :func:`_memory_lines`).
         FileAccessError, StorageError: the store cannot be opened (exit code 2).
     """
     if args.import_memory is not None and (args.profile != "kg" or args.read_only):
@@ -68,7 +78,7 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
     except ImportError as e:
         missing = MissingDependencyError(getattr(e, "name", None) or "mcp", "mcp", "memex mcp")
         raise CliError(str(missing)) from None
-    with MemexStore.open(args.db, read_only=args.read_only) as store:
+    with MemexStore.open(args.db, read_only=args.read_only, snapshots=not args.no_snapshot) as store:
         try:
             tools = MemoryTools(
                 store, author=args.author, scope_prefix=args.scope_prefix, read_only=args.read_only,
@@ -83,13 +93,43 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _import_memory(args: argparse.Namespace, ctx: Context, tools: MemoryTools) -> None:
-    """Merge the reference server's ``memory.jsonl`` before serving; the summary goes to stderr."""
+def _memory_lines(path: str) -> Iterator[str]:
+    """The lines of ``--import-memory FILE`` as text, streamed as every file input of the CLI is.
+
+    Read by :func:`memex.log.jsonl.iter_lines`, so memory is bounded by the
+    record limit (``memex.get_limits().max_record_bytes``, 64 MiB by
+    default) however long a line or the input is (``/dev/zero``, a pipe).
+    ``"-"`` is a file of that name: standard input carries the protocol.
+
+    Yields:
+        Each line, decoded from UTF-8 (a BOM at the start removed).
+    Raises:
+        CliError: (exit code 1) a line longer than the record limit: the
+            message names the line and the limit, and for input that is not
+            a regular file says the rest was not read; (exit code 2) the file
+            is missing, unreadable or not UTF-8.
+    """
     try:
-        with open(args.import_memory, encoding="utf-8") as fh:
-            counts = KgTools(tools).import_memory(fh)
-    except (OSError, UnicodeDecodeError) as e:
-        raise CliError(f"mcp: cannot read {args.import_memory}: {e}") from None
+        for number, raw in iter_lines("./-" if path == "-" else path):
+            if isinstance(raw, SkippedRecord):
+                raise CliError(f"mcp: --import-memory {path}: line {number}: {raw.message}; nothing imported", 1)
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise CliError(
+                    f"mcp: cannot read {path}: line {number} is not UTF-8 text (invalid byte 0x{raw[e.start]:02x})"
+                ) from None
+    except FileAccessError as e:
+        raise CliError(f"mcp: cannot read {e}") from None
+
+
+def _import_memory(args: argparse.Namespace, ctx: Context, tools: MemoryTools) -> None:
+    """Merge the reference server's ``memory.jsonl`` before serving; the summary goes to stderr.
+
+    Raises:
+        CliError: as :func:`_memory_lines`; nothing is imported then.
+    """
+    counts = KgTools(tools).import_memory(_memory_lines(args.import_memory))
     ctx.err_console().print(
         f"imported from {args.import_memory}: {counts['entities']} entities, {counts['observations']} observations, "
         f"{counts['relations']} relations; {counts['skipped']} line(s) skipped",

@@ -34,8 +34,9 @@ chain hash: ``b"<position>\\n<ts_ms>\\n" + envelope bytes + b"\\n" + events
 bytes`` (compact JSON never contains a raw newline).
 
 Naming a log: :func:`open_log` takes a SQLite file path or a PostgreSQL DSN
-(:func:`is_dsn`: a ``postgresql://`` URI or libpq ``key=value`` pairs)
-and opens :class:`SQLiteEventLog` or :class:`~memex.log.postgres.PostgresEventLog`. Both keep their tables at
+(:func:`is_dsn`: a ``postgresql://`` URI or libpq ``key=value`` pairs;
+:func:`check_target` refuses a connection string with a mistake before
+anything is opened or created) and opens :class:`SQLiteEventLog` or :class:`~memex.log.postgres.PostgresEventLog`. Both keep their tables at
 :data:`SCHEMA_VERSION`.
 
 Modules: :mod:`~memex.log.protocol` (the protocol and record types),
@@ -60,7 +61,7 @@ from memex.errors import (
     PreviouslyRejectedError,
     ValidationError,
 )
-from memex.log._pg_conn import dsn_form
+from memex.log._pg_conn import check_keywords, dsn_form, parse_dsn
 from memex.log.chain import GENESIS_HASH, canonical_envelope_bytes, record_hash
 from memex.log.protocol import (
     SCHEMA_VERSION,
@@ -81,6 +82,7 @@ __all__ = [
     "PostgresEventLog",
     "open_log",
     "is_dsn",
+    "check_target",
     "SCHEMA_VERSION",
     "LogRecord",
     "VerifyResult",
@@ -117,7 +119,9 @@ def is_dsn(text: object) -> bool:
         ``sslmode``, ``options``, ``service``, ...; compared case-sensitively,
         as libpq does); else ``False``. So a file named ``run=3.db`` is a
         path, and ``./host=x.db`` names a file where ``host=x.db`` names a
-        server. Raises nothing.
+        server. A string of pairs where only some keys are keywords
+        (``"host=db dbnme=memex"``) is ``False`` too, and
+        :func:`check_target` (so :func:`open_log`) refuses it. Raises nothing.
 
     >>> is_dsn("postgresql://agent@db.internal/memex"), is_dsn("host=db.internal dbname=memex")
     (True, True)
@@ -127,6 +131,62 @@ def is_dsn(text: object) -> bool:
     Complexity: O(len(text)).
     """
     return dsn_form(text) is not None
+
+
+def check_target(target: object, *, parse: bool = True) -> None:
+    """Check a store's name before anything is opened or created: refuse a
+    connection string with a mistake, which is neither a DSN nor a file name.
+
+    :func:`open_log` (so ``MemexStore.open``) and every ``--db`` of the
+    command line call it first. Refused, as a :class:`ValidationError`:
+
+    * a ``str`` made only of libpq ``key=value`` pairs of which some key is
+      a libpq connection keyword and another is not
+      (``"host=db dbnme=memex password=..."``): the message names each
+      unknown key and the closest keyword (``dbnme: not a libpq connection
+      keyword (did you mean dbname?)``); opened as a SQLite file it would
+      have created a file named after the string, password included;
+    * a ``str`` URI of a scheme other than ``postgresql`` / ``postgres``
+      (``https://...``, ``mysql://...``);
+    * (``parse``, and psycopg installed) a DSN libpq's own parser refuses
+      (``postgresql://u@h/db?bogus=1``, a bad percent-encoding, an
+      unterminated IPv6 host), an unknown URI parameter named as above.
+
+    Every message shows the string with the values of its secret keywords
+    (``password``, ``sslpassword``, ...) and of its unknown keys as ``***``,
+    and the error chains to no other exception. Pairs with no libpq keyword
+    at all (``"run=3.db"``), other text and non-``str`` paths pass: they
+    name files.
+
+    Args:
+        target: a store's name as given (``str``, ``bytes`` or path-like).
+        parse: also run libpq's parser on a DSN (skipped without psycopg:
+            opening the DSN then says psycopg is missing).
+    Returns:
+        ``None`` when ``target`` may be opened.
+    Raises:
+        ValidationError: as above; ``path`` is the first unknown key,
+            ``"target"`` for another scheme, ``"dsn"`` for a DSN libpq
+            refuses.
+
+    >>> check_target("run=3.db") is None
+    True
+
+    Complexity: O(len(target)), plus libpq's parse of a DSN.
+    """
+    check_keywords(target)
+    if isinstance(target, str) and not is_dsn(target) and _URI.match(target):
+        scheme = target.split("://", 1)[0]
+        raise ValidationError(
+            f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI", "target"
+        )
+    if parse and is_dsn(target):
+        try:
+            import psycopg  # noqa: F401 - libpq's parser; without it, opening says so
+        except ImportError:
+            return
+        assert isinstance(target, str)
+        parse_dsn(target)
 
 
 def open_log(
@@ -154,24 +214,23 @@ def open_log(
     Raises:
         ValidationError: a ``str`` target that is a URI of another scheme
             (``https://...``, ``mysql://...``: neither a file nor a
-            PostgreSQL database), a bad option (each naming its field).
+            PostgreSQL database), a libpq connection string with a key
+            libpq does not know (``"host=db dbnme=memex"``: naming it, see
+            :func:`check_target`; nothing is created), a DSN libpq cannot
+            parse, a bad option (each naming its field).
         FileAccessError, StoreBusyError, StorageError: as the SQLite log.
         StorageError: a DSN without the ``postgres`` extra installed.
         StoreUnavailableError: the PostgreSQL server cannot be reached.
     """
     if not isinstance(read_only, bool):
         raise ValidationError(f"read_only: expected a boolean, got {read_only!r}", "read_only")
+    check_target(target, parse=False)  # PostgresEventLog parses a DSN itself
     if is_dsn(target):
         from memex.log.postgres import PostgresEventLog
 
         log_options(synchronous=synchronous, busy_timeout=busy_timeout)
         assert isinstance(target, str)
         return PostgresEventLog(target, read_only=read_only, busy_timeout=busy_timeout)
-    if isinstance(target, str) and _URI.match(target):
-        scheme = target.split("://", 1)[0]
-        raise ValidationError(
-            f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI", "target"
-        )
     return SQLiteEventLog(target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only)
 
 

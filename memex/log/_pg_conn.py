@@ -16,6 +16,7 @@ that mapping around every use of the connection.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import re
 import threading
@@ -34,7 +35,16 @@ from memex.errors import (
     ValidationError,
 )
 
-__all__ = ["LIBPQ_KEYWORDS", "SECRET_KEYWORDS", "conninfo_pairs", "dsn_form", "mask_dsn", "check_dsn", "parse_dsn"]
+__all__ = [
+    "LIBPQ_KEYWORDS",
+    "SECRET_KEYWORDS",
+    "conninfo_pairs",
+    "dsn_form",
+    "mask_dsn",
+    "check_dsn",
+    "check_keywords",
+    "parse_dsn",
+]
 
 _SCHEMES = ("postgresql://", "postgres://")
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -136,7 +146,9 @@ def dsn_form(text: object) -> Literal["uri", "keywords"] | None:
         ``key=value`` pairs (:func:`conninfo_pairs`) whose keys are all
         libpq connection keywords (:data:`LIBPQ_KEYWORDS`), such as
         ``"host=/run/postgresql dbname=memex"``; else ``None``, so
-        ``"run=3.db"`` and ``"./host=x.db"`` are file names.
+        ``"run=3.db"`` and ``"./host=x.db"`` are file names. Pairs of
+        which only some keys are keywords (a mistyped ``dbnme=``) are
+        ``None`` here too; :func:`check_keywords` refuses them.
 
     Complexity: O(len(text)).
     """
@@ -150,6 +162,72 @@ def dsn_form(text: object) -> Literal["uri", "keywords"] | None:
     if pairs is not None and all(k in LIBPQ_KEYWORDS for k, _ in pairs):
         return "keywords"
     return None
+
+
+_SHOWN_KEY = 64  # characters of an unknown key a message shows
+
+
+def _hint(key: str) -> str:
+    """`` (did you mean K?)`` for the libpq keyword closest to ``key``, or ``""``."""
+    lower = key.lower()
+    close = [lower] if lower in LIBPQ_KEYWORDS else difflib.get_close_matches(lower, sorted(LIBPQ_KEYWORDS), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _unknown_message(keys: list[str]) -> str:
+    """``"dbnme: not a libpq connection keyword (did you mean dbname?)"``, for each of ``keys``
+    (up to three named, then how many more), joined by ``"; "``."""
+    shown = [(k if len(k) <= _SHOWN_KEY else k[: _SHOWN_KEY - 3] + "...") for k in keys[:3]]
+    text = "; ".join(f"{k}: not a libpq connection keyword{_hint(k)}" for k in shown)
+    return text + (f" (and {len(keys) - 3} more)" if len(keys) > 3 else "")
+
+
+def check_keywords(text: object) -> None:
+    """Refuse a libpq ``key=value`` connection string with a key libpq does not know.
+
+    A string made only of ``key=value`` pairs (:func:`conninfo_pairs`) of
+    which at least one key is a libpq connection keyword
+    (:data:`LIBPQ_KEYWORDS`) and another is not is a connection string with
+    a mistake (``dbnme=``, ``passwd=``, ``PASSWORD=``), neither a DSN nor a
+    file name: opening it as a SQLite file would create a file named after
+    it, password included. Pairs with no keyword at all (``run=3.db``), text
+    that is not pairs, and anything but a ``str`` pass.
+
+    Args:
+        text: a store's name as given.
+    Returns:
+        ``None`` when ``text`` is not such a string.
+    Raises:
+        ValidationError: naming each unknown key (up to three) and the libpq
+            keyword closest to it (``"dbnme: not a libpq connection keyword
+            (did you mean dbname?) in the connection string 'host=db
+            dbnme=*** password=***'"``), the string shown by
+            :func:`mask_dsn` (the values of secret and unknown keys as
+            ``***``); ``path`` is the first unknown key.
+
+    >>> check_keywords("run=3.db") is None
+    True
+
+    Complexity: O(len(text)).
+    """
+    if not isinstance(text, str) or "=" not in text or _URI.match(text):
+        return
+    pairs = conninfo_pairs(text)
+    if pairs is None or not any(k in LIBPQ_KEYWORDS for k, _ in pairs):
+        return
+    unknown = list(dict.fromkeys(k for k, _ in pairs if k not in LIBPQ_KEYWORDS))
+    if unknown:
+        raise ValidationError(
+            f"{_unknown_message(unknown)} in the connection string {mask_dsn(text)!r} "
+            "(to name a file, start it with ./)",
+            unknown[0][:_SHOWN_KEY],
+        )
+
+
+def _masked_key(key: str) -> bool:
+    """Whether the value of ``key`` is masked: a secret keyword, or a key libpq does
+    not know (a mistyped ``passwd`` or ``PASSWORD`` may hold a password)."""
+    return key in SECRET_KEYWORDS or key not in LIBPQ_KEYWORDS
 
 
 def _quote(value: str) -> str:
@@ -166,7 +244,9 @@ def mask_dsn(dsn: str) -> str:
     of its secret parameters (:data:`SECRET_KEYWORDS`, such as
     ``?password=``, the key compared after percent-decoding, as libpq does);
     ``key=value`` pairs are written back with the values of secret keywords
-    as ``***``. A URI that cannot be parsed shows only its scheme
+    as ``***``. The values of keys that are no libpq keyword are masked in
+    both forms too, since a mistyped ``passwd=`` or ``PASSWORD=`` holds a
+    password as often as not. A URI that cannot be parsed shows only its scheme
     (``postgresql://***``) and other text that cannot be read as pairs but
     names a secret keyword shows as ``***``, since a secret could be
     anywhere in it.
@@ -185,9 +265,9 @@ def mask_dsn(dsn: str) -> str:
         pairs = conninfo_pairs(dsn)
         if pairs is None:
             return "***" if any(k in dsn for k in SECRET_KEYWORDS) else dsn
-        if not any(k in SECRET_KEYWORDS for k, _ in pairs):
+        if not any(_masked_key(k) for k, _ in pairs):
             return dsn
-        return " ".join(f"{k}=***" if k in SECRET_KEYWORDS else f"{k}={_quote(v)}" for k, v in pairs)
+        return " ".join(f"{k}=***" if _masked_key(k) else f"{k}={_quote(v)}" for k, v in pairs)
     try:
         parts = urllib.parse.urlsplit(dsn)
         netloc = parts.netloc
@@ -201,7 +281,7 @@ def mask_dsn(dsn: str) -> str:
         netloc = f"{user}@{host}"
     query = "&".join(
         raw.partition("=")[0] + "=***"
-        if urllib.parse.unquote(raw.partition("=")[0]) in SECRET_KEYWORDS
+        if raw and _masked_key(urllib.parse.unquote(raw.partition("=")[0]))
         else raw
         for raw in parts.query.split("&")
     )
@@ -216,14 +296,27 @@ def check_dsn(dsn: object) -> None:
     (the scheme in any case) or libpq ``key=value`` pairs (:func:`dsn_form`).
 
     Raises:
-        ValidationError: anything else (a string shown with its secrets masked).
+        ValidationError: pairs with a key libpq does not know
+            (:func:`check_keywords`, naming it), or anything else (a string
+            shown with its secrets masked).
     """
+    check_keywords(dsn)
     if dsn_form(dsn) is None:
         raise ValidationError(
             "dsn: expected a postgresql:// or postgres:// URI or libpq key=value pairs, got "
             + (repr(mask_dsn(dsn)) if isinstance(dsn, str) else repr(dsn)),
             "dsn",
         )
+
+
+def _uri_unknown_keys(uri: str) -> list[str]:
+    """The parameters of ``uri``'s query that are no libpq keyword (percent-decoded), in order."""
+    try:
+        query = urllib.parse.urlsplit(uri).query
+    except ValueError:
+        return []
+    keys = (urllib.parse.unquote(raw.partition("=")[0]) for raw in query.split("&") if raw)
+    return list(dict.fromkeys(k for k in keys if k not in LIBPQ_KEYWORDS))
 
 
 def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
@@ -235,7 +328,10 @@ def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
     are what :meth:`_PgConnection._translate` masks in a server's messages.
 
     Raises:
-        ValidationError: libpq cannot parse it.
+        ValidationError: libpq cannot parse it (an unknown URI parameter is
+            named, as :func:`check_keywords` names a key). The error chains
+            to nothing: libpq's own message, which may quote the whole DSN
+            with its password, is neither its cause nor its context.
         StorageError: psycopg is not installed.
     """
     if dsn_form(dsn) == "uri":
@@ -245,12 +341,15 @@ def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
         libpq_dsn = dsn
     masked = mask_dsn(dsn)
     pg = _psycopg()
+    params: dict[str, Any] | None = None
     try:
         params = pg.conninfo.conninfo_to_dict(libpq_dsn)
     except Exception:  # libpq's parser: unknown parameter, bad percent-encoding, bad IPv6 host, ...
-        raise ValidationError(
-            f"dsn: not a valid PostgreSQL DSN (libpq cannot parse it): {masked}", "dsn"
-        ) from None
+        pass  # raised below, outside the handler: no __context__ holding libpq's message
+    if params is None:
+        unknown = _uri_unknown_keys(libpq_dsn) if dsn_form(dsn) == "uri" else []
+        reason = f"{_unknown_message(unknown)} in " if unknown else ""
+        raise ValidationError(f"dsn: not a valid PostgreSQL DSN (libpq cannot parse it): {reason}{masked}", "dsn")
     return libpq_dsn, masked, [str(v) for k, v in params.items() if k in SECRET_KEYWORDS and v]
 
 
@@ -286,7 +385,11 @@ class _PgErrors:
     A lost or refused connection becomes :class:`StoreUnavailableError`
     (retryable) and marks the log's connection for replacement; a lock wait
     past the busy timeout :class:`StoreBusyError`; any other driver error
-    :class:`StorageError`. Memex errors pass unchanged.
+    :class:`StorageError`. Memex errors pass unchanged. The psycopg error
+    stays the memex error's ``__context__`` (Python chains an exception
+    raised in ``__exit__`` to the one it handles), so it is scrubbed first
+    (:meth:`_PgConnection._scrub`): nothing reachable from a memex error
+    holds a secret.
     """
 
     def __init__(self, log: _PgConnection) -> None:
@@ -301,7 +404,9 @@ class _PgErrors:
         pg = _psycopg()
         if not isinstance(e, pg.Error):
             return
-        raise self._log._translate(e) from None
+        error = self._log._translate(e)
+        self._log._scrub(e)
+        raise error from None
 
 
 class _PgConnection:
@@ -328,8 +433,24 @@ class _PgConnection:
 
     # -- connection --------------------------------------------------------------------
     def _connect(self) -> Any:
-        """A new autocommit connection with the log's session settings."""
+        """A new autocommit connection with the log's session settings.
+
+        A psycopg error is raised as its memex error (:meth:`_translate`)
+        with no chained exception: libpq's connection and its messages hold
+        the DSN's secrets.
+        """
         pg = _psycopg()
+        error: MemexError | None = None
+        try:
+            conn = self._open_session(pg)
+        except pg.Error as e:
+            error = self._translate(e)
+        if error is not None:
+            raise error  # outside the handler: no __context__
+        return conn
+
+    def _open_session(self, pg: Any) -> Any:
+        """Connect and set the session up (:meth:`_connect`, which maps its errors)."""
         conn = pg.connect(self._dsn, autocommit=True, connect_timeout=max(1, round(self.connect_timeout)))
         try:
             conn.execute(f"SET lock_timeout = {max(1, int(self.busy_timeout * 1000))}")  # 0 would mean no limit
@@ -358,12 +479,27 @@ class _PgConnection:
             self._conn = self._connect()
         return self._conn
 
+    def _masked(self, text: str) -> str:
+        """``text`` with every secret of the DSN replaced by ``***``."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _scrub(self, e: BaseException) -> None:
+        """Leave nothing secret in the psycopg error ``e`` once it has been translated:
+        its message masked (:meth:`_masked`), its connection (whose conninfo
+        holds the password) and server result dropped, its own chain cut."""
+        e.args = tuple(self._masked(str(a)) for a in e.args)
+        for name in ("_pgconn", "_info"):  # psycopg.Error's connection and result
+            if name in vars(e):
+                setattr(e, name, None)
+        e.__cause__ = e.__context__ = None
+        e.__suppress_context__ = True
+
     def _translate(self, e: BaseException) -> MemexError:
         """The memex error for the psycopg error ``e`` (drops a broken connection)."""
         pg = _psycopg()
-        cause = " ".join(str(e).split()) or type(e).__name__
-        for secret in self._secrets:
-            cause = cause.replace(secret, "***")
+        cause = self._masked(" ".join(str(e).split()) or type(e).__name__)
         if isinstance(e, pg.errors.LockNotAvailable):
             return StoreBusyError(self.path, cause, f"{self.path}: another writer held the log for {self.busy_timeout:g} s")
         if isinstance(e, pg.errors.ReadOnlySqlTransaction):
