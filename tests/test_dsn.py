@@ -45,7 +45,8 @@ FILE_NAMES = [
     "a=1 b=2.db",
     "HOST=x.db",  # libpq keywords are lower case, compared case-sensitively
     "./host=x.db",  # a path spelled out
-    "dbname=m notes.db",  # a word without "="
+    "notes dbname=m.db",  # a word without "=" first (a leading keyword is refused:
+    # test_malformed_connection_string_is_refused_not_a_file)
     "=x.db",  # an empty key
     "PASSWORD=x passwd=y.db",  # no key is a keyword
 ]
@@ -423,3 +424,41 @@ def test_the_cli_takes_a_kv_dsn_and_prints_it_masked(
     _, uri_summary, _ = run(capsys, "replay", "--db", pg_dsn)
     assert summary.splitlines()[1:] == uri_summary.splitlines()[1:]
     assert os.listdir(tmp_path) == []
+
+
+def test_repr_of_a_log_whose_constructor_failed_never_raises() -> None:
+    # crash reporters print locals: a half-built log must still have a repr
+    from memex.log.postgres import PostgresEventLog
+
+    assert repr(PostgresEventLog.__new__(PostgresEventLog)) == "<PostgresEventLog '(not opened)'>"
+    assert repr(memex.SQLiteEventLog.__new__(memex.SQLiteEventLog)) == "<SQLiteEventLog '(not opened)' synchronous=?>"
+    with pytest.raises(memex.ValidationError):
+        PostgresEventLog("postgresql://u:pw@h/db?dbnme=x")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "host=db.internal dbname=memex user=agent password=Hunter2zz sslmode",
+        "host=db password='Hunter2zz",
+        "dbname=memex password=Hunter2zz =x",
+        "host=db.internal user=agent password=Hunter2zz user",
+    ],
+)
+def test_malformed_connection_string_is_refused_not_a_file(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(memex.ValidationError, match="starts as a libpq connection string but cannot be read") as e:
+        memex.MemexStore.open(text)
+    assert "Hunter2zz" not in str(e.value) and e.value.path == "dsn"
+    for args in (["log", "init", "--db", text], ["replay", "--db", text]):
+        assert main(args) == 2
+        out, err = capsys.readouterr()
+        assert "starts as a libpq connection string" in err and "Hunter2zz" not in out + err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text", ["notes host=1.db", "./host=x y.db", "run=3 b.db"])
+def test_text_not_starting_with_a_keyword_stays_a_file(text: str) -> None:
+    assert check_target(text) is None and not is_dsn(text)

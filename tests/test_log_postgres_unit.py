@@ -331,3 +331,31 @@ def test_a_store_write_whose_commit_went_through_before_the_connection_broke_is_
         store.create(scope="s", kind="observation", content={"text": "twice"}, author="a",
                      source_kind="observed", authority=0.5)
         assert lg.head() == 2 and len(store.mem.items) == 2
+
+
+def test_psycopg_that_fails_to_import_is_named_not_called_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a module of the caller's shadowing the standard library made psycopg fail to import,
+    # and the message said to install it
+    import builtins
+
+    from memex.log import _pg_conn
+
+    real = builtins.__import__
+
+    def failing(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "psycopg":
+            raise ImportError("cannot import name 'Future' from 'concurrent' (/tmp/concurrent.py)", name="concurrent")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing)
+    with pytest.raises(memex.StorageError, match="installed but fails to import: cannot import name 'Future'"):
+        _pg_conn._psycopg()
+
+    def missing(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "psycopg":
+            raise ModuleNotFoundError("No module named 'psycopg'", name="psycopg")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", missing)
+    with pytest.raises(memex.StorageError, match=r"pip install 'memex-belief\[postgres\]'"):
+        _pg_conn._psycopg()

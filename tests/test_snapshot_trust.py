@@ -341,7 +341,7 @@ def test_expect_head_hash_alone_must_be_the_head(target: str, capsys: pytest.Cap
     code, out, _ = run(capsys, "audit", "verify", "--db", target, "--expect-head", f"{pos}:{pinned}")
     assert code == 0
     code, out, _ = run(capsys, "audit", "verify", "--db", target, "--expect-head", "ab" * 32)
-    assert code == 1 and "TAMPERED: first bad position 1: the pinned head hash is not in the chain" in out
+    assert code == 1 and "TAMPERED: the pinned head hash is not in the chain: records were cut off the end" in out
 
 
 def test_expect_head_rewritten_chain_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -428,6 +428,20 @@ def test_snapshot_planted_at_position_0_is_a_mismatch(target: str) -> None:
     report = _verify(target)
     assert not report.ok and [(s.position, s.ok) for s in report.snapshots] == [(0, False)]
     assert "0 changed, 0 missing, 1 not in the log" in (report.mismatched[0].reason or "")
+
+
+def test_mismatch_at_position_0_is_not_called_served(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "a.db")
+    with memex.MemexStore.open(db, snapshot_every=None) as st:
+        _create(st, "real")
+    planted = memex.MemexStore()
+    _create(planted, "planted")
+    state = memex.store.encode_states(planted.mem, planted.intents, planted.tasks)
+    _sql(db, "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
+         (0, bytes(32), state, hashlib.sha256(state).digest(), 0))
+    code, out, _ = run(capsys, "audit", "verify", "--db", db)
+    assert code == 1 and "MISMATCH snapshot at position 0" in out
+    assert "would serve them" not in out and "a snapshot at position 0 is never read" in out
 
 
 # --------------------------------------------------------------------------- from the black-box review
@@ -562,3 +576,41 @@ def test_read_commands_say_when_a_snapshot_is_ignored(
         code, out, err = run(capsys, *args)
         assert code == 0 and shown in err.splitlines(), args
         assert "FORGED" not in out
+
+
+def test_snapshot_rewording_a_left_out_record_is_a_mismatch(tmp_path: Path) -> None:
+    db = str(tmp_path / "a.db")
+    with memex.MemexStore.open(db, snapshot_every=None) as st:
+        _create(st, "real")
+    cmd = {"type": "memory.update", "item_id": "ghost", "partial": {"authority": 0.5}, "author": "u"}
+    with open_log(db) as lg:
+        lg.append([memex.create_event_envelope("memory.update", cmd)])
+    with memex.MemexStore.open(db) as st:
+        st.snapshot()
+    (state,) = _sql(db, "SELECT state FROM snapshots WHERE position = 2")[0]
+    doc = json.loads(bytes(state))
+    for field, value in ((2, "a reason the log never gave"), (1, "not-the-envelope-id")):
+        changed = json.loads(json.dumps(doc))
+        changed["skipped"][0][field] = value
+        forged = json.dumps(changed).encode()
+        _sql(db, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
+             (forged, hashlib.sha256(forged).digest()))
+        (check,) = _verify(db).snapshots
+        assert not check.ok
+        assert "it gives 1 left-out record(s) another envelope id or reason than the log" in (check.reason or "")
+
+
+def test_snapshots_table_with_other_columns_never_stops_verify(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _store_with_snapshot(target)
+    _sql(target, "DROP TABLE snapshots")
+    _sql(target, "CREATE TABLE snapshots (position BIGINT PRIMARY KEY, junk TEXT)")
+    _sql(target, "INSERT INTO snapshots (position, junk) VALUES (1, 'x')")
+    report = _verify(target)
+    assert report.chain.ok and not report.ok
+    assert [u.kind for u in report.unreadable] == ["table"]
+    code, out, _ = run(capsys, "audit", "verify", "--db", target)
+    assert code == 1 and "ok: the hash chain verifies" in out and "UNREADABLE snapshots table" in out
+    with pytest.warns(RuntimeWarning, match="the snapshots table cannot be read"):
+        st = memex.MemexStore.open(target, read_only=True)
+    with st:
+        assert _texts(st) == ["original"]

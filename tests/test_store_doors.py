@@ -489,3 +489,13 @@ def test_supersedes_path_is_a_shortest_path_of_active_supersedes_edges(
     assert got is not None and got[0] == start and got[-1] == goal
     assert len(got) - 1 == nx.shortest_path_length(plain, start, goal)
     assert all(plain.has_edge(a, b) for a, b in zip(got, got[1:], strict=False))
+
+
+def test_store_import_slice_unknown_option_is_named() -> None:
+    # it was a raw TypeError naming an inner function (fold_import)
+    st = MemexStore()
+    with pytest.raises(ValidationError, match="re_id: not an option of import_slice") as e:
+        st.import_slice({"memories": []}, re_id=True)
+    assert e.value.path == "re_id"
+    with pytest.raises(ValidationError, match=r"skip_existing: not an option of import_slice \(did you mean skip_existing_ids\?\)"):
+        st.import_slice({"memories": []}, skip_existing=True)

@@ -84,7 +84,7 @@ def _slice_arguments(parser: argparse.ArgumentParser) -> None:
         export.add_argument(flag, action="store_true", help=what)
     _graph_files_arguments(export)
     export.add_argument(
-        "-o", "--output", metavar="SLICE.json", help="write the slice here (default: stdout)"
+        "-o", "--output", metavar="SLICE.json", help="write the slice here (default, or '-': stdout)"
     )
     imp = actions.add_parser(
         "import",
@@ -201,7 +201,7 @@ def _slice_export(args: argparse.Namespace, ctx: Context) -> int:
         options[name] = getattr(args, name)
     export = export_slice(log.state, log.intents, log.tasks, **options)
     text = slice_to_json(export, pretty=True) + "\n"
-    if args.output:
+    if args.output and args.output != "-":  # "-": standard output, as inputs read "-" as stdin
         _write_text(args.output, text)
         ctx.console().print(f"exported {_slice_counts(export)} to {args.output}", soft_wrap=True)
     else:

@@ -123,6 +123,8 @@ def _show_verify(out: Console, report: StoreVerifyResult) -> None:
     out.print(f"head hash {result.head_hash}", soft_wrap=True)
     if result.ok:
         out.print("ok: the hash chain verifies", soft_wrap=True)
+    elif result.first_bad is None:
+        out.print(f"TAMPERED: {result.reason}", soft_wrap=True)
     else:
         out.print(f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True)
     good = [s.position for s in report.snapshots if s.ok]
@@ -134,13 +136,16 @@ def _show_verify(out: Console, report: StoreVerifyResult) -> None:
         )
     for snap in report.mismatched:
         out.print(one_line(f"MISMATCH {snap.reason}"), soft_wrap=True)
-    if report.mismatched:
+    served = [s.position for s in report.mismatched if s.position > 0]
+    if served:
         out.print(
-            f"{len(report.mismatched)} snapshot(s) differ from the log: an open without MEMEX_SNAPSHOT_KEY "
-            "trusts a snapshot after position 0 (read with --no-snapshot; with MEMEX_SNAPSHOT_KEY set, "
-            "only snapshots with a valid HMAC are used)",
+            f"{len(served)} snapshot(s) differ from the log: opening the store without MEMEX_SNAPSHOT_KEY "
+            "would serve them (read with --no-snapshot; with MEMEX_SNAPSHOT_KEY set, only snapshots "
+            "with a valid HMAC are used)",
             soft_wrap=True,
         )
+    if len(served) < len(report.mismatched):
+        out.print("(a snapshot at position 0 is never read: nothing precedes position 1)", soft_wrap=True)
     for snap in report.snapshots:
         if snap.keyed is False:
             out.print(

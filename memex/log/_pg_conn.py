@@ -165,6 +165,7 @@ def dsn_form(text: object) -> Literal["uri", "keywords"] | None:
 
 
 _SHOWN_KEY = 64  # characters of an unknown key a message shows
+_LEADING_KEY = re.compile(r"\s*([A-Za-z_]+)\s*=")  # the first key of a libpq connection string
 
 
 def _hint(key: str) -> str:
@@ -190,8 +191,11 @@ def check_keywords(text: object) -> None:
     (:data:`LIBPQ_KEYWORDS`) and another is not is a connection string with
     a mistake (``dbnme=``, ``passwd=``, ``PASSWORD=``), neither a DSN nor a
     file name: opening it as a SQLite file would create a file named after
-    it, password included. Pairs with no keyword at all (``run=3.db``), text
-    that is not pairs, and anything but a ``str`` pass.
+    it, password included. Text that starts with a libpq keyword and ``=``
+    but cannot be read as pairs (a word without ``=``, an unterminated
+    quote: ``"host=db password=pw sslmode"``) is refused for the same
+    reason. Pairs with no keyword at all (``run=3.db``), other text
+    (``./host=x``, ``notes host=1.db``) and anything but a ``str`` pass.
 
     Args:
         text: a store's name as given.
@@ -203,7 +207,9 @@ def check_keywords(text: object) -> None:
             (did you mean dbname?) in the connection string 'host=db
             dbnme=*** password=***'"``), the string shown by
             :func:`mask_dsn` (the values of secret and unknown keys as
-            ``***``); ``path`` is the first unknown key.
+            ``***``); ``path`` is the first unknown key (``"dsn"`` for text
+            that cannot be read as pairs, shown as ``***`` when it names a
+            secret keyword).
 
     >>> check_keywords("run=3.db") is None
     True
@@ -213,7 +219,17 @@ def check_keywords(text: object) -> None:
     if not isinstance(text, str) or "=" not in text or _URI.match(text):
         return
     pairs = conninfo_pairs(text)
-    if pairs is None or not any(k in LIBPQ_KEYWORDS for k, _ in pairs):
+    if pairs is None:
+        lead = _LEADING_KEY.match(text)
+        if lead is not None and lead.group(1) in LIBPQ_KEYWORDS:
+            # "host=db password=pw sslmode", "... password='pw": libpq cannot read it either
+            raise ValidationError(
+                f"dsn: {mask_dsn(text)!r} starts as a libpq connection string but cannot be read as "
+                "one (a word without '=', or an unterminated quote) (to name a file, start it with ./)",
+                "dsn",
+            )
+        return
+    if not any(k in LIBPQ_KEYWORDS for k, _ in pairs):
         return
     unknown = list(dict.fromkeys(k for k, _ in pairs if k not in LIBPQ_KEYWORDS))
     if unknown:
@@ -371,10 +387,15 @@ def _psycopg() -> Any:
     """The psycopg module, or a :class:`StorageError` saying how to install it."""
     try:
         import psycopg
-    except ImportError:
+    except ImportError as e:
+        # name is "psycopg" when it is not installed; else an installed psycopg failed to
+        # import (a module of the caller's shadowing the standard library, a missing libpq)
+        missing = getattr(e, "name", None) == "psycopg"
         raise StorageError(
-            "postgresql", "psycopg is not installed",
-            "the PostgreSQL log needs psycopg 3: pip install 'memex-belief[postgres]'",
+            "postgresql", "psycopg is not installed" if missing else f"psycopg cannot be imported ({e})",
+            "the PostgreSQL log needs psycopg 3: pip install 'memex-belief[postgres]'"
+            if missing
+            else f"the PostgreSQL log needs psycopg 3, which is installed but fails to import: {e}",
         ) from None
     return psycopg
 

@@ -291,8 +291,9 @@ class PostgresEventLog(_PgConnection, _LogReads):
 
     # -- lifecycle ---------------------------------------------------------------------
     def __repr__(self) -> str:
-        ro = " read_only" if self.read_only else ""
-        return f"<PostgresEventLog {self.path!r}{ro}>"
+        # also for an instance whose constructor failed (a crash report printing locals)
+        ro = " read_only" if getattr(self, "read_only", False) else ""
+        return f"<PostgresEventLog {getattr(self, 'path', '(not opened)')!r}{ro}>"
 
     def __enter__(self) -> PostgresEventLog:
         return self

@@ -48,8 +48,10 @@ class VerifyResult(NamedTuple):
         head: the last stored position (0 when empty).
         head_hash: the chain hash at ``head`` (hex; 64 zeros when empty).
         first_bad: the first position whose record or chain link was altered,
-            deleted or reordered, or ``None``. For records removed from the end
-            (detected only against ``expected_head``) it is ``head + 1``.
+            deleted or reordered, or ``None`` (when ``ok``; and when a pinned
+            head hash is not in the chain at all, where the two histories
+            part is unknown). For records removed from the end (detected
+            only against ``expected_head``) it is ``head + 1``.
         reason: one line describing the problem, or ``None``.
     """
 

@@ -338,8 +338,10 @@ class SQLiteEventLog(_LogReads):
         return self._mac_column
 
     def __repr__(self) -> str:
-        ro = " read_only" if self.read_only else ""
-        return f"<SQLiteEventLog {self.path!r} synchronous={self.synchronous}{ro}>"
+        # also for an instance whose constructor failed (a crash report printing locals)
+        ro = " read_only" if getattr(self, "read_only", False) else ""
+        sync = getattr(self, "synchronous", "?")
+        return f"<SQLiteEventLog {getattr(self, 'path', '(not opened)')!r} synchronous={sync}{ro}>"
 
     def __enter__(self) -> SQLiteEventLog:
         return self

@@ -8,12 +8,13 @@ states; on any error nothing changes. Mixed into :class:`~memex.MemexStore`.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from memex import bulk, integrity
 from memex.envelope import EventEnvelope, create_event_envelope
-from memex.errors import MemexError
+from memex.errors import MemexError, ValidationError
 from memex.factories import create_edge, create_intent, create_memory_item, create_task
 from memex.graph import GraphState
 from memex.log import EventLog
@@ -36,6 +37,8 @@ from memex.store.doors import Records, import_at_door
 from memex.store.keyed import Planner, Transaction
 from memex.store.keyed import transact as keyed_transact
 from memex.transplant import ImportReport, MemexExport
+
+_IMPORT_OPTIONS = frozenset({"skip_existing_ids", "shallow_compare_existing", "re_id_on_difference"})
 
 __all__ = ["StoreMutations", "Records", "latest_log_ts", "stamp_envelopes"]
 
@@ -349,9 +352,16 @@ class StoreMutations:
                 :class:`~memex.transplant.MemexExport`, a top-level key other
                 than ``memories``, ``edges``, ``intents``, ``tasks`` (naming it,
                 the closest one suggested), an id listed twice (naming
-                it), a bad option. SupersedesCycleError: an edge closing a
+                it), a bad option or a keyword that is none of the three
+                (naming it). SupersedesCycleError: an edge closing a
                 cycle. MemexError: a command of the import fails.
         """
+        unknown = sorted(set(kwargs) - _IMPORT_OPTIONS)
+        if unknown:  # named here, not as a TypeError of an inner function
+            close = difflib.get_close_matches(unknown[0], sorted(_IMPORT_OPTIONS), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else f" (expected one of: {', '.join(sorted(_IMPORT_OPTIONS))})"
+            raise ValidationError(f"{unknown[0]}: not an option of import_slice{hint}", unknown[0])
+
         def step(states: States) -> tuple[ImportReport, States, Records]:
             plan, folded, records = import_at_door(states, slice, **kwargs)
             return plan.report, folded, records

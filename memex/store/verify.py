@@ -171,8 +171,14 @@ def verify_store(
     compare_tick = phase("Snapshots", len(in_range)) if in_range else None
     for n, pos in enumerate(in_range, 1):
         states, done = _fold_segment(states, log, done, pos, undecodable, failed, fold_tick)
-        left_out = {s.position for s in undecodable} | {s.position for s in failed}
-        check = _check_snapshot(log, pos, states, left_out, unreadable, keyed)
+        left_out = {s.position: (s.envelope_id, s.reason) for s in (*undecodable, *failed)}
+        try:
+            check = _check_snapshot(log, pos, states, left_out, unreadable, keyed)
+        except (StoreBusyError, StoreUnavailableError):
+            raise
+        except StorageError as e:  # the table's columns were altered: the fold goes on without it
+            unreadable.append(SkippedOnOpen(0, None, f"the snapshots table cannot be read ({e})", "table"))
+            break
         if check is not None:
             checks.append(check)
         if compare_tick is not None:
@@ -214,10 +220,11 @@ def _verify_pinned_head(log: EventLog, pinned: str) -> VerifyResult:
             at = finder(pinned)
         else:
             at = next((rec.position for rec in log.read(1) if rec.hash == pinned), None)
-    if at is None:
+    if at is None:  # where the histories part is unknown: no first bad position
         return result._replace(
-            ok=False, first_bad=1,
-            reason="the pinned head hash is not in the chain: the history was rewritten (or the hash is wrong)",
+            ok=False, first_bad=None,
+            reason="the pinned head hash is not in the chain: records were cut off the end or the "
+            "history was rewritten (or the hash is wrong)",
         )
     return result._replace(
         ok=False, first_bad=at + 1,
@@ -275,11 +282,12 @@ def _check_snapshot(
     log: EventLog,
     pos: int,
     states: States,
-    left_out: set[int],
+    left_out: dict[int, tuple[str | None, str]],
     unreadable: list[SkippedOnOpen],
     keyed: bool,
 ) -> SnapshotCheck | None:
-    """Compare the snapshot at ``pos`` with ``states`` (the fold of ``1..pos``).
+    """Compare the snapshot at ``pos`` with ``states`` (the fold of ``1..pos``) and the
+    records it lists as left out with ``left_out`` (position -> envelope id, reason).
 
     ``None`` (and an entry in ``unreadable``) when it does not match the
     chain or its SHA-256, or cannot be decoded.
@@ -306,17 +314,23 @@ def _check_snapshot(
         )
         if d is not None
     ]
-    listed = {p for p, _eid, _why in carried}
-    if listed - left_out:
-        extra = sorted(listed - left_out)
+    listed = {p: (eid, why) for p, eid, why in carried}
+    extra = sorted(listed.keys() - left_out.keys())
+    if extra:
         differences.append(
             f"it lists {len(extra)} record(s) as left out of its state that the log applies "
             f"(first: position {extra[0]})"
         )
-    if left_out - listed:
-        missing = sorted(left_out - listed)
+    missing = sorted(left_out.keys() - listed.keys())
+    if missing:
         differences.append(
             f"it omits {len(missing)} record(s) the log leaves out (first: position {missing[0]})"
+        )
+    reworded = sorted(p for p in listed.keys() & left_out.keys() if listed[p] != left_out[p])
+    if reworded:
+        differences.append(
+            f"it gives {len(reworded)} left-out record(s) another envelope id or reason than the log "
+            f"(first: position {reworded[0]})"
         )
     hmac_ok: bool | None = None
     if keyed:
