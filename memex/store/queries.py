@@ -20,6 +20,15 @@ from memex.transplant import ImportPlan, MemexExport, export_slice, plan_import
 __all__ = ["StoreQueries"]
 
 
+_EXPORT_SLICE_SIGNATURE = inspect.signature(transplant.export_slice).replace(
+    parameters=[
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        *list(inspect.signature(transplant.export_slice).parameters.values())[3:],
+    ]
+)
+"""``StoreQueries.export_slice``'s signature: ``self`` and the keywords of :func:`memex.export_slice`."""
+
+
 class StoreQueries:
     """Queries over a store's current states (``mem``, ``intents``, ``tasks``).
 
@@ -163,12 +172,7 @@ class StoreQueries:
         return export_slice(self.mem, self.intents, self.tasks, **options)
 
     # help() and IDEs that read signatures at run time show the keywords of memex.export_slice
-    export_slice.__signature__ = inspect.signature(transplant.export_slice).replace(  # type: ignore[attr-defined]
-        parameters=[
-            inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-            *list(inspect.signature(transplant.export_slice).parameters.values())[3:],
-        ]
-    )
+    export_slice.__signature__ = _EXPORT_SLICE_SIGNATURE  # type: ignore[attr-defined]
 
     def plan_import(self, slice: MemexExport | Mapping[str, Any], **kwargs: Any) -> ImportPlan:
         """The commands and report an import would produce, without changing anything.
