@@ -41,7 +41,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -50,8 +50,17 @@ from memex._gc import gc_paused
 from memex._uuid import safe_extract_timestamp
 from memex.models import DecayConfig, MemoryItem
 
-if TYPE_CHECKING:  # the state layer imports this module (eager columns of bulk-built states)
-    from memex.graph import GraphState
+
+class GraphState(Protocol):
+    """What the columns read of a :class:`memex.GraphState`: its item map (positions,
+    ``end``) and the state's column cache. A protocol, so that this module needs no
+    import of :mod:`memex.graph`, which imports it (eager columns of bulk-built states)."""
+
+    @property
+    def items(self) -> Any: ...
+
+    @property
+    def _cols(self) -> Any: ...
 
 __all__ = ["Columns", "columns_of", "built_columns", "decay_multipliers", "EXACT_INT", "EAGER_MIN", "pending_changes"]
 

@@ -12,6 +12,7 @@ on stderr, :func:`number_table` starts a table of counts.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -130,11 +131,18 @@ class _Console(Console):
 
 
 
-def _progress_threshold() -> int:
-    """The setting :data:`memex.cli.PROGRESS_THRESHOLD`, read when a bar may start."""
-    from memex import cli  # the package: the setting can be changed at run time
+_DEFAULT_PROGRESS_THRESHOLD = 100_000
 
-    return cli.PROGRESS_THRESHOLD
+
+def _progress_threshold() -> int:
+    """The setting :data:`memex.cli.PROGRESS_THRESHOLD`, read when a bar may start.
+
+    Read from the package at run time (a caller may change it), through
+    ``sys.modules`` rather than an import: the package imports this module.
+    """
+    package = sys.modules.get("memex.cli")
+    value = getattr(package, "PROGRESS_THRESHOLD", _DEFAULT_PROGRESS_THRESHOLD)
+    return value if isinstance(value, int) else _DEFAULT_PROGRESS_THRESHOLD
 
 
 @contextmanager

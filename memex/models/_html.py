@@ -18,11 +18,47 @@ from __future__ import annotations
 import html
 import itertools
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from memex._time import ms_to_iso
-from memex.models.entities import Edge, MemoryItem
+
+
+class MemoryItem(Protocol):
+    """What the views read of a :class:`memex.MemoryItem` (a protocol: this module
+    needs no import of :mod:`memex.models.entities`, which renders through it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> Any: ...
+    @property
+    def scope(self) -> str: ...
+    @property
+    def author(self) -> str: ...
+    @property
+    def authority(self) -> float: ...
+    @property
+    def importance(self) -> float | None: ...
+    @property
+    def created_at(self) -> int | None: ...
+    @property
+    def content(self) -> Any: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class Edge(Protocol):
+    """What the views read of a :class:`memex.Edge`."""
+
+    @property
+    def kind(self) -> Any: ...
+    @property
+    def active(self) -> bool: ...
+    @property
+    def from_(self) -> str: ...
+    @property
+    def to(self) -> str: ...
+
 
 __all__ = ["ROWS", "COUNT_LIMIT", "item_text", "item_html", "scored_html", "graph_summary", "graph_html", "store_html"]
 
@@ -146,7 +182,7 @@ def item_html(item: MemoryItem) -> str:
 
 
 def scored_html(item: MemoryItem, score: float, relevance: float | None,
-                contradicted_by: list[MemoryItem] | None) -> str:
+                contradicted_by: Sequence[MemoryItem] | None) -> str:
     """The HTML of a retrieval result: score, relevance, who contradicts it, then the item.
 
     Args:
