@@ -35,7 +35,10 @@ def main(op: str, n: int) -> None:
     ids = g.ids
     state = g.state
     if op == "update":
-        cmds = [MemoryUpdate(item_id=ids[(i * 37) % len(ids)], partial=gen.partial(), author="agent:a1") for i in range(n)]
+        cmds = [
+            MemoryUpdate(item_id=ids[(i * 37) % len(ids)], partial=gen.partial(), author="agent:a1")
+            for i in range(n)
+        ]
         for c in cmds:
             apply_command(state, c)
     elif op == "retract":
@@ -43,23 +46,48 @@ def main(op: str, n: int) -> None:
         for c in cmds:
             apply_command(state, c)
     elif op == "create":
-        items = [memex.MemoryItem(id=f"x{i}", scope="s", kind="k", content={"t": i}, author="u", source_kind="o", authority=0.5) for i in range(n)]
+        items = [
+            memex.MemoryItem(
+                id=f"x{i}",
+                scope="s",
+                kind="k",
+                content={"t": i},
+                author="u",
+                source_kind="o",
+                authority=0.5,
+            )
+            for i in range(n)
+        ]
         s = state
         for it in items:
             s, _ = apply_command(s, MemoryCreate(item=it))
     elif op == "build":  # what a user writes: factory + create command, on the 2,000-item graph
         s = state
         for i in range(n):
-            it = memex.create_memory_item(scope=f"project:p{i % 20}/notes", kind="observation",
-                                          content={"text": f"note {i}"}, author="agent:a1",
-                                          source_kind="observed", authority=0.5, importance=0.3)
+            it = memex.create_memory_item(
+                scope=f"project:p{i % 20}/notes",
+                kind="observation",
+                content={"text": f"note {i}"},
+                author="agent:a1",
+                source_kind="observed",
+                authority=0.5,
+                importance=0.3,
+            )
             s, _ = apply_command(s, MemoryCreate(item=it))
     elif op == "cascade":
         s = state
         prev = None
         for i in range(300):
-            it = memex.MemoryItem(id=f"c{i}", scope="s", kind="k", content={}, author="u", source_kind="o",
-                                  authority=0.5, parents=[prev] if prev else None)
+            it = memex.MemoryItem(
+                id=f"c{i}",
+                scope="s",
+                kind="k",
+                content={},
+                author="u",
+                source_kind="o",
+                authority=0.5,
+                parents=[prev] if prev else None,
+            )
             s, _ = apply_command(s, MemoryCreate(item=it))
             prev = it.id
         for _ in range(n):
@@ -70,13 +98,32 @@ def main(op: str, n: int) -> None:
             memex.replay_commands(cmds)
     elif op == "query_scan":
         for _ in range(n):
-            memex.get_items(state, {"kind": "observation", "range": {"authority": {"min": 0.5}}}, now=_gen.T0)
+            memex.get_items(
+                state, {"kind": "observation", "range": {"authority": {"min": 0.5}}}, now=_gen.T0
+            )
     elif op == "scored_all":
         for _ in range(n):
-            memex.get_scored_items(state, {"authority": 1, "importance": 0.5, "decay": {"rate": 0.1, "interval": "day", "type": "exponential"}}, {"limit": 50}, now=_gen.T0 + 10**9)
+            memex.get_scored_items(
+                state,
+                {
+                    "authority": 1,
+                    "importance": 0.5,
+                    "decay": {"rate": 0.1, "interval": "day", "type": "exponential"},
+                },
+                {"limit": 50},
+                now=_gen.T0 + 10**9,
+            )
     elif op == "smart_all":
         for _ in range(n):
-            memex.smart_retrieve(state, budget=2000, cost_fn=lambda it: 10, weights={"authority": 1}, contradictions="filter", diversity={"author_penalty": 0.1}, now=_gen.T0)
+            memex.smart_retrieve(
+                state,
+                budget=2000,
+                cost_fn=lambda it: 10,
+                weights={"authority": 1},
+                contradictions="filter",
+                diversity={"author_penalty": 0.1},
+                now=_gen.T0,
+            )
     elif op == "stringify":
         for _ in range(n):
             memex.stringify(state)
@@ -85,16 +132,42 @@ def main(op: str, n: int) -> None:
         for _ in range(n):
             memex.parse(text)
     elif op == "slice":
-        sl = memex.export_slice(state, memex.create_intent_state(), memex.create_task_state(), memory_ids=ids[:200], include_parents=True)
+        sl = memex.export_slice(
+            state,
+            memex.create_intent_state(),
+            memex.create_task_state(),
+            memory_ids=ids[:200],
+            include_parents=True,
+        )
         for _ in range(n):
-            memex.import_slice(memex.create_graph_state(), memex.create_intent_state(), memex.create_task_state(), sl)
+            memex.import_slice(
+                memex.create_graph_state(),
+                memex.create_intent_state(),
+                memex.create_task_state(),
+                sl,
+            )
     elif op == "intents":
         for _ in range(n):
             st = memex.create_intent_state()
             for i in range(200):
-                st = memex.apply_intent_command(st, {"type": "intent.create", "intent": {"id": f"i{i}", "label": "x", "priority": 0.5, "owner": "u", "status": "active", "parent_id": f"i{i//2}"}}).state
+                st = memex.apply_intent_command(
+                    st,
+                    {
+                        "type": "intent.create",
+                        "intent": {
+                            "id": f"i{i}",
+                            "label": "x",
+                            "priority": 0.5,
+                            "owner": "u",
+                            "status": "active",
+                            "parent_id": f"i{i // 2}",
+                        },
+                    },
+                ).state
             for i in range(200):
-                st = memex.apply_intent_command(st, {"type": "intent.pause", "intent_id": f"i{i}", "author": "u"}).state
+                st = memex.apply_intent_command(
+                    st, {"type": "intent.pause", "intent_id": f"i{i}", "author": "u"}
+                ).state
             memex.get_intents(st, {"parent_id": "i1", "status": "paused"})
 
 

@@ -66,7 +66,9 @@ def _envelope(tag: str, n: int) -> dict[str, Any]:
         "id": eid,
         "scope": f"project:p{n % 20}/notes",
         "kind": "observation",
-        "content": {"text": f"note {n} of {tag}: the deploy failed on staging because of a missing env var"},
+        "content": {
+            "text": f"note {n} of {tag}: the deploy failed on staging because of a missing env var"
+        },
         "author": f"agent:{tag}",
         "source_kind": "observed",
         "authority": 0.7,
@@ -143,11 +145,14 @@ def _get(out: Any, timeout: float = 900.0) -> tuple[str, Any]:
     return kind, value
 
 
-def append_throughput(ctx: BaseContext, target: str, writers: int, records: int, batch: int) -> float:
+def append_throughput(
+    ctx: BaseContext, target: str, writers: int, records: int, batch: int
+) -> float:
     """Records per second of ``writers`` processes appending ``records`` each in ``batch``es."""
     ready, go, out = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
     procs = [
-        ctx.Process(target=_writer, args=(target, f"w{n}", records, batch, ready, go, out)) for n in range(writers)
+        ctx.Process(target=_writer, args=(target, f"w{n}", records, batch, ready, go, out))
+        for n in range(writers)
     ]
     for p in procs:
         p.start()
@@ -233,8 +238,14 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def run(records: int, batches: int, lag_records: int, writers: tuple[int, ...], dsn: str | None,
-        say: Callable[[str], None]) -> str:
+def run(
+    records: int,
+    batches: int,
+    lag_records: int,
+    writers: tuple[int, ...],
+    dsn: str | None,
+    say: Callable[[str], None],
+) -> str:
     """Measure everything and return the Markdown report."""
     ctx = _context()
     backends = _Backends(dsn)
@@ -248,8 +259,10 @@ def run(records: int, batches: int, lag_records: int, writers: tuple[int, ...], 
                     rate = append_throughput(ctx, make(), w, per_writer, batch)
                     say(f"append {label}, {w} writers, {name}: {rate:,.0f} records/s")
                     got.append(rate)
-                rows.append(f"| {label} | {w} | {w * per_writer:,} | {_fmt(got[0])} | {_fmt(got[1])} "
-                            f"| {got[1] / got[0]:.2f}x |")
+                rows.append(
+                    f"| {label} | {w} | {w * per_writer:,} | {_fmt(got[0])} | {_fmt(got[1])} "
+                    f"| {got[1] / got[0]:.2f}x |"
+                )
         lag = {}
         for name, make in (("SQLite", backends.sqlite), ("PostgreSQL", backends.postgres)):
             lag[name] = subscriber_lag(ctx, make(), lag_records)
@@ -278,19 +291,35 @@ def run(records: int, batches: int, lag_records: int, writers: tuple[int, ...], 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its Markdown table (progress lines go to stderr)."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.log_append", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--records", type=int, default=500,
-                        help="single-record appends per writer (default 500)")
-    parser.add_argument("--batches", type=int, default=20,
-                        help=f"batches of {BATCH} per writer (default 20)")
-    parser.add_argument("--lag", type=int, default=1000, help="records of the lag measurement (default 1000)")
-    parser.add_argument("--dsn", default=None, help="a PostgreSQL server to use (default: see above)")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: sizes / 10, 1 and 4 writers")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.log_append",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--records", type=int, default=500, help="single-record appends per writer (default 500)"
+    )
+    parser.add_argument(
+        "--batches", type=int, default=20, help=f"batches of {BATCH} per writer (default 20)"
+    )
+    parser.add_argument(
+        "--lag", type=int, default=1000, help="records of the lag measurement (default 1000)"
+    )
+    parser.add_argument(
+        "--dsn", default=None, help="a PostgreSQL server to use (default: see above)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: sizes / 10, 1 and 4 writers"
+    )
     args = parser.parse_args(argv)
     records, batches, lag, writers = args.records, args.batches, args.lag, WRITERS
     if args.quick:
-        records, batches, lag, writers = max(1, records // 10), max(1, batches // 10), max(10, lag // 10), (1, 4)
+        records, batches, lag, writers = (
+            max(1, records // 10),
+            max(1, batches // 10),
+            max(10, lag // 10),
+            (1, 4),
+        )
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

@@ -132,7 +132,11 @@ def main(argv: list[str]) -> None:
         for kw in items:
             v = _create(v, msgspec.convert(kw, _Item))[0]
 
-    for name, fn in (("today", today), ("rerooted", rerooted), ("rerooted+msgspec", rerooted_msgspec)):
+    for name, fn in (
+        ("today", today),
+        ("rerooted", rerooted),
+        ("rerooted+msgspec", rerooted_msgspec),
+    ):
         print(f"build n={n:,} {name:18s} {_best(fn) * 1000:9.1f} ms")
     if "--marginal" in argv:
         state, v = today(), rerooted()

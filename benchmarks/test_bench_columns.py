@@ -26,7 +26,11 @@ import pytest
 from benchmarks.conftest import size_params
 from memex import GraphState, MemoryUpdate, apply_command, get_scored_items
 
-WEIGHTS = {"authority": 1, "importance": 0.5, "decay": {"rate": 0.05, "interval": "day", "type": "exponential"}}
+WEIGHTS = {
+    "authority": 1,
+    "importance": 0.5,
+    "decay": {"rate": 0.05, "interval": "day", "type": "exponential"},
+}
 NOW = 1_700_000_000_000 + 10**9
 SIZES = size_params(10**4, 10**5)
 
@@ -44,7 +48,9 @@ class _Loop:
     def round(self) -> list[Any]:
         self.i += 1
         item_id = self.ids[(self.i * 7919) % len(self.ids)]
-        cmd = MemoryUpdate(item_id=item_id, partial={"importance": (self.i % 100) / 100}, author="u")
+        cmd = MemoryUpdate(
+            item_id=item_id, partial={"importance": (self.i % 100) / 100}, author="u"
+        )
         state = apply_command(self.state, cmd).state
         if self.rebuild:  # forget the recorded change: the query builds from the items
             object.__setattr__(state, "_cols", None)
@@ -59,5 +65,7 @@ def test_command_then_query(benchmark: Any, make_graph: Any, n: int, variant: st
     g = make_graph(n)
     loop = _Loop(g.state, g.ids, rebuild=variant == "rebuild")
     benchmark.extra_info["n"] = g.n
-    out = benchmark.pedantic(loop.round, rounds=30 if variant == "rebuild" else 200, warmup_rounds=3)
+    out = benchmark.pedantic(
+        loop.round, rounds=30 if variant == "rebuild" else 200, warmup_rounds=3
+    )
     assert len(out) == 20

@@ -26,8 +26,14 @@ from memex import MemexStore
 def _store(n: int) -> tuple[MemexStore, list[str]]:
     st = MemexStore()
     ids = [
-        st.create(scope="s", kind="observation", content={"text": f"t{i}"}, author="u",
-                  source_kind="observed", authority=0.5).id
+        st.create(
+            scope="s",
+            kind="observation",
+            content={"text": f"t{i}"},
+            author="u",
+            source_kind="observed",
+            authority=0.5,
+        ).id
         for i in range(n)
     ]
     return st, ids
@@ -39,8 +45,14 @@ def test_create(benchmark: Any) -> None:
 
     def run(st: MemexStore) -> None:
         for i in range(1000):
-            st.create(scope="s", kind="observation", content={"text": f"x{i}"}, author="u",
-                      source_kind="observed", authority=0.5)
+            st.create(
+                scope="s",
+                kind="observation",
+                content={"text": f"x{i}"},
+                author="u",
+                source_kind="observed",
+                authority=0.5,
+            )
 
     benchmark.pedantic(run, setup=setup, rounds=5, iterations=1)
 
@@ -63,8 +75,14 @@ def test_supersedes_chain(benchmark: Any, k: int) -> None:
 
     def run(st: MemexStore, ids: list[str]) -> None:
         for i in range(1, k):
-            st.add_edge(from_=ids[i], to=ids[i - 1], kind="SUPERSEDES", author="u",
-                        source_kind="agent_inferred", authority=0.5)
+            st.add_edge(
+                from_=ids[i],
+                to=ids[i - 1],
+                kind="SUPERSEDES",
+                author="u",
+                source_kind="agent_inferred",
+                authority=0.5,
+            )
 
     benchmark.extra_info.update(k=k, edges=k - 1)
     benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)

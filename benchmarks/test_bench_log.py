@@ -112,6 +112,8 @@ def test_verify_store(benchmark: Any, size: int) -> None:
     path = _built_log(n, True)
     lg = SQLiteEventLog(path, read_only=True)
     benchmark.extra_info.update(n=n)
-    report = benchmark.pedantic(verify_store, args=(lg,), rounds=1 if n >= 10**6 else 3, iterations=1)
+    report = benchmark.pedantic(
+        verify_store, args=(lg,), rounds=1 if n >= 10**6 else 3, iterations=1
+    )
     assert report.ok and report.records == n and [s.position for s in report.snapshots] == [n]
     lg.close()

@@ -153,7 +153,9 @@ def _deeper_than(buf: bytes, limit: int) -> int:
         return 0
     steps = _STRINGS.sub(b"", buf).translate(None, _NOT_BRACKET).translate(_STEP)
     # depth after the k-th bracket = (sum of steps) - k, with 2 for an opening bracket
-    deepest: int = max(map(operator.sub, itertools.accumulate(steps), itertools.count(1)), default=0)
+    deepest: int = max(
+        map(operator.sub, itertools.accumulate(steps), itertools.count(1)), default=0
+    )
     return deepest
 
 
@@ -212,7 +214,9 @@ def _screen_bytes(buf: bytes) -> bool:
             buf.decode("utf-8")
         except UnicodeDecodeError as e:
             path = _path_at(buf, e.start)
-            raise _fail(path, f"not valid UTF-8 text (invalid byte 0x{buf[e.start]:02x} at byte {e.start})") from None
+            raise _fail(
+                path, f"not valid UTF-8 text (invalid byte 0x{buf[e.start]:02x} at byte {e.start})"
+            ) from None
     limit = _max_depth()
     value_limit = _value_depth()
     deepest = _deeper_than(buf, value_limit)
@@ -241,8 +245,15 @@ def _bad_number(buf: bytes) -> ValidationError | None:
         except ValueError:
             continue  # not a number: the JSON decoder reports it
         if not math.isfinite(x):
-            shown = token.decode("ascii") if len(token) <= 24 else f"a number of {len(token)} characters"
-            return _fail(_path_at(buf, m.start()), f"expected a number within the range of a double, got {shown}")
+            shown = (
+                token.decode("ascii")
+                if len(token) <= 24
+                else f"a number of {len(token)} characters"
+            )
+            return _fail(
+                _path_at(buf, m.start()),
+                f"expected a number within the range of a double, got {shown}",
+            )
     return None
 
 
@@ -305,11 +316,17 @@ def _screen_value(value: Any, root: str, limit: int | None = None) -> int:
                 items: list[tuple[Any, tuple[Any, ...]]] = []
                 for k, y in x.items():
                     if type(k) is not str:
-                        raise _fail(_path_of(link), f"object keys must be strings, got a key of type {type(k).__name__}")
+                        raise _fail(
+                            _path_of(link),
+                            f"object keys must be strings, got a key of type {type(k).__name__}",
+                        )
                     seg = _segment(k)
                     budget -= len(k)
                     if not k.isascii() and _SURROGATE.search(k) is not None:
-                        raise _fail(_path_of((link, seg)), "a lone surrogate in a key is not valid Unicode text")
+                        raise _fail(
+                            _path_of((link, seg)),
+                            "a lone surrogate in a key is not valid Unicode text",
+                        )
                     items.append((y, (link, seg)))
                 stack.extend((y, depth + 1, at) for y, at in reversed(items))
             else:
@@ -387,4 +404,6 @@ def _from_decode_error(e: msgspec.DecodeError, buf: bytes) -> ValidationError:
     msg = str(e)
     m = re.search(r"\(byte (\d+)\)", msg)
     at = int(m.group(1)) if m is not None else len(buf)
-    return _fail(_path_at(buf, at), f"invalid JSON: {_lower_first(msg.removeprefix('JSON is malformed: '))}")
+    return _fail(
+        _path_at(buf, at), f"invalid JSON: {_lower_first(msg.removeprefix('JSON is malformed: '))}"
+    )

@@ -178,7 +178,9 @@ def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
                     raise _bad_text(_render((trail, k)), k)
             elif type(c) is dict:
                 where = _render(trail)
-                raise ValidationError(f"{where}: object keys must be strings, got {shown(k)}", where)
+                raise ValidationError(
+                    f"{where}: object keys must be strings, got {shown(k)}", where
+                )
             t = type(x)
             if t is str:
                 size += len(x)
@@ -238,4 +240,13 @@ def _too_deep(value: Any, path: str, max_depth: int, depth: int) -> None:
             )
         for k, x in c.items() if type(c) is dict else enumerate(c):
             if type(x) in _CONTAINERS:
-                push((x, d + 1, (trail, k if type(k) is str or type(k) is int else f"<{type(k).__name__} key>")))
+                push(
+                    (
+                        x,
+                        d + 1,
+                        (
+                            trail,
+                            k if type(k) is str or type(k) is int else f"<{type(k).__name__} key>",
+                        ),
+                    )
+                )

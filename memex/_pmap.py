@@ -359,7 +359,9 @@ def as_pmap(value: Any, owner: str) -> PMap[Any, Any]:
         return PMap()
     if isinstance(value, Mapping | list | tuple):
         return PMap(value)
-    raise TypeError(f"{owner} maps must be mappings (or lists of pairs), got {type(value).__name__}")
+    raise TypeError(
+        f"{owner} maps must be mappings (or lists of pairs), got {type(value).__name__}"
+    )
 
 
 # -- secondary indexes ----------------------------------------------------------

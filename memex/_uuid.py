@@ -133,7 +133,9 @@ def mint(not_before: int | None = None) -> tuple[str, int]:
         bits = _random_bits()  # top 11 bits: a counter seed; low 62: rand_b
         t, rand_a = _advance(now, bits >> 69)
     rand_b = bits & _MASK62
-    return _format(((t & _MASK48) << 80) | _VERSION_BITS | (rand_a << 64) | _VARIANT_BITS | rand_b), t
+    return _format(
+        ((t & _MASK48) << 80) | _VERSION_BITS | (rand_a << 64) | _VARIANT_BITS | rand_b
+    ), t
 
 
 def uuid7(ms: int | None = None) -> str:

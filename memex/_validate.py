@@ -186,12 +186,19 @@ def log_options(*, synchronous: Any, busy_timeout: Any) -> None:
     Raises:
         ValidationError: naming the option.
     """
-    if not isinstance(synchronous, str) or synchronous.upper() not in ("FULL", "NORMAL", "OFF", "EXTRA"):
+    if not isinstance(synchronous, str) or synchronous.upper() not in (
+        "FULL",
+        "NORMAL",
+        "OFF",
+        "EXTRA",
+    ):
         raise fail("synchronous", "one of FULL, NORMAL, OFF, EXTRA", synchronous)
     if (
         isinstance(busy_timeout, bool)
         or not isinstance(busy_timeout, int | float)
-        or not 0 <= busy_timeout <= 2_000_000  # PRAGMA busy_timeout takes an int of ms; NaN fails too
+        or not 0
+        <= busy_timeout
+        <= 2_000_000  # PRAGMA busy_timeout takes an int of ms; NaN fails too
     ):
         raise fail("busy_timeout", "a number of seconds in [0, 2000000]", busy_timeout)
 
@@ -204,7 +211,9 @@ def store_options(*, snapshot_every: Any, progress: Any) -> None:
         ValidationError: naming the option.
     """
     if snapshot_every is not None and (
-        isinstance(snapshot_every, bool) or not isinstance(snapshot_every, int) or snapshot_every < 0
+        isinstance(snapshot_every, bool)
+        or not isinstance(snapshot_every, int)
+        or snapshot_every < 0
     ):
         raise fail("snapshot_every", "None or an integer >= 0", snapshot_every)
     if progress is not None and not callable(progress):

@@ -48,6 +48,7 @@ __all__ = [
 #: ``{}`` to leave the item alone, or ``None`` to retract it.
 ItemTransform = Callable[[MemoryItem], Mapping[str, Any] | None]
 
+
 @record
 class ScoreAdjustment(Record):
     """Score deltas for :func:`bulk_adjust_scores`.
@@ -162,7 +163,9 @@ def _commands_for(
             yield MemoryRetract(item_id=item.id, author=author, reason=reason)
         elif isinstance(partial, Mapping):
             if partial:
-                yield MemoryUpdate(item_id=item.id, partial=dict(partial), author=author, reason=reason)
+                yield MemoryUpdate(
+                    item_id=item.id, partial=dict(partial), author=author, reason=reason
+                )
         else:
             raise ValidationError(
                 f"transform must return a mapping or None, got {type(partial).__name__} for item {item.id!r}",

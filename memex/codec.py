@@ -143,8 +143,12 @@ class CommandAdapter(Generic[C]):
         if cls is None:
             known = ", ".join(self.by_tag)
             if tag is None:
-                raise ValidationError(f"type: missing command type (expected one of {known})", "type")
-            raise ValidationError(f"type: unknown command type {v.shown(tag)} (expected one of {known})", "type")
+                raise ValidationError(
+                    f"type: missing command type (expected one of {known})", "type"
+                )
+            raise ValidationError(
+                f"type: unknown command type {v.shown(tag)} (expected one of {known})", "type"
+            )
         result: C = cls.from_dict(obj)
         return result
 
@@ -163,10 +167,14 @@ class CommandAdapter(Generic[C]):
 
 
 #: Adapter for the six memory commands.
-MemoryCommandAdapter: CommandAdapter[MemoryCommand] = CommandAdapter("MemoryCommand", MEMORY_COMMANDS)
+MemoryCommandAdapter: CommandAdapter[MemoryCommand] = CommandAdapter(
+    "MemoryCommand", MEMORY_COMMANDS
+)
 #: Adapter for the six intent commands (``validate_python``, ``validate_json``,
 #: ``dump_python``, ``dump_json``; dispatch on ``type``).
-IntentCommandAdapter: CommandAdapter[IntentCommand] = CommandAdapter("IntentCommand", INTENT_COMMANDS)
+IntentCommandAdapter: CommandAdapter[IntentCommand] = CommandAdapter(
+    "IntentCommand", INTENT_COMMANDS
+)
 #: Adapter for the six task commands (``validate_python``, ``validate_json``,
 #: ``dump_python``, ``dump_json``; dispatch on ``type``).
 TaskCommandAdapter: CommandAdapter[TaskCommand] = CommandAdapter("TaskCommand", TASK_COMMANDS)

@@ -62,7 +62,16 @@ class GraphState(Protocol):
     @property
     def _cols(self) -> Any: ...
 
-__all__ = ["Columns", "columns_of", "built_columns", "decay_multipliers", "EXACT_INT", "EAGER_MIN", "pending_changes"]
+
+__all__ = [
+    "Columns",
+    "columns_of",
+    "built_columns",
+    "decay_multipliers",
+    "EXACT_INT",
+    "EAGER_MIN",
+    "pending_changes",
+]
 
 #: A state built in bulk (from maps, JSON or a snapshot) with at least this many
 #: items gets its columns in the same construction (:func:`built_columns`).
@@ -213,8 +222,12 @@ class Columns:
         self.conviction0[positions] = np.nan_to_num(cv, nan=0.0)
         self.importance0[positions] = np.nan_to_num(im, nan=0.0)
         if None in times:
-            found = [ts if ts is not None else _time_of(it) for ts, it in zip(times, items, strict=True)]
-            self.has_time[positions] = np.fromiter((t is not None for t in found), dtype=bool, count=k)
+            found = [
+                ts if ts is not None else _time_of(it) for ts, it in zip(times, items, strict=True)
+            ]
+            self.has_time[positions] = np.fromiter(
+                (t is not None for t in found), dtype=bool, count=k
+            )
             times = tuple(0 if t is None else t for t in found)
         else:
             self.has_time[positions] = True
@@ -379,4 +392,3 @@ def decay_multipliers(cfg: DecayConfig, now: int, times: npt.NDArray[np.int64]) 
     m = np.where(age <= 0, 1.0, m)
     result: FloatArray = m.astype(np.float64, copy=False)
     return result
-

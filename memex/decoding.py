@@ -185,7 +185,9 @@ def _wire_type(hint: Any) -> tuple[Any, dict[type, _Shape] | None]:
     raise TypeError(f"no wire type for the annotation {hint!r}")
 
 
-def _shape(cls: type, overrides: dict[str, tuple[Any, dict[type, _Shape] | None]] | None = None) -> _Shape:
+def _shape(
+    cls: type, overrides: dict[str, tuple[Any, dict[type, _Shape] | None]] | None = None
+) -> _Shape:
     """The wire shape of a record class, generated from its field declarations (cached)."""
     found = _SHAPES.get(cls)
     if found is not None and overrides is None:
@@ -209,7 +211,9 @@ def _shape(cls: type, overrides: dict[str, tuple[Any, dict[type, _Shape] | None]
             if wire != name:
                 rename[name] = wire
             default = defaults[name]
-            fields.append((name, wire_type) if default is attrs.NOTHING else (name, wire_type, default))
+            fields.append(
+                (name, wire_type) if default is attrs.NOTHING else (name, wire_type, default)
+            )
         struct = msgspec.defstruct(
             f"{cls.__name__}Wire",
             fields,
@@ -229,7 +233,9 @@ def _holds_json(wire_type: Any) -> bool:
     """Whether a wire type is a free JSON value (``Any``, ``dict[str, Any]``, or optional)."""
     if wire_type is Any or typing.get_origin(wire_type) is dict:
         return True
-    return typing.get_origin(wire_type) is Union and any(map(_holds_json, typing.get_args(wire_type)))
+    return typing.get_origin(wire_type) is Union and any(
+        map(_holds_json, typing.get_args(wire_type))
+    )
 
 
 def _to_record(shape: _Shape, s: Any, deep: bool = False) -> Any:
@@ -299,8 +305,12 @@ def _unknown_tag(tags: tuple[str, ...]) -> Callable[[str], str]:
     return known
 
 
-def _envelope_finish(shapes: dict[type, _Shape], tag_of: dict[type, str]) -> Callable[[Any, bool], Any]:
-    namespace_of = {tag: ns for ns, classes in NAMESPACE_COMMANDS.items() for tag in map(_tag_of, classes)}
+def _envelope_finish(
+    shapes: dict[type, _Shape], tag_of: dict[type, str]
+) -> Callable[[Any, bool], Any]:
+    namespace_of = {
+        tag: ns for ns, classes in NAMESPACE_COMMANDS.items() for tag in map(_tag_of, classes)
+    }
 
     def finish(s: Any, deep: bool) -> Any:
         if not s.id:
@@ -310,19 +320,27 @@ def _envelope_finish(shapes: dict[type, _Shape], tag_of: dict[type, str]) -> Cal
             raise _fail("$.type", f"expected {tag!r} (the type of the payload), got {s.type!r}")
         if namespace_of[tag] != s.namespace:
             raise _fail(
-                "$.namespace", f"expected {namespace_of[tag]!r} for a {tag} command, got {s.namespace!r}"
+                "$.namespace",
+                f"expected {namespace_of[tag]!r} for a {tag} command, got {s.namespace!r}",
             )
         try:
             parse_iso_ts(s.ts)
         except InvalidTimestampError:
-            raise _fail("$.ts", f"expected an ISO-8601 time (2024-03-04T08:31:01.000Z), got {s.ts!r}") from None
+            raise _fail(
+                "$.ts", f"expected an ISO-8601 time (2024-03-04T08:31:01.000Z), got {s.ts!r}"
+            ) from None
         try:
             payload = _to_record(shapes[type(s.payload)], s.payload, deep)
         except ValidationError as e:
             raise _prefixed(e, "$.payload") from None
         try:
             return EventEnvelope(
-                id=s.id, namespace=s.namespace, type=s.type, ts=s.ts, trace_id=s.trace_id, payload=payload
+                id=s.id,
+                namespace=s.namespace,
+                type=s.type,
+                ts=s.ts,
+                trace_id=s.trace_id,
+                payload=payload,
             )
         except ValidationError as e:
             raise _prefixed(e, "$") from None
@@ -352,7 +370,9 @@ def _target(cls: Any) -> _Target:
                 wire, finish = union, _command_finish(shapes)
             else:
                 namespaces: Any = Literal[tuple(NAMESPACE_COMMANDS)]
-                wire = _shape(EventEnvelope, {"payload": (union, None), "namespace": (namespaces, None)}).struct
+                wire = _shape(
+                    EventEnvelope, {"payload": (union, None), "namespace": (namespaces, None)}
+                ).struct
                 tag_of = {struct: _tag_of(shape.cls) for struct, shape in shapes.items()}
                 finish = _envelope_finish(shapes, tag_of)
         elif isinstance(cls, type) and (cls in _ENTITIES or cls in _COMMANDS):
@@ -389,7 +409,9 @@ def _decode(target: _Target, data: Any) -> Any:
     return target.finish(s, deep)
 
 
-def decode_command(data: bytes | bytearray | memoryview | str) -> MemoryCommand | IntentCommand | TaskCommand:
+def decode_command(
+    data: bytes | bytearray | memoryview | str,
+) -> MemoryCommand | IntentCommand | TaskCommand:
     """Decode the JSON text of one command of any graph, strictly.
 
     Args:

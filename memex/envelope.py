@@ -45,7 +45,9 @@ def _payload(value: Any, path: str) -> Any:
     t = type(value)
     if t is dict or t is list or t is tuple:
         v.check_depth(value, path, _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH, 2)
-    elif isinstance(value, Mapping) and not isinstance(value, Record):  # its items, as to_dict reads them
+    elif isinstance(value, Mapping) and not isinstance(
+        value, Record
+    ):  # its items, as to_dict reads them
         v.check_depth(dict(value), path, _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH, 2)
     return value
 
@@ -63,7 +65,9 @@ def check_envelope_depth(env: Mapping[Any, Any]) -> None:
     limit = _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH
     for k, x in env.items():
         if type(x) is dict or type(x) is list or type(x) is tuple:
-            v.check_depth(x, v.path_key(k) if type(k) is str else f"<{type(k).__name__} key>", limit, 2)
+            v.check_depth(
+                x, v.path_key(k) if type(k) is str else f"<{type(k).__name__} key>", limit, 2
+            )
 
 
 def _payload_to_wire(payload: Any) -> Any:
@@ -102,7 +106,12 @@ class EventEnvelope(Record, PydanticCompat, Generic[T]):
 
     def to_dict(self) -> dict[str, Any]:
         """Return the wire dict (``trace_id`` omitted when absent; payload records as dicts)."""
-        out: dict[str, Any] = {"id": self.id, "namespace": self.namespace, "type": self.type, "ts": self.ts}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "namespace": self.namespace,
+            "type": self.type,
+            "ts": self.ts,
+        }
         if self.trace_id is not None:
             out["trace_id"] = self.trace_id
         out["payload"] = _payload_to_wire(self.payload)
@@ -167,7 +176,12 @@ def create_event_envelope(
         ms = now if not_before is None or not_before <= now else not_before
         eid = uuid7(ms)
     return EventEnvelope(
-        id=eid, namespace=namespace, type=type, ts=_time.ms_to_iso(ms), trace_id=trace_id, payload=payload
+        id=eid,
+        namespace=namespace,
+        type=type,
+        ts=_time.ms_to_iso(ms),
+        trace_id=trace_id,
+        payload=payload,
     )
 
 
@@ -209,7 +223,9 @@ def wrap_state_event(
             a string, or ``trace_id``/``now`` as for :func:`create_event_envelope`.
     """
     _cause(item, MemoryItem, "item", cause_id)
-    return create_event_envelope("state.memory", {"item": item, "cause_id": cause_id}, trace_id=trace_id, now=now)
+    return create_event_envelope(
+        "state.memory", {"item": item, "cause_id": cause_id}, trace_id=trace_id, now=now
+    )
 
 
 def wrap_edge_state_event(
@@ -222,4 +238,6 @@ def wrap_edge_state_event(
             string, or ``trace_id``/``now`` as for :func:`create_event_envelope`.
     """
     _cause(edge, Edge, "edge", cause_id)
-    return create_event_envelope("state.edge", {"edge": edge, "cause_id": cause_id}, trace_id=trace_id, now=now)
+    return create_event_envelope(
+        "state.edge", {"edge": edge, "cause_id": cause_id}, trace_id=trace_id, now=now
+    )

@@ -83,7 +83,9 @@ class SupersedesCycleError(ValidationError):
     is cut (``…``). ``cycle`` keeps every id.
     """
 
-    def __init__(self, edge_id: str, cycle: tuple[str, ...] | list[str], path: str = "edge") -> None:
+    def __init__(
+        self, edge_id: str, cycle: tuple[str, ...] | list[str], path: str = "edge"
+    ) -> None:
         self.edge_id = edge_id
         self.cycle = tuple(cycle)
         super().__init__(
@@ -137,7 +139,10 @@ class _IdError(MemexError):
         cls._TEMPLATE = message
         cls._ATTRS = tuple(cls.__dict__.get("__annotations__", ())) or cls._ATTRS
         cls.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str) for n in cls._ATTRS]
+            [
+                inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)
+                for n in cls._ATTRS
+            ]
         )
 
     def __init__(self, *args: str, **kwargs: str) -> None:
@@ -403,15 +408,28 @@ class UnreadableRecordError(StorageError):
     """
 
     def __init__(
-        self, path: str, position: int, envelope_id: str | None, cause: str, next_position: int | None = None
+        self,
+        path: str,
+        position: int,
+        envelope_id: str | None,
+        cause: str,
+        next_position: int | None = None,
     ) -> None:
-        super().__init__(path, cause, f"{path}: record at position {position} cannot be decoded: {cause}")
+        super().__init__(
+            path, cause, f"{path}: record at position {position} cannot be decoded: {cause}"
+        )
         self.position = position
         self.envelope_id = envelope_id
         self.next_position = position + 1 if next_position is None else next_position
 
     def __reduce__(self) -> tuple[type, tuple[str, int, str | None, str, int]]:  # type: ignore[override]
-        return type(self), (self.path, self.position, self.envelope_id, self.cause, self.next_position)
+        return type(self), (
+            self.path,
+            self.position,
+            self.envelope_id,
+            self.cause,
+            self.next_position,
+        )
 
 
 class MissingDependencyError(MemexError, ImportError):
@@ -433,7 +451,9 @@ class MissingDependencyError(MemexError, ImportError):
     """
 
     def __init__(self, package: str, extra: str, feature: str) -> None:
-        super().__init__(f"{feature} needs {package}: pip install 'memex-belief[{extra}]'", name=package)
+        super().__init__(
+            f"{feature} needs {package}: pip install 'memex-belief[{extra}]'", name=package
+        )
         self.package = package
         self.extra = extra
         self.feature = feature

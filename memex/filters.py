@@ -75,7 +75,9 @@ _EXACT: tuple[tuple[str, Callable[[Any], Predicate]], ...] = (
 )
 
 
-def compile_filter(f: MemoryFilter | Mapping[str, Any] | None, *, now: int | None = None) -> Predicate:
+def compile_filter(
+    f: MemoryFilter | Mapping[str, Any] | None, *, now: int | None = None
+) -> Predicate:
     """Compile a filter into a predicate ``item -> bool``.
 
     Criteria are tested in the order :class:`~memex.MemoryFilter` lists them
@@ -117,7 +119,9 @@ def _compile(flt: MemoryFilter | None, now: int, depth: int) -> Predicate:
             if r is None:
                 continue
 
-            def in_range(it: MemoryItem, name: str = name, lo: Any = r.min, hi: Any = r.max) -> bool:
+            def in_range(
+                it: MemoryItem, name: str = name, lo: Any = r.min, hi: Any = r.max
+            ) -> bool:
                 val = getattr(it, name)
                 if val is None:
                     return False
@@ -146,8 +150,10 @@ def _compile(flt: MemoryFilter | None, now: int, depth: int) -> Predicate:
         if pf.count is not None:
             clo, chi = pf.count.min, pf.count.max
             add(
-                lambda it: (clo is None or len(it.parents or ()) >= clo)
-                and (chi is None or len(it.parents or ()) <= chi)
+                lambda it: (
+                    (clo is None or len(it.parents or ()) >= clo)
+                    and (chi is None or len(it.parents or ()) <= chi)
+                )
             )
     if flt.decay is not None:
         decay_of, dmin = decay_function(flt.decay.config, now), flt.decay.min
@@ -185,7 +191,9 @@ def _compile(flt: MemoryFilter | None, now: int, depth: int) -> Predicate:
     return predicate
 
 
-def matches_filter(item: MemoryItem, f: MemoryFilter | Mapping[str, Any], *, now: int | None = None) -> bool:
+def matches_filter(
+    item: MemoryItem, f: MemoryFilter | Mapping[str, Any], *, now: int | None = None
+) -> bool:
     """Return whether ``item`` satisfies filter ``f`` (every present key must hold; ``{}`` matches all).
 
     Raises:

@@ -36,6 +36,7 @@ from memex.models.entities import Edge, MemoryItem
 
 __all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
 
+
 def _to_pmap(value: Any) -> PMap[str, Any]:
     return as_pmap(value, "GraphState")
 
@@ -313,4 +314,14 @@ _new = object.__new__
     _set_seq,
     _set_cols,
     _set_memo,
-) = slot_setters(GraphState, "items", "edges", "_children", "_edges_by_node", "_by_scope", "_seq", "_cols", "_memo")
+) = slot_setters(
+    GraphState,
+    "items",
+    "edges",
+    "_children",
+    "_edges_by_node",
+    "_by_scope",
+    "_seq",
+    "_cols",
+    "_memo",
+)

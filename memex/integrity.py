@@ -228,7 +228,9 @@ def resolve_contradiction(
     Complexity: O((d + 1) log n) for the d edges touching the winner.
     """
     _args(state, winner_id=winner_id, loser_id=loser_id)
-    return fold_commands(state, plan_resolve_contradiction(state, winner_id, loser_id, author, reason))
+    return fold_commands(
+        state, plan_resolve_contradiction(state, winner_id, loser_id, author, reason)
+    )
 
 
 def plan_resolve_contradiction(
@@ -403,7 +405,9 @@ def plan_cascade_retract(
         ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
     _args(state, item_id=item_id)
-    return [MemoryRetract(item_id=x, author=author, reason=reason) for x in _cascade_ids(state, item_id)]
+    return [
+        MemoryRetract(item_id=x, author=author, reason=reason) for x in _cascade_ids(state, item_id)
+    ]
 
 
 def _cascade_ids(state: GraphState, item_id: str) -> list[str]:
@@ -438,7 +442,11 @@ def mark_alias(
 
 def _alias_targets(state: GraphState, item_id: str) -> list[str]:
     """``to`` of the active ALIAS edges leaving ``item_id``, in edge insertion order (O(d log d))."""
-    return [e.to for e in state.edges_of(item_id) if e.kind == "ALIAS" and e.active and e.from_ == item_id]
+    return [
+        e.to
+        for e in state.edges_of(item_id)
+        if e.kind == "ALIAS" and e.active and e.from_ == item_id
+    ]
 
 
 def get_aliases(state: GraphState, item_id: str) -> list[MemoryItem]:

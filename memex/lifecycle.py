@@ -187,7 +187,9 @@ class LifecycleSpec:
     transitions: Mapping[str, Transition]
     event: Callable[..., Any]
     result: Callable[[Any, list[Any]], Any]
-    errors: tuple[Callable[[str], Exception], Callable[[str], Exception], Callable[[str, str, str], Exception]]
+    errors: tuple[
+        Callable[[str], Exception], Callable[[str], Exception], Callable[[str, str, str], Exception]
+    ]
 
 
 def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
@@ -296,7 +298,11 @@ def select(state: LifecycleState, flt: Any) -> list[Any]:
     entities = state.entities
     if flt is None:
         return list(entities.values())
-    rows = [(op, field, getattr(flt, key)) for key, op, field in flt._MATCH if getattr(flt, key) is not None]
+    rows = [
+        (op, field, getattr(flt, key))
+        for key, op, field in flt._MATCH
+        if getattr(flt, key) is not None
+    ]
     candidates: Iterable[Any] = entities.values()
     for indexed in state._INDEXED:
         wanted = next((w for op, field, w in rows if op == "eq" and field == indexed), None)

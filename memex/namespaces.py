@@ -85,7 +85,9 @@ NAMESPACES: dict[str, Namespace] = {
     "task": Namespace("task", TaskCommandAdapter, apply_task_command, 2),
 }
 _MEMORY = NAMESPACES["memory"]
-_BY_CLASS: dict[type, str] = {cls: ns.name for ns in NAMESPACES.values() for cls in ns.adapter.classes}
+_BY_CLASS: dict[type, str] = {
+    cls: ns.name for ns in NAMESPACES.values() for cls in ns.adapter.classes
+}
 
 #: What a failing command raises: reducers raise memex errors; a malformed
 #: payload can also surface as ``ValueError`` or ``TypeError``.

@@ -117,7 +117,9 @@ def _greedy(
     only those are visited in Python (the costs are put in rank order as one
     numpy gather). Otherwise the exact per-entry loop, in rank order.
     """
-    fast = set(map(type, costs)) <= _PLAIN and (type(remaining) is float or -_EXACT < remaining < _EXACT)
+    fast = set(map(type, costs)) <= _PLAIN and (
+        type(remaining) is float or -_EXACT < remaining < _EXACT
+    )
     if fast:
         try:
             arr = np.array(costs, dtype=np.float64)

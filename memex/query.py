@@ -79,7 +79,9 @@ def get_sort_value(item: MemoryItem, field: str) -> float:
     raise AssertionError("unreachable")
 
 
-def sort_items(items: list[MemoryItem], sort: SortOption | list[SortOption] | None) -> list[MemoryItem]:
+def sort_items(
+    items: list[MemoryItem], sort: SortOption | list[SortOption] | None
+) -> list[MemoryItem]:
     """Stable lexicographic sort by the sort options (``desc`` reversed; ``[]`` keeps order).
 
     With a recency key every item needs a time (raises eagerly).
@@ -108,7 +110,9 @@ def sort_items(items: list[MemoryItem], sort: SortOption | list[SortOption] | No
 
 
 # ----------------------------------------------------------------------------- candidates and lookups
-def candidate_entries(state: GraphState, flt: MemoryFilter | None) -> Iterable[tuple[int, MemoryItem]]:
+def candidate_entries(
+    state: GraphState, flt: MemoryFilter | None
+) -> Iterable[tuple[int, MemoryItem]]:
     """``(order key, item)`` for the items ``flt`` can possibly match, unordered.
 
     The one place that picks an index for a filter: ``ids`` → those ids;
@@ -238,7 +242,9 @@ def _first(entry: tuple[int, Any]) -> int:
 
 
 def _as_options(options: QueryOptions | Mapping[str, Any] | None) -> QueryOptions | None:
-    result: QueryOptions | None = None if options is None else v.record_arg(options, QueryOptions, "options")
+    result: QueryOptions | None = (
+        None if options is None else v.record_arg(options, QueryOptions, "options")
+    )
     return result
 
 
@@ -319,7 +325,9 @@ def get_edge_by_id(state: GraphState, edge_id: str) -> Edge | None:
     return state.edges.get(v.id_arg(edge_id, "edge_id"))
 
 
-def get_edges(state: GraphState, filter: EdgeFilter | Mapping[str, Any] | None = None) -> list[Edge]:
+def get_edges(
+    state: GraphState, filter: EdgeFilter | Mapping[str, Any] | None = None
+) -> list[Edge]:
     """Query edges in insertion order.
 
     ``active_only`` defaults to ``True`` (also inside a filter that omits it);

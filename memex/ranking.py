@@ -199,7 +199,10 @@ def _scope_columns(state: GraphState, index: tuple[str, Any]) -> Columns:
 
 
 def _per_item(
-    entries: Iterable[tuple[int, MemoryItem]], weights: ScoreWeights, opts: ScoredQueryOptions, now: int
+    entries: Iterable[tuple[int, MemoryItem]],
+    weights: ScoreWeights,
+    opts: ScoredQueryOptions,
+    now: int,
 ) -> Ranked:
     """Rank one Python call per item; ``entries`` are ``(insertion key, item)``, any order."""
     pre_ok = compile_filter(opts.pre, now=now)
@@ -294,7 +297,12 @@ def _columnar(
     timed = bool(cols.has_time[sel].all())
     rest: MemoryFilter | None = None
     if pre is not None:
-        timeful = pre.decay is not None or pre.created is not None or pre.not_ is not None or bool(pre.or_)
+        timeful = (
+            pre.decay is not None
+            or pre.created is not None
+            or pre.not_ is not None
+            or bool(pre.or_)
+        )
         if timeful and not timed:
             return None
         mask = _column_mask(cols, sel, pre, now)
@@ -306,7 +314,11 @@ def _columnar(
         if rest is not None and has_criteria(rest):
             ok = compile_filter(rest, now=now)
             sel = sel[np.fromiter((ok(it) for it in items[sel]), dtype=bool, count=len(sel))]
-    if (weights.decay is not None or post is not None) and not timed and not cols.has_time[sel].all():
+    if (
+        (weights.decay is not None or post is not None)
+        and not timed
+        and not cols.has_time[sel].all()
+    ):
         return None
     wa = float(weights.authority or 0)
     wc = float(weights.conviction or 0)

@@ -59,9 +59,13 @@ class CommandResult(NamedTuple):
 # scope, a string score) is rejected: no well-typed client writes one, and it
 # would leave a state that cannot be queried, serialised or parsed back.
 _ITEM_REPLACEABLE: dict[str, v.Checker] = {
-    name: MemoryItem._UPDATE_CHECKS[name] for name in MemoryItem._UPDATABLE if name not in ("content", "meta")
+    name: MemoryItem._UPDATE_CHECKS[name]
+    for name in MemoryItem._UPDATABLE
+    if name not in ("content", "meta")
 }
-_EDGE_REPLACEABLE: dict[str, v.Checker] = {name: Edge._UPDATE_CHECKS[name] for name in Edge._UPDATABLE}
+_EDGE_REPLACEABLE: dict[str, v.Checker] = {
+    name: Edge._UPDATE_CHECKS[name] for name in Edge._UPDATABLE
+}
 
 
 def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
@@ -209,7 +213,9 @@ def _with_items(
     state: GraphState, items: Any, children: Any, by_scope: Any, seq: int, cols: Any
 ) -> GraphState:
     """``state`` with a new item map and the item indexes (edges shared)."""
-    return GraphState._derive(items, state.edges, children, state._edges_by_node, by_scope, seq, cols)
+    return GraphState._derive(
+        items, state.edges, children, state._edges_by_node, by_scope, seq, cols
+    )
 
 
 def _with_edges(state: GraphState, edges: Any, by_node: Any, seq: int) -> GraphState:
@@ -293,9 +299,13 @@ def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
             item.scope, (bucket if bucket is not None else EMPTY_SET).set(item.id, (seq, item))
         )
     cols = None if state._cols is None else _track(state, items.end, item)
-    new = GraphState._derive(added, state.edges, children, state._edges_by_node, by_scope, seq + 1, cols)
+    new = GraphState._derive(
+        added, state.edges, children, state._edges_by_node, by_scope, seq + 1, cols
+    )
     # CommandResult(new, events) without the named tuple's Python-level __new__ (hot path)
-    result: CommandResult = _tuple_new(CommandResult, (new, [fast_event("memory.created", cmd.type, item=item)]))
+    result: CommandResult = _tuple_new(
+        CommandResult, (new, [fast_event("memory.created", cmd.type, item=item)])
+    )
     return result
 
 

@@ -80,11 +80,15 @@ def check_query(query: Any, index: Any, weights: ScoreWeights, opts: ScoredQuery
         if index is not None:
             raise ValidationError("index is read only with a query (query=...)", "index")
         if weights.relevance is not None:
-            raise ValidationError("weights.relevance needs a query (query=...)", "weights.relevance")
+            raise ValidationError(
+                "weights.relevance needs a query (query=...)", "weights.relevance"
+            )
         if opts.expand is not None:
             raise ValidationError("options.expand needs a query (query=...)", "options.expand")
         if opts.candidates is not None:
-            raise ValidationError("options.candidates needs a query (query=...)", "options.candidates")
+            raise ValidationError(
+                "options.candidates needs a query (query=...)", "options.candidates"
+            )
 
 
 def rank_query(
@@ -152,7 +156,9 @@ def rank_query(
     return _score(state, weights, opts, now, chosen, rel)
 
 
-def _contested(state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, float], pre_ok: Any) -> None:
+def _contested(
+    state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, float], pre_ok: Any
+) -> None:
     """Add the other ends of the candidates' active CONTRADICTS edges (in place), each
     with the relevance of the candidate it contradicts (the larger when several); an
     end that is a candidate already keeps the larger of its own and that."""
@@ -164,7 +170,9 @@ def _contested(state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, 
                 brought[b] = max(brought.get(b, -1.0), rel[a])
     superseded = state.superseded_among(brought)
     for other, r in brought.items():
-        if other in chosen:  # a candidate already: the larger of its own and the contested relevance
+        if (
+            other in chosen
+        ):  # a candidate already: the larger of its own and the contested relevance
             rel[other] = max(rel[other], r)
             continue
         it = items.get(other)

@@ -236,5 +236,7 @@ def replay_from_envelopes(
             continue
         timed.append((instant, i, env))
     timed.sort(key=lambda t: t[0])
-    state, events = _fold((((i, env), _field(env, "payload")) for _, i, env in timed), skipped, progress)
+    state, events = _fold(
+        (((i, env), _field(env, "payload")) for _, i, env in timed), skipped, progress
+    )
     return ReplayResult(state, events, skipped)

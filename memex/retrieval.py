@@ -58,6 +58,7 @@ __all__ = [
     "DiversityOptions",
 ]
 
+
 def _weights(weights: ScoreWeights | Mapping[str, Any]) -> ScoreWeights:
     result: ScoreWeights = v.record_arg(weights, ScoreWeights, "weights")
     return result
@@ -178,7 +179,10 @@ def _query_ranked(
 ) -> list[ScoredItem]:
     """:func:`memex.relevance.rank_query` as :class:`ScoredItem` entries."""
     scores, items, rels = rank_query(state, w, _checked(opts, now), now, query, index, contest)
-    return [ScoredItem(item=it, score=s, relevance=r) for s, it, r in zip(scores, items, rels, strict=True)]
+    return [
+        ScoredItem(item=it, score=s, relevance=r)
+        for s, it, r in zip(scores, items, rels, strict=True)
+    ]
 
 
 def _with_pre(opts: ScoredQueryOptions, pre: MemoryFilter | None) -> ScoredQueryOptions:
@@ -464,8 +468,14 @@ def smart_retrieve(
         opts = replace_unchecked(opts, {"candidates": candidates, "expand": exp})
         check_query(query, index, w, opts)
         contest = contradictions in ("filter", "surface")
-        return _policies(state, _query_ranked(state, w, opts, at, query, index, contest),
-                         contradictions, diversity, budget, cost_fn)
+        return _policies(
+            state,
+            _query_ranked(state, w, opts, at, query, index, contest),
+            contradictions,
+            diversity,
+            budget,
+            cost_fn,
+        )
     if contradictions in (None, "ignore") and diversity is None:
         return pack_ranked(_ranked(state, w, opts, at, index), budget, cost_fn)
     with gc_paused():  # one short-lived result record per candidate, none cyclic

@@ -82,7 +82,9 @@ def decay_function(cfg: DecayConfig, now: int) -> Callable[[MemoryItem], float]:
     return multiplier
 
 
-def compute_decay_multiplier(item: MemoryItem, decay: DecayConfig | Mapping[str, Any], *, now: int | None = None) -> float:
+def compute_decay_multiplier(
+    item: MemoryItem, decay: DecayConfig | Mapping[str, Any], *, now: int | None = None
+) -> float:
     """Return the multiplier in [0, 1] by which ``item``'s score has decayed at ``now``.
 
     ``age = now - item time`` (ms); ``age <= 0`` (including items from the
@@ -131,13 +133,16 @@ def score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], fl
 
     def decayed(it: MemoryItem) -> float:
         return float(
-            (wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0)) * multiplier(it)
+            (wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
+            * multiplier(it)
         )
 
     return decayed
 
 
-def relevance_score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem, float], float]:
+def relevance_score_function(
+    weights: ScoreWeights, now: int
+) -> Callable[[MemoryItem, float], float]:
     """Compile weights into ``(item, relevance) -> score`` for a query's candidates:
     ``wr*relevance + wa*authority + wc*(conviction or 0) + wi*(importance or 0)``,
     summed left to right, times the decay multiplier when ``weights.decay`` is
@@ -156,13 +161,17 @@ def relevance_score_function(weights: ScoreWeights, now: int) -> Callable[[Memor
     decay = decay_function(weights.decay, now) if weights.decay is not None else None
 
     def score(it: MemoryItem, r: float) -> float:
-        s = float(wr * r + wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
+        s = float(
+            wr * r + wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0)
+        )
         return s if decay is None else float(s * decay(it))
 
     return score
 
 
-def compute_score(item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *, now: int | None = None) -> float:
+def compute_score(
+    item: MemoryItem, weights: ScoreWeights | Mapping[str, Any], *, now: int | None = None
+) -> float:
     """Return ``wa*authority + wc*(conviction or 0) + wi*(importance or 0)``, times decay if set.
 
     Summed left to right; a missing weight counts 0; when ``weights.decay`` is

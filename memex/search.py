@@ -43,7 +43,15 @@ from memex.graph import GraphState
 from memex.models import MemoryItem
 from memex.termstats import TermStats
 
-__all__ = ["TextIndex", "default_text", "token_cost", "RRF_K", "ANN_MIN", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
+__all__ = [
+    "TextIndex",
+    "default_text",
+    "token_cost",
+    "RRF_K",
+    "ANN_MIN",
+    "RECALL_WEIGHTS",
+    "CHARS_PER_TOKEN",
+]
 
 TextFn = Callable[[MemoryItem], str]
 Embedder = Callable[[list[str]], Any]
@@ -56,7 +64,12 @@ ANN_MIN = 100_000
 
 #: The weights ``memex recall`` and the MCP ``recall`` tool rank with: relevance first, then
 #: the belief scores.
-RECALL_WEIGHTS: dict[str, float] = {"relevance": 1.0, "authority": 0.5, "conviction": 0.25, "importance": 0.25}
+RECALL_WEIGHTS: dict[str, float] = {
+    "relevance": 1.0,
+    "authority": 0.5,
+    "conviction": 0.25,
+    "importance": 0.25,
+}
 
 #: Token budgets count an item's indexed text at this many characters per token.
 CHARS_PER_TOKEN = 4
@@ -168,7 +181,9 @@ class TextIndex:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
-        self._stats = TermStats(self._db, "docs")  # the forward side: frequencies, lengths, document counts
+        self._stats = TermStats(
+            self._db, "docs"
+        )  # the forward side: frequencies, lengths, document counts
         self._last_read = 0  # rows the last pruned top-k read from FTS5 (for tests)
         self._rowid: dict[str, int] = {}
         self._ids: dict[int, str] = {}
@@ -317,20 +332,33 @@ class TextIndex:
             try:
                 arr = np.asarray(out, dtype=np.float64)
             except (TypeError, ValueError, OverflowError) as exc:
-                raise ValidationError(f"embed must return a numeric array: {exc}", "embed") from None
+                raise ValidationError(
+                    f"embed must return a numeric array: {exc}", "embed"
+                ) from None
             if arr.ndim != 2 or arr.shape[0] != len(batch) or arr.shape[1] == 0:
                 raise ValidationError(
-                    f"embed must return an array of shape ({len(batch)}, d), got {arr.shape}", "embed"
+                    f"embed must return an array of shape ({len(batch)}, d), got {arr.shape}",
+                    "embed",
                 )
-            dim = self._vec.shape[1] if self._vec is not None else parts[0].shape[1] if parts else None
+            dim = (
+                self._vec.shape[1]
+                if self._vec is not None
+                else parts[0].shape[1]
+                if parts
+                else None
+            )
             if dim is not None and arr.shape[1] != dim:
-                raise ValidationError(f"embed changed its dimension from {dim} to {arr.shape[1]}", "embed")
+                raise ValidationError(
+                    f"embed changed its dimension from {dim} to {arr.shape[1]}", "embed"
+                )
             if not np.isfinite(arr).all():
                 raise ValidationError("embed returned a non-finite value", "embed")
             parts.append(arr)
         out = np.concatenate(parts) if parts else np.zeros((0, 1))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        unit: npt.NDArray[np.float64] = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+        unit: npt.NDArray[np.float64] = np.divide(
+            out, norms, out=np.zeros_like(out), where=norms > 0
+        )
         return unit
 
     def _put_vector(self, item_id: str, vec: npt.NDArray[np.float64]) -> None:
@@ -400,7 +428,9 @@ class TextIndex:
                 return self._lexical_fts5(terms, limit)
             return self._top(terms, phrases, limit)
 
-    def _top(self, words: list[str], phrases: list[bytes], limit: int | None) -> list[tuple[str, float]]:
+    def _top(
+        self, words: list[str], phrases: list[bytes], limit: int | None
+    ) -> list[tuple[str, float]]:
         """The best ``limit`` matches (all when ``None``) of the one-token phrases
         ``phrases`` (the query words ``words`` give them), scored by BM25 from the term
         statistics, which equals FTS5's ``bm25()``.
@@ -462,7 +492,9 @@ class TextIndex:
         self._last_read = len(rows)
         order = np.lexsort((rows, -scores))[: min(k, len(rows))]
         ids = self._ids
-        return [(ids[r], s) for r, s in zip(rows[order].tolist(), scores[order].tolist(), strict=True)]
+        return [
+            (ids[r], s) for r, s in zip(rows[order].tolist(), scores[order].tolist(), strict=True)
+        ]
 
     def _lexical_fts5(self, terms: list[str], limit: int | None) -> list[tuple[str, float]]:
         """:meth:`lexical` ranked by FTS5's ``bm25()`` over every match (the caller holds the lock)."""

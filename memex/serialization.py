@@ -58,7 +58,9 @@ def to_json(state: GraphState) -> SerializedGraphState:
     }
 
 
-def _pairs(data: Mapping[str, Any], key: str, cls: Any, id_field: str, where: str = "") -> list[tuple[str, Any]]:
+def _pairs(
+    data: Mapping[str, Any], key: str, cls: Any, id_field: str, where: str = ""
+) -> list[tuple[str, Any]]:
     """Decode ``data[key]``, a list of ``[id, entity]`` pairs: each entity with
     ``cls.from_stored`` (scores an update kept out of [0, 1] decode), each
     pair's id equal to the entity's ``id_field``."""
@@ -235,6 +237,8 @@ def _skipped(raw: Any) -> list[SkippedRecord]:
             or not (entry[1] is None or isinstance(entry[1], str))
             or not isinstance(entry[2], str)
         ):
-            raise ValidationError(f"{where}: expected [position >= 1, envelope id or null, reason]", where)
+            raise ValidationError(
+                f"{where}: expected [position >= 1, envelope id or null, reason]", where
+            )
         out.append((entry[0], entry[1], entry[2]))
     return out

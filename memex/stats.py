@@ -72,6 +72,8 @@ def get_stats(state: GraphState) -> GraphStats:
         if e.active:
             active += 1
     return GraphStats(
-        ItemStats(total, by_kind, by_source, by_author, by_scope, with_parents, total - with_parents),
+        ItemStats(
+            total, by_kind, by_source, by_author, by_scope, with_parents, total - with_parents
+        ),
         EdgeStats(len(state.edges), active, e_kind),
     )

@@ -80,7 +80,9 @@ def supersedes_path(state: GraphState | GraphBuilder, start: str, goal: str) -> 
     forward = False
     while fwd_level and back_level:
         # the smaller frontier; on a tie, the side not grown last time
-        forward = len(fwd_level) < len(back_level) or (len(fwd_level) == len(back_level) and not forward)
+        forward = len(fwd_level) < len(back_level) or (
+            len(fwd_level) == len(back_level) and not forward
+        )
         seen, other = (fwd, back) if forward else (back, fwd)
         level = fwd_level if forward else back_level
         nxt: list[str] = []

@@ -91,7 +91,9 @@ class TermStats:
     O(entries of the scored documents * phrases).
     """
 
-    def __init__(self, db: sqlite3.Connection, table: str, tokenize: str = "porter unicode61") -> None:
+    def __init__(
+        self, db: sqlite3.Connection, table: str, tokenize: str = "porter unicode61"
+    ) -> None:
         self._db = db
         self._view = f"{table}_v"
         db.execute(f"CREATE VIRTUAL TABLE {self._view} USING fts5vocab({table}, instance)")
@@ -115,7 +117,9 @@ class TermStats:
         self.tokens = 0  #: tokens of all documents held
 
     # -- tokens ---------------------------------------------------------------------------
-    def _counts(self, view: str, small: bool = False) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    def _counts(
+        self, view: str, small: bool = False
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """``(doc, term id, frequency)`` of every (document, term) pair of the ``fts5vocab``
         instance view ``view``, document after document (terms by id within one); new
         terms get ids. The view is read a term at a time, each term's documents as one
@@ -156,7 +160,9 @@ class TermStats:
         if not docs:
             return np.zeros(0, dtype=_I64), np.zeros(0, dtype=_I32), np.zeros(0, dtype=_I32)
         width = max(len(vocab), 1)
-        pairs, freq = np.unique(np.concatenate(docs) * width + np.concatenate(terms), return_counts=True)
+        pairs, freq = np.unique(
+            np.concatenate(docs) * width + np.concatenate(terms), return_counts=True
+        )
         return pairs // width, (pairs % width).astype(_I32), freq.astype(_I32)
 
     @contextmanager
@@ -181,7 +187,9 @@ class TermStats:
                 cache.clear()
             found: list[list[tuple[int, bytes]]] = [[] for _ in missing]
             with self._scratch(missing):
-                for doc, term, offset in self._db.execute("SELECT doc, CAST(term AS BLOB), offset FROM _tok_v"):
+                for doc, term, offset in self._db.execute(
+                    "SELECT doc, CAST(term AS BLOB), offset FROM _tok_v"
+                ):
                     found[doc].append((offset, term))
             for w, placed in zip(missing, found, strict=True):
                 cache[w] = tuple(t for _, t in sorted(placed))
@@ -225,7 +233,9 @@ class TermStats:
             self._pending.clear()
         else:
             with self._scratch(texts):
-                doc, tok, cnt = self._counts("_tok_v", small=len(texts) <= 16)  # doc: position in texts
+                doc, tok, cnt = self._counts(
+                    "_tok_v", small=len(texts) <= 16
+                )  # doc: position in texts
             self.remove(rowids)  # the old entries of the held ones; empties the pending texts
         lens = np.bincount(doc, minlength=len(rids)).astype(_I32)
         dls = np.bincount(doc, weights=cnt, minlength=len(rids)).astype(_I32)
@@ -281,7 +291,9 @@ class TermStats:
         if total == 0:
             return np.zeros(0, dtype=_I64)
         offs = np.cumsum(lens) - lens
-        out: npt.NDArray[np.int64] = np.arange(total, dtype=_I64) + np.repeat(self._start[rids] - offs, lens)
+        out: npt.NDArray[np.int64] = np.arange(total, dtype=_I64) + np.repeat(
+            self._start[rids] - offs, lens
+        )
         return out
 
     def _compact(self) -> None:

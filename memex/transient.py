@@ -147,7 +147,9 @@ class GraphBuilder:
         """``memory.retract``."""
         return self.retract_item(cmd.item_id, cmd.type)
 
-    def retract_item(self, item_id: str, cause: str = "memory.retract") -> list[MemoryLifecycleEvent]:
+    def retract_item(
+        self, item_id: str, cause: str = "memory.retract"
+    ) -> list[MemoryLifecycleEvent]:
         """Remove an item and every edge touching it (``memory.retract``'s events, cause ``cause``).
 
         Raises:
@@ -155,7 +157,9 @@ class GraphBuilder:
         """
         return self.retract_items([item_id], cause)
 
-    def retract_items(self, ids: list[str], cause: str = "memory.retract") -> list[MemoryLifecycleEvent]:
+    def retract_items(
+        self, ids: list[str], cause: str = "memory.retract"
+    ) -> list[MemoryLifecycleEvent]:
         """:meth:`retract_item` for each of ``ids`` in order, in one tight loop (cascades).
 
         Raises:
@@ -242,7 +246,11 @@ class GraphBuilder:
         starting state's objects (a batch of memory commands that removes no
         edge keeps ``edges``)."""
         state = self._state
-        items, children, by_scope = self.items.finish(), self.children.finish(), self.by_scope.finish()
+        items, children, by_scope = (
+            self.items.finish(),
+            self.children.finish(),
+            self.by_scope.finish(),
+        )
         edges, by_node = self.edges.finish(), self.by_node.finish()
         if not (self._items_changed or self._edges_changed):
             return state

@@ -55,7 +55,11 @@ def _entity_copy(entity: dict[str, Any]) -> dict[str, Any]:
 
 
 def _relation_copy(relation: dict[str, Any]) -> dict[str, Any]:
-    return {"from": relation["from"], "to": relation["to"], "relationType": relation["relationType"]}
+    return {
+        "from": relation["from"],
+        "to": relation["to"],
+        "relationType": relation["relationType"],
+    }
 
 
 class KgModel:
@@ -116,7 +120,9 @@ class KgModel:
         draft = copy.deepcopy(self.entities)
         by_name: dict[str, dict[str, Any]] = {}
         for entity in draft:
-            by_name.setdefault(entity["name"], entity)  # the first entity of a name, as a search would find
+            by_name.setdefault(
+                entity["name"], entity
+            )  # the first entity of a name, as a search would find
         results: list[dict[str, Any]] = []
         for entry in observations:
             entity = by_name.get(entry["entityName"])
@@ -141,7 +147,9 @@ class KgModel:
         for entry in deletions:
             entity = self._find(entry["entityName"])  # a missing entity is skipped silently
             if entity is not None:
-                entity["observations"] = [o for o in entity["observations"] if o not in entry["observations"]]
+                entity["observations"] = [
+                    o for o in entity["observations"] if o not in entry["observations"]
+                ]
         return {"success": True, "message": "Observations deleted successfully"}
 
     def delete_relations(self, relations: list[dict[str, Any]]) -> dict[str, Any]:
@@ -317,7 +325,10 @@ SCRIPTED_SESSION: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     # 18. One listed content removes two equal copies.
-    ("delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["likes tea"]}]}),
+    (
+        "delete_observations",
+        {"deletions": [{"entityName": "Alice", "observations": ["likes tea"]}]},
+    ),
     # 19. Everything listed is removed.
     (
         "delete_observations",

@@ -16,7 +16,9 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 def server_params(db: str, *args: str) -> StdioServerParameters:
     """Parameters that start ``python -m memex mcp --db DB ARGS...`` with this interpreter."""
-    return StdioServerParameters(command=sys.executable, args=["-m", "memex", "mcp", "--db", db, *args])
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "memex", "mcp", "--db", db, *args]
+    )
 
 
 @asynccontextmanager

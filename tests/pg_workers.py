@@ -79,7 +79,13 @@ def envelope(tag: str, k: int, i: int, *, update_of: str | None = None) -> dict[
                 "authority": 0.5,
             },
         }
-    return {"id": eid, "namespace": "memory", "type": payload["type"], "ts": stamp, "payload": payload}
+    return {
+        "id": eid,
+        "namespace": "memory",
+        "type": payload["type"],
+        "ts": stamp,
+        "payload": payload,
+    }
 
 
 def batch_envelopes(tag: str, k: int, size: int) -> list[dict[str, Any]]:
@@ -95,10 +101,14 @@ def batch_envelopes(tag: str, k: int, size: int) -> list[dict[str, Any]]:
 
 
 def _fail(out: Any, tag: str, e: BaseException) -> None:
-    out.put(("error", tag, f"{type(e).__module__}.{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+    out.put(
+        ("error", tag, f"{type(e).__module__}.{type(e).__name__}: {e}\n{traceback.format_exc()}")
+    )
 
 
-def writer(target: str, tag: str, batches: int, size: int, go: Any, out: Any, pause: float = 0.0) -> None:
+def writer(
+    target: str, tag: str, batches: int, size: int, go: Any, out: Any, pause: float = 0.0
+) -> None:
     """Append ``batches`` batches of ``size`` envelopes (``size`` 1: single appends) once ``go``
     is set, sleeping ``pause`` seconds after each; put ``("ok", tag, positions, seconds)`` on
     ``out`` (or ``("error", tag, text)``)."""
@@ -119,7 +129,9 @@ def writer(target: str, tag: str, batches: int, size: int, go: Any, out: Any, pa
         _fail(out, tag, e)
 
 
-def subscriber(target: str, name: str, total: int, ready: Any, out: Any, timeout: float = 300.0) -> None:
+def subscriber(
+    target: str, name: str, total: int, ready: Any, out: Any, timeout: float = 300.0
+) -> None:
     """Follow the log from the start until it has seen ``total`` records; set ``ready`` on the
     first record. Put ``("ok", name, [(position, id, hash)...], memory state as JSON)`` on
     ``out``.
@@ -180,7 +192,9 @@ def killable_writer(target: str, tag: str, size: int, state: Any, slot: int) -> 
         k += 1
 
 
-def retrying_writer(target: str, tag: str, batches: int, size: int, go: Any, out: Any, give_up: float = 120.0) -> None:
+def retrying_writer(
+    target: str, tag: str, batches: int, size: int, go: Any, out: Any, give_up: float = 120.0
+) -> None:
     """Append ``batches`` batches of ``size``, retrying a batch with the same envelope ids
     after a :class:`memex.StoreUnavailableError` until it is acknowledged (within
     ``give_up`` seconds). Put ``("ok", tag, {batch: positions}, [(batch, error type,
@@ -199,7 +213,9 @@ def retrying_writer(target: str, tag: str, batches: int, size: int, go: Any, out
                     acks[k] = log.append(envs)
                     break
                 except memex.StoreUnavailableError as e:
-                    errors.append((k, type(e).__name__, bool(getattr(e, "retryable", False)), str(e)[:200]))
+                    errors.append(
+                        (k, type(e).__name__, bool(getattr(e, "retryable", False)), str(e)[:200])
+                    )
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.05)

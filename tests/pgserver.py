@@ -88,7 +88,15 @@ def with_database(dsn: str, dbname: str) -> str:
     """``dsn`` (a ``postgresql://`` URI) naming database ``dbname`` instead."""
     parts = urlsplit(dsn)
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "dbname"]
-    return urlunsplit((parts.scheme, parts.netloc, "/" + quote(dbname), urlencode(query, safe="/", quote_via=quote), ""))
+    return urlunsplit(
+        (
+            parts.scheme,
+            parts.netloc,
+            "/" + quote(dbname),
+            urlencode(query, safe="/", quote_via=quote),
+            "",
+        )
+    )
 
 
 def with_search_path(dsn: str, schema: str) -> str:
@@ -96,7 +104,9 @@ def with_search_path(dsn: str, schema: str) -> str:
     parts = urlsplit(dsn)
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "options"]
     query.append(("options", f"-csearch_path={schema}"))
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query, safe="/", quote_via=quote), ""))
+    return urlunsplit(
+        (parts.scheme, parts.netloc, parts.path, urlencode(query, safe="/", quote_via=quote), "")
+    )
 
 
 def _psycopg() -> Any:
@@ -127,7 +137,11 @@ def _version_key(path: Path) -> tuple[int, ...]:
 def find_bindir() -> Path:
     """The directory of the newest PostgreSQL server binaries (``initdb``, ``postgres``)."""
     root = Path("/usr/lib/postgresql")
-    found = [d / "bin" for d in root.glob("*") if (d / "bin" / "initdb").is_file()] if root.is_dir() else []
+    found = (
+        [d / "bin" for d in root.glob("*") if (d / "bin" / "initdb").is_file()]
+        if root.is_dir()
+        else []
+    )
     if found:
         return max(found, key=lambda b: _version_key(b.parent))
     initdb = shutil.which("initdb")
@@ -231,7 +245,9 @@ class Cluster:
             try:
                 pw = pwd.getpwnam("postgres")
             except KeyError:
-                raise Unavailable("running as root and there is no 'postgres' user to run the server") from None
+                raise Unavailable(
+                    "running as root and there is no 'postgres' user to run the server"
+                ) from None
             for p in (self.sock, self.logfile):
                 os.chown(p, pw.pw_uid, pw.pw_gid)
             self._user = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
@@ -269,12 +285,18 @@ class Cluster:
             self._proc = subprocess.Popen(
                 [
                     str(self.bindir / "postgres"),
-                    "-D", str(self.data),
-                    "-k", str(self.sock),
-                    "-p", str(self.port),
-                    "-c", "listen_addresses=",
-                    "-c", "max_connections=200",
-                    "-c", "shared_buffers=32MB",
+                    "-D",
+                    str(self.data),
+                    "-k",
+                    str(self.sock),
+                    "-p",
+                    str(self.port),
+                    "-c",
+                    "listen_addresses=",
+                    "-c",
+                    "max_connections=200",
+                    "-c",
+                    "shared_buffers=32MB",
                 ],  # fmt: skip
                 env=self._env,
                 cwd=self.top,
@@ -289,7 +311,9 @@ class Cluster:
         last: Exception | None = None
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise Unavailable(f"postgres exited with {self._proc.returncode}: {self._log_tail()}")
+                raise Unavailable(
+                    f"postgres exited with {self._proc.returncode}: {self._log_tail()}"
+                )
             try:
                 _admin(self.dsn(), "SELECT 1", timeout=2)
                 return
@@ -299,7 +323,9 @@ class Cluster:
                 last = e
                 time.sleep(0.05)
         self.stop("immediate")
-        raise Unavailable(f"postgres did not accept connections in {_START_TIMEOUT:.0f} s: {last}; {self._log_tail()}")
+        raise Unavailable(
+            f"postgres did not accept connections in {_START_TIMEOUT:.0f} s: {last}; {self._log_tail()}"
+        )
 
     def stop(self, mode: str = "fast") -> None:
         """Stop the server: ``"fast"`` (SIGINT: sessions are ended, a clean checkpoint),

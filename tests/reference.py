@@ -96,7 +96,11 @@ def _pairs(scored: list[memex.ScoredItem]) -> list[list[Any]]:
 
 def _triples(scored: list[memex.ScoredItem]) -> list[list[Any]]:
     return [
-        [s.item.id, s.score, None if s.contradicted_by is None else [c.id for c in s.contradicted_by]]
+        [
+            s.item.id,
+            s.score,
+            None if s.contradicted_by is None else [c.id for c in s.contradicted_by],
+        ]
         for s in scored
     ]
 
@@ -106,7 +110,11 @@ def _scored_input(sc: str, a: dict[str, Any], now: int) -> list[memex.ScoredItem
 
 
 def _budget_kwargs(a: dict[str, Any]) -> dict[str, Any]:
-    kw: dict[str, Any] = {"budget": a["budget"], "cost_fn": COSTS[a["cost"]], "weights": a["weights"]}
+    kw: dict[str, Any] = {
+        "budget": a["budget"],
+        "cost_fn": COSTS[a["cost"]],
+        "weights": a["weights"],
+    }
     for key in ("filter", "contradictions", "diversity"):
         if key in a:
             kw[key] = a[key]
@@ -121,12 +129,20 @@ RUNNERS: dict[str, Runner] = {
         memex.get_items(scenario_state(sc), a.get("filter"), a.get("options"), now=now)
     ),
     "get_edges": lambda sc, a, now: _ids(memex.get_edges(scenario_state(sc), a.get("filter"))),
-    "get_item_by_id": lambda sc, a, now: _entity(memex.get_item_by_id(scenario_state(sc), a["item_id"])),
-    "get_edge_by_id": lambda sc, a, now: _entity(memex.get_edge_by_id(scenario_state(sc), a["edge_id"])),
+    "get_item_by_id": lambda sc, a, now: _entity(
+        memex.get_item_by_id(scenario_state(sc), a["item_id"])
+    ),
+    "get_edge_by_id": lambda sc, a, now: _entity(
+        memex.get_edge_by_id(scenario_state(sc), a["edge_id"])
+    ),
     "get_children": lambda sc, a, now: _ids(memex.get_children(scenario_state(sc), a["item_id"])),
     "get_parents": lambda sc, a, now: _ids(memex.get_parents(scenario_state(sc), a["item_id"])),
     "get_related_items": lambda sc, a, now: _ids(
-        memex.get_related_items(scenario_state(sc), a["item_id"], **({"direction": a["direction"]} if "direction" in a else {}))
+        memex.get_related_items(
+            scenario_state(sc),
+            a["item_id"],
+            **({"direction": a["direction"]} if "direction" in a else {}),
+        )
     ),
     "get_stats": lambda sc, a, now: _stats(memex.get_stats(scenario_state(sc))),
     "extract_timestamp": lambda sc, a, now: memex.extract_timestamp(a["id"]),
@@ -187,11 +203,15 @@ def assert_close(got: Any, want: Any, path: str = "$", tol: float = 1e-9) -> Non
     if isinstance(want, bool) or want is None or isinstance(want, str):
         assert got == want and type(got) is type(want), f"{path}: {got!r} != {want!r}"
     elif isinstance(want, int | float):
-        assert isinstance(got, int | float) and not isinstance(got, bool), f"{path}: {got!r} is not a number"
+        assert isinstance(got, int | float) and not isinstance(got, bool), (
+            f"{path}: {got!r} is not a number"
+        )
         assert abs(got - want) <= tol, f"{path}: {got!r} != {want!r}"
     elif isinstance(want, list):
         assert isinstance(got, list), f"{path}: {got!r} is not a list"
-        assert len(got) == len(want), f"{path}: length {len(got)} != {len(want)}: {got!r} vs {want!r}"
+        assert len(got) == len(want), (
+            f"{path}: length {len(got)} != {len(want)}: {got!r} vs {want!r}"
+        )
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             assert_close(g, w, f"{path}[{i}]", tol)
     elif isinstance(want, dict):

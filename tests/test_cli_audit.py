@@ -50,7 +50,9 @@ item_cmd = item_builder(
     author="agent:test",
     created_at=1_710_000_000_000,
 ).then(lambda it: memex.MemoryCreate(item=it))
-edge_cmd = edge_builder(positional=("kind",), authority=0.9).then(lambda e: memex.EdgeCreate(edge=e))
+edge_cmd = edge_builder(positional=("kind",), authority=0.9).then(
+    lambda e: memex.EdgeCreate(edge=e)
+)
 
 
 @pytest.fixture
@@ -166,7 +168,10 @@ def test_why_on_a_deep_chain_is_cut_at_max_depth(
     assert (code, err) == (0, "")
     assert f"support: {n} item(s) including itself, {n - 1} level(s) of parents" in out
     assert f"... {n - 1 - 5} more node(s) deeper down" in out
-    assert f"{n - 1 - 5} node(s) not shown: the tree stops at depth 5 (--max-depth); memex why --flat" in out
+    assert (
+        f"{n - 1 - 5} node(s) not shown: the tree stops at depth 5 (--max-depth); memex why --flat"
+        in out
+    )
     code, out, _ = run(capsys, "why", str(path), f"i{n - 1}", "--max-depth", "2")
     assert code == 0
     assert f"i{n - 3}  observation" in out and f"i{n - 4}  observation" not in out
@@ -207,7 +212,9 @@ def test_contradictions_on_every_reference_log_match_the_library(
     assert sides == [x for c in want for x in (("a", c.a.id), ("b", c.b.id))]
     code, out, _ = run(capsys, "contradictions", str(path), "--json")
     answer = json.loads(out)
-    assert answer["supersedes_cycles"] == [list(c) for c in memex.find_supersedes_cycles(result.state)]
+    assert answer["supersedes_cycles"] == [
+        list(c) for c in memex.find_supersedes_cycles(result.state)
+    ]
     data = answer["contradictions"]
     assert [(d["edge"]["edge_id"], d["a"]["id"], d["b"]["id"]) for d in data] == [
         (c.edge.edge_id, c.a.id, c.b.id) for c in want if c.edge
@@ -222,7 +229,9 @@ def test_contradictions_on_a_graph_without_any(
     path.write_text(line_for(1_710_000_000_000, item_cmd("a")) + "\n", "utf-8")
     assert run(capsys, "contradictions", str(path)) == (0, "Active contradictions: 0\n", "")
     assert run(capsys, "contradictions", str(path), "--json") == (
-        0, '{"contradictions":[],"supersedes_cycles":[]}\n', ""
+        0,
+        '{"contradictions":[],"supersedes_cycles":[]}\n',
+        "",
     )
     assert run(capsys, "stale", str(path)) == (0, "Stale items (parents gone): 0\n", "")
 
@@ -289,18 +298,52 @@ def test_control_characters_in_log_data_never_reach_the_terminal(
     # ids, kinds, authors, parents and edge kinds come from the log: an ESC
     # sequence in any of them must print as an escape in every command
     esc = "\x1b[2J"
-    a = memex.create_memory_item(id="A" + esc, scope="s" + esc, kind="k" + esc, content={"t": 1},
-                                 author="au" + esc, source_kind="o", authority=0.5, now=1_000)
-    b = memex.create_memory_item(id="B", scope="s", kind="observation", content={"t": 2},
-                                 author="au" + esc, source_kind="o", authority=0.5,
-                                 parents=["A" + esc, "gone" + esc], now=1_001)
-    e = memex.create_edge(edge_id="E" + esc, from_="A" + esc, to="B", kind="CONTRADICTS",
-                          author="x", source_kind="o", authority=0.5, now=1_002)
-    f = memex.create_edge(edge_id="F", from_="B", to="A" + esc, kind="SUPPORTS",
-                          author="x", source_kind="o", authority=0.5, now=1_003)
+    a = memex.create_memory_item(
+        id="A" + esc,
+        scope="s" + esc,
+        kind="k" + esc,
+        content={"t": 1},
+        author="au" + esc,
+        source_kind="o",
+        authority=0.5,
+        now=1_000,
+    )
+    b = memex.create_memory_item(
+        id="B",
+        scope="s",
+        kind="observation",
+        content={"t": 2},
+        author="au" + esc,
+        source_kind="o",
+        authority=0.5,
+        parents=["A" + esc, "gone" + esc],
+        now=1_001,
+    )
+    e = memex.create_edge(
+        edge_id="E" + esc,
+        from_="A" + esc,
+        to="B",
+        kind="CONTRADICTS",
+        author="x",
+        source_kind="o",
+        authority=0.5,
+        now=1_002,
+    )
+    f = memex.create_edge(
+        edge_id="F",
+        from_="B",
+        to="A" + esc,
+        kind="SUPPORTS",
+        author="x",
+        source_kind="o",
+        authority=0.5,
+        now=1_003,
+    )
     cmds: list[memex.MemoryCommand] = [
-        memex.MemoryCreate(item=a), memex.MemoryCreate(item=b),
-        memex.EdgeCreate(edge=e), memex.EdgeCreate(edge=f),
+        memex.MemoryCreate(item=a),
+        memex.MemoryCreate(item=b),
+        memex.EdgeCreate(edge=e),
+        memex.EdgeCreate(edge=f),
     ]
     log = tmp_path / "ctrl.jsonl"
     log.write_text("".join(line_for(1_000 + i, c) + "\n" for i, c in enumerate(cmds)))

@@ -32,13 +32,25 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 def _env(n: int, item: dict[str, Any]) -> dict[str, Any]:
-    return {"id": memex.uuid7(T0 + n), "namespace": "memory", "type": "memory.create",
-            "ts": memex._time.ms_to_iso(T0 + n), "payload": {"type": "memory.create", "item": item}}
+    return {
+        "id": memex.uuid7(T0 + n),
+        "namespace": "memory",
+        "type": "memory.create",
+        "ts": memex._time.ms_to_iso(T0 + n),
+        "payload": {"type": "memory.create", "item": item},
+    }
 
 
 def _item(item_id: str, **fields: Any) -> dict[str, Any]:
-    base = {"id": item_id, "scope": "s", "kind": "k", "content": {}, "author": "a",
-            "source_kind": "o", "authority": 0.5}
+    base = {
+        "id": item_id,
+        "scope": "s",
+        "kind": "k",
+        "content": {},
+        "author": "a",
+        "source_kind": "o",
+        "authority": 0.5,
+    }
     base.update(fields)
     return base
 
@@ -66,7 +78,9 @@ def test_record_longer_than_the_limit_is_one_bad_record_and_the_rest_replays(
     assert "record longer than 400 bytes" in err
 
 
-def test_record_of_exactly_the_limit_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_record_of_exactly_the_limit_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     line = json.dumps(_env(0, _item("m0"))).encode()
     memex.set_limits(max_record_bytes=len(line))
     path = tmp_path / "in.jsonl"
@@ -122,7 +136,9 @@ def test_reader_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
     assert peak(large) < large.stat().st_size // 10
 
 
-def test_bom_and_crlf_are_still_accepted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_bom_and_crlf_are_still_accepted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "in.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_env(0, _item("m0"))).encode() + b"\r\n\r\n")
     code, out, err = _run(capsys, "replay", str(path), "--json")
@@ -134,7 +150,9 @@ def test_summary_tables_of_many_kinds_are_capped_with_an_and_n_more_row(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     n = SUMMARY_LIMIT + 30
-    envs = [_env(i, _item(f"m{i}", kind=f"kind{i:03d}", source_kind=f"src{i:03d}")) for i in range(n)]
+    envs = [
+        _env(i, _item(f"m{i}", kind=f"kind{i:03d}", source_kind=f"src{i:03d}")) for i in range(n)
+    ]
     log = _write(tmp_path / "in.jsonl", envs)
     code, out, err = _run(capsys, "replay", log)
     assert (code, err) == (0, "")
@@ -180,7 +198,9 @@ def test_why_on_a_3000_deep_chain_says_how_much_was_left_out_and_how_to_see_it(
     # every level appears in the flat listing
     code, flat, err = _run(capsys, "why", log, f"i{n - 1}", "--flat")
     assert (code, err) == (0, "")
-    assert re.findall(r"^\[(\d+)\] i(\d+)  k$", flat, re.M) == [(str(d), str(n - 1 - d)) for d in range(n)]
+    assert re.findall(r"^\[(\d+)\] i(\d+)  k$", flat, re.M) == [
+        (str(d), str(n - 1 - d)) for d in range(n)
+    ]
     assert "not shown" not in flat
 
 
@@ -222,22 +242,49 @@ def test_field_text_escapes_controls_line_breaks_and_bidi(text: str) -> None:
 
 
 def _evil_log(tmp_path: Path) -> str:
-    a = _item("a\x1b[2Jid", kind="k\u202eind", author="au\nthor", scope="sc\x1bope",
-              parents=["gone\u2028parent"])
+    a = _item(
+        "a\x1b[2Jid",
+        kind="k\u202eind",
+        author="au\nthor",
+        scope="sc\x1bope",
+        parents=["gone\u2028parent"],
+    )
     b = _item("b", kind="k\x07", author="x")
-    edge = {"edge_id": "e\x1b1", "from": a["id"], "to": "b", "kind": "CONTRADICTS", "author": "x",
-            "source_kind": "o", "authority": 0.5, "active": True}
-    envs = [_env(0, a), _env(1, b),
-            {"id": memex.uuid7(T0 + 2), "namespace": "memory", "type": "edge.create",
-             "ts": memex._time.ms_to_iso(T0 + 2), "payload": {"type": "edge.create", "edge": edge}}]
+    edge = {
+        "edge_id": "e\x1b1",
+        "from": a["id"],
+        "to": "b",
+        "kind": "CONTRADICTS",
+        "author": "x",
+        "source_kind": "o",
+        "authority": 0.5,
+        "active": True,
+    }
+    envs = [
+        _env(0, a),
+        _env(1, b),
+        {
+            "id": memex.uuid7(T0 + 2),
+            "namespace": "memory",
+            "type": "edge.create",
+            "ts": memex._time.ms_to_iso(T0 + 2),
+            "payload": {"type": "edge.create", "edge": edge},
+        },
+    ]
     return _write(tmp_path / "evil.jsonl", envs)
 
 
 @pytest.mark.parametrize(
     "args",
-    [["replay", "{log}"], ["why", "{log}", "a\x1b[2Jid"], ["why", "{log}", "a\x1b[2Jid", "--flat"],
-     ["contradictions", "{log}"], ["stale", "{log}"], ["log", "tail", "--db", "{db}"],
-     ["log", "import", "{log}", "--db", "{db}"]],
+    [
+        ["replay", "{log}"],
+        ["why", "{log}", "a\x1b[2Jid"],
+        ["why", "{log}", "a\x1b[2Jid", "--flat"],
+        ["contradictions", "{log}"],
+        ["stale", "{log}"],
+        ["log", "tail", "--db", "{db}"],
+        ["log", "import", "{log}", "--db", "{db}"],
+    ],
 )
 def test_control_and_bidi_characters_from_the_data_never_reach_the_terminal(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str]
@@ -254,7 +301,9 @@ def test_control_and_bidi_characters_from_the_data_never_reach_the_terminal(
         assert "au\\x0athor" in out and "gone\\u2028parent" in out
 
 
-def test_slice_import_report_escapes_ids(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_slice_import_report_escapes_ids(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     evil = "s\x1b[31mlice\u202e"
     source = _write(tmp_path / "source.jsonl", [_env(0, _item(evil))])
     target = _write(tmp_path / "target.jsonl", [_env(1, _item("base"))])
@@ -271,4 +320,6 @@ def test_slice_import_report_escapes_ids(capsys: pytest.CaptureFixture[str], tmp
 def test_zero_width_characters_are_escaped_so_two_ids_never_look_the_same(invisible: str) -> None:
     shown = field_text(f"id{invisible}1")
     assert shown == f"id\\u{ord(invisible):04x}1" and shown != field_text("id1")
-    assert invisible not in one_line(f"a{invisible}b") and invisible not in printable(f"a{invisible}b")
+    assert invisible not in one_line(f"a{invisible}b") and invisible not in printable(
+        f"a{invisible}b"
+    )

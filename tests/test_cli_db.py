@@ -80,7 +80,10 @@ def test_log_init_refuses_a_newer_schema_a_directory_and_another_applications_fi
     assert code == 2 and out == ""
     assert f"schema version is {SCHEMA_VERSION + 1}" in err and f"up to {SCHEMA_VERSION}" in err
     assert user_version(newer) == SCHEMA_VERSION + 1
-    for command in (("replay", "--db", str(newer)), ("log", "import", str(EXAMPLE), "--db", str(newer))):
+    for command in (
+        ("replay", "--db", str(newer)),
+        ("log", "import", str(EXAMPLE), "--db", str(newer)),
+    ):
         code, _, err = run(capsys, *command)
         assert code == 2 and "upgrade memex" in err
     code, _, err = run(capsys, "log", "init", "--db", str(tmp_path))
@@ -116,8 +119,11 @@ DB_COMMANDS = [
 @pytest.mark.parametrize("command", DB_COMMANDS, ids=" ".join)
 @pytest.mark.parametrize("scheme", ["postgresql", "postgres", "PostgreSQL"])
 def test_every_db_option_takes_a_dsn(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    command: tuple[str, ...], scheme: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: tuple[str, ...],
+    scheme: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     dsn = scheme + UNREACHABLE.removeprefix("postgresql")
@@ -136,7 +142,9 @@ def _sqlite_twin(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> str:
     return db
 
 
-def test_log_init_on_postgres_is_safe_to_run_twice(capsys: pytest.CaptureFixture[str], pg_dsn: str) -> None:
+def test_log_init_on_postgres_is_safe_to_run_twice(
+    capsys: pytest.CaptureFixture[str], pg_dsn: str
+) -> None:
     for _ in range(2):
         code, out, err = run(capsys, "log", "init", "--db", pg_dsn)
         assert (code, err) == (0, "")
@@ -201,7 +209,10 @@ def test_a_password_in_the_dsn_is_masked_in_what_commands_print(
 
 def _cli(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "memex", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "memex", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -223,7 +234,9 @@ def test_two_processes_import_into_one_postgres_log(
     assert all(applied + stored == 124 for applied, stored in counts)
     code, out, _ = run(capsys, "audit", "verify", "--db", pg_dsn)
     assert code == 0 and "ok: the hash chain verifies" in out and "head position 124" in out
-    assert run(capsys, "replay", "--db", pg_dsn, "--json") == run(capsys, "replay", "--db", twin, "--json")
+    assert run(capsys, "replay", "--db", pg_dsn, "--json") == run(
+        capsys, "replay", "--db", twin, "--json"
+    )
 
 
 class _Lines:
@@ -257,16 +270,33 @@ def test_log_tail_follow_prints_records_as_they_are_appended(
 ) -> None:
     db = str(tmp_path / "m.db") if backend == "sqlite" else request.getfixturevalue("pg_dsn")
     with memex.MemexStore.open(db) as store:
-        store.create(id="a", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5)
+        store.create(
+            id="a", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5
+        )
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memex", "log", "tail", "--db", db, "-n", "1", "--follow", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "memex",
+                "log",
+                "tail",
+                "--db",
+                db,
+                "-n",
+                "1",
+                "--follow",
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         lines = _Lines(proc)
         try:
             first = lines.take(1)
             assert [json.loads(x)["position"] for x in first] == [1]
-            store.create(id="b", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5)
+            store.create(
+                id="b", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5
+            )
             store.update("b", {"importance": 0.9}, author="u")
             more = lines.take(2)
             assert [json.loads(x)["position"] for x in more] == [2, 3]

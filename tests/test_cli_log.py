@@ -75,7 +75,9 @@ def test_import_reports_rejected_lines_and_is_idempotent(
     assert db_json == file_json
 
 
-def test_import_line_numbers_and_bad_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_import_line_numbers_and_bad_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     lines = EXAMPLE.read_text().splitlines()[:3]
     bad = json.loads(lines[1])
     bad["ts"] = "not a time"
@@ -93,7 +95,9 @@ def test_import_line_numbers_and_bad_lines(capsys: pytest.CaptureFixture[str], t
 
 
 def test_import_with_fast_durability(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "log", "import", str(EXAMPLE), "--db", str(tmp_path / "m.db"), "--fast")
+    code, out, _ = run(
+        capsys, "log", "import", str(EXAMPLE), "--db", str(tmp_path / "m.db"), "--fast"
+    )
     assert code == 0 and "124 appended" in out
 
 
@@ -134,7 +138,9 @@ def test_usage_and_missing_files(capsys: pytest.CaptureFixture[str], tmp_path: P
     junk.write_bytes(b"not a database" * 300)
     code, _, err = run(capsys, "audit", "verify", "--db", str(junk))
     assert code == 2 and "not a memex database" in err
-    code, _, err = run(capsys, "log", "import", str(tmp_path / "none.jsonl"), "--db", str(tmp_path / "x.db"))
+    code, _, err = run(
+        capsys, "log", "import", str(tmp_path / "none.jsonl"), "--db", str(tmp_path / "x.db")
+    )
     assert code == 2 and "no such file" in err
     assert not (tmp_path / "nope.db").exists()
 
@@ -181,8 +187,14 @@ def test_audit_verify_ok_and_tampered(capsys: pytest.CaptureFixture[str], tmp_pa
     ]
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--json")
     assert json.loads(out) == {
-        "ok": True, "head": 124, "head_hash": head_hash, "first_bad": None, "reason": None, "records": 124,
-        "snapshots": [{"position": 124, "ok": True, "reason": None, "keyed": None}], "supersedes_cycles": [],
+        "ok": True,
+        "head": 124,
+        "head_hash": head_hash,
+        "first_bad": None,
+        "reason": None,
+        "records": 124,
+        "snapshots": [{"position": 124, "ok": True, "reason": None, "keyed": None}],
+        "supersedes_cycles": [],
     }
     with sqlite3.connect(db) as c:
         c.execute("UPDATE records SET envelope = replace(envelope, 'a', 'b') WHERE position = 77")
@@ -193,10 +205,15 @@ def test_audit_verify_ok_and_tampered(capsys: pytest.CaptureFixture[str], tmp_pa
     # the chain of the cut log is valid; the snapshot left at 124 now lies past the head
     code, out, _ = run(capsys, "audit", "verify", "--db", db)
     assert code == 1 and "ok: the hash chain verifies" in out
-    assert "UNREADABLE snapshot at position 124: snapshot at position 124 lies past the head (76)" in out
+    assert (
+        "UNREADABLE snapshot at position 124: snapshot at position 124 lies past the head (76)"
+        in out
+    )
     with sqlite3.connect(db) as c:
         c.execute("DELETE FROM snapshots")
-    assert run(capsys, "audit", "verify", "--db", db)[0] == 0  # without it, only a pinned head tells
+    assert (
+        run(capsys, "audit", "verify", "--db", db)[0] == 0
+    )  # without it, only a pinned head tells
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--expect-head", f"124:{head_hash}")
     assert code == 1 and "first bad position 77" in out
     code, _, err = run(capsys, "audit", "verify", "--db", db, "--expect-head", "oops")
@@ -232,7 +249,11 @@ def test_read_only_commands_refuse_files_that_are_not_memex_databases(
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
     for db in (foreign, empty):
-        for args in (("audit", "verify", "--db", str(db)), ("replay", "--db", str(db)), ("log", "tail", "--db", str(db))):
+        for args in (
+            ("audit", "verify", "--db", str(db)),
+            ("replay", "--db", str(db)),
+            ("log", "tail", "--db", str(db)),
+        ):
             code, out, err = run(capsys, *args)
             assert code == 2
             assert "not a memex database" in err
@@ -242,7 +263,9 @@ def test_read_only_commands_refuse_files_that_are_not_memex_databases(
     assert empty.read_bytes() == b""
 
 
-def test_as_of_position_must_be_plain_ascii_digits(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_as_of_position_must_be_plain_ascii_digits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     db = tmp_path / "m.db"
     assert run(capsys, "log", "import", str(EXAMPLE), "--db", str(db))[0] == 0
     for bad in ("@ 5", "@+5", "@\u0663", "@5.0"):

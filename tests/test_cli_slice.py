@@ -428,13 +428,21 @@ def test_import_from_stdin_log_cannot_write_merged(
     assert code == 2 and err == "memex: error: LOG and SLICE.json cannot both be stdin\n"
 
 
-def test_slice_export_output_dash_is_stdout(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_slice_export_output_dash_is_stdout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # "-" is stdin for every input; for the output it was a file named "-"
     monkeypatch.chdir(tmp_path)
     db = str(tmp_path / "m.db")
     with memex.MemexStore.open(db) as st:
-        it = st.create(scope="s", kind="observation", content={"text": "x"}, author="u",
-                       source_kind="observed", authority=0.5)
+        it = st.create(
+            scope="s",
+            kind="observation",
+            content={"text": "x"},
+            author="u",
+            source_kind="observed",
+            authority=0.5,
+        )
     code = main(["slice", "export", "--db", db, "--ids", it.id, "-o", "-"])
     out, _ = capsys.readouterr()
     assert code == 0 and json.loads(out)["memories"][0]["id"] == it.id

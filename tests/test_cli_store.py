@@ -47,7 +47,9 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store_db(request: pytest.FixtureRequest, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+def store_db(
+    request: pytest.FixtureRequest, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> str:
     """The example log imported into a store: a SQLite file or a fresh PostgreSQL database."""
     db = str(tmp_path / "m.db") if request.param == "sqlite" else request.getfixturevalue("pg_dsn")
     code, _, err = run(capsys, "log", "import", str(EXAMPLE), "--db", db)
@@ -81,16 +83,27 @@ def test_every_read_command_answers_from_the_store_as_from_the_log(
     assert code == 0 and summary.splitlines()[1:] == log_summary.splitlines()[1:]
 
 
-def test_the_db_may_come_after_the_item_id(capsys: pytest.CaptureFixture[str], store_db: str) -> None:
-    assert run(capsys, "why", TAPER, "--db", store_db) == run(capsys, "why", "--db", store_db, TAPER)
+def test_the_db_may_come_after_the_item_id(
+    capsys: pytest.CaptureFixture[str], store_db: str
+) -> None:
+    assert run(capsys, "why", TAPER, "--db", store_db) == run(
+        capsys, "why", "--db", store_db, TAPER
+    )
 
 
 def test_as_of_gives_the_answer_of_the_log_up_to_that_point(
     capsys: pytest.CaptureFixture[str], store_db: str, tmp_path: Path
 ) -> None:
     prefix = tmp_path / "prefix.jsonl"
-    for when, position in (("@60", 60), ("2024-03-12", BEFORE_12_MARCH), ("2024-03-05T00:00:00Z", 38)):
-        assert run(capsys, "log", "export", "--db", store_db, "--as-of", when, "-o", str(prefix))[0] == 0
+    for when, position in (
+        ("@60", 60),
+        ("2024-03-12", BEFORE_12_MARCH),
+        ("2024-03-05T00:00:00Z", 38),
+    ):
+        assert (
+            run(capsys, "log", "export", "--db", store_db, "--as-of", when, "-o", str(prefix))[0]
+            == 0
+        )
         assert len(prefix.read_text("utf-8").splitlines()) == position
         for command in (("contradictions", "--json"), ("stale", "--json"), ("replay", "--json")):
             from_log = run(capsys, command[0], str(prefix), *command[1:])
@@ -98,8 +111,16 @@ def test_as_of_gives_the_answer_of_the_log_up_to_that_point(
             assert from_db == from_log, (when, command)
 
 
-def test_as_of_a_date_is_its_midnight_utc(capsys: pytest.CaptureFixture[str], store_db: str) -> None:
-    for command in (("replay", "--json"), ("contradictions",), ("stale",), ("why", TAPER), ("recall", "tea")):
+def test_as_of_a_date_is_its_midnight_utc(
+    capsys: pytest.CaptureFixture[str], store_db: str
+) -> None:
+    for command in (
+        ("replay", "--json"),
+        ("contradictions",),
+        ("stale",),
+        ("why", TAPER),
+        ("recall", "tea"),
+    ):
         day = run(capsys, *command, "--db", store_db, "--as-of", "2024-03-14")
         midnight = run(capsys, *command, "--db", store_db, "--as-of", "2024-03-14T00:00:00Z")
         assert day == midnight and day[0] == 0, command
@@ -116,7 +137,10 @@ def test_as_of_a_date_is_its_midnight_utc(capsys: pytest.CaptureFixture[str], st
     ("when", "message"),
     [
         ("2024-02-30", "expected a date on the calendar (YYYY-MM-DD)"),
-        ("2024-3-12", "expected an ISO-8601 time (2024-03-12T10:00:00Z), a date (2024-03-12) or @POSITION"),
+        (
+            "2024-3-12",
+            "expected an ISO-8601 time (2024-03-12T10:00:00Z), a date (2024-03-12) or @POSITION",
+        ),
         ("12/03/2024", "a date (2024-03-12)"),
     ],
 )
@@ -149,10 +173,24 @@ def test_slice_export_from_the_store_writes_the_same_slice(
 ) -> None:
     a, b = tmp_path / "from_log.json", tmp_path / "from_db.json"
     for source, out in (((str(EXAMPLE),), a), (("--db", store_db), b)):
-        code, printed, _ = run(capsys, "slice", "export", *source, "--ids", HYPOTHESIS, "--include-parents", "-o", str(out))
-        assert code == 0 and printed == f"exported 3 memories, 2 edges, 0 intents, 0 tasks to {out}\n"
+        code, printed, _ = run(
+            capsys,
+            "slice",
+            "export",
+            *source,
+            "--ids",
+            HYPOTHESIS,
+            "--include-parents",
+            "-o",
+            str(out),
+        )
+        assert (
+            code == 0 and printed == f"exported 3 memories, 2 edges, 0 intents, 0 tasks to {out}\n"
+        )
     assert a.read_bytes() == b.read_bytes()
-    code, _, err = run(capsys, "slice", "export", "--db", store_db, "--as-of", "@10", "--ids", HYPOTHESIS)
+    code, _, err = run(
+        capsys, "slice", "export", "--db", store_db, "--as-of", "@10", "--ids", HYPOTHESIS
+    )
     assert code == 2 and "unknown id(s)" in err  # the hypothesis came later
 
 
@@ -164,14 +202,19 @@ def test_slice_export_from_the_store_writes_the_same_slice(
         (("contradictions",), "contradictions: give either LOG.jsonl or --db DB"),
         (("stale", str(EXAMPLE), "--as-of", "@3"), "stale: --as-of needs --db"),
         (("slice", "export", "--ids", "x"), "slice export: give either LOG.jsonl or --db DB"),
-        (("slice", "export", "--db", "m.db", "--ids", "x", "--intents", "i.jsonl"),
-         "slice export: --intents and --tasks need LOG.jsonl"),
+        (
+            ("slice", "export", "--db", "m.db", "--ids", "x", "--intents", "i.jsonl"),
+            "slice export: --intents and --tasks need LOG.jsonl",
+        ),
         (("replay",), "replay: give either LOG.jsonl or --db DB"),
     ],
 )
 def test_not_exactly_one_input_is_a_usage_error(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    args: tuple[str, ...], message: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    message: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *args)
@@ -186,16 +229,35 @@ def test_slice_import_with_overwrite_and_re_id_is_a_usage_error(
     sl = tmp_path / "s.json"
     assert run(capsys, "slice", "export", str(EXAMPLE), "--ids", HYPOTHESIS, "-o", str(sl))[0] == 0
     merged = tmp_path / "merged.jsonl"
-    code, out, err = run(capsys, "slice", "import", str(EXAMPLE), str(sl), "--overwrite", "--re-id", "-o", str(merged))
+    code, out, err = run(
+        capsys,
+        "slice",
+        "import",
+        str(EXAMPLE),
+        str(sl),
+        "--overwrite",
+        "--re-id",
+        "-o",
+        str(merged),
+    )
     assert (code, out) == (2, "")
-    assert "usage: memex slice import" in err and "--re-id: not allowed with argument --overwrite" in err
+    assert (
+        "usage: memex slice import" in err
+        and "--re-id: not allowed with argument --overwrite" in err
+    )
     assert not merged.exists()
-    for flags in (("--overwrite",), ("--re-id",), ("--compare", "--overwrite")):  # each alone still works
+    for flags in (
+        ("--overwrite",),
+        ("--re-id",),
+        ("--compare", "--overwrite"),
+    ):  # each alone still works
         assert run(capsys, "slice", "import", str(EXAMPLE), str(sl), *flags)[0] == 0
 
 
 # --------------------------------------------------------------------------- help
-def _parsers(parser: argparse.ArgumentParser, name: str = "memex") -> list[tuple[str, argparse.ArgumentParser]]:
+def _parsers(
+    parser: argparse.ArgumentParser, name: str = "memex"
+) -> list[tuple[str, argparse.ArgumentParser]]:
     found = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -207,7 +269,9 @@ def _parsers(parser: argparse.ArgumentParser, name: str = "memex") -> list[tuple
 
 def test_every_subcommand_has_a_description_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
     parsers = _parsers(build_parser())
-    assert len(parsers) == 16  # 9 commands, slice export|import, log init|import|export|tail, audit verify
+    assert (
+        len(parsers) == 16
+    )  # 9 commands, slice export|import, log init|import|export|tail, audit verify
     for name, parser in parsers:
         assert parser.description, name
         code, out, _ = run(capsys, *name.split()[1:], "--help")
@@ -216,7 +280,14 @@ def test_every_subcommand_has_a_description_in_its_help(capsys: pytest.CaptureFi
 
 
 def test_the_read_commands_help_names_db_and_as_of(capsys: pytest.CaptureFixture[str]) -> None:
-    for command in (("why",), ("contradictions",), ("stale",), ("slice", "export"), ("replay",), ("recall",)):
+    for command in (
+        ("why",),
+        ("contradictions",),
+        ("stale",),
+        ("slice", "export"),
+        ("replay",),
+        ("recall",),
+    ):
         code, out, _ = run(capsys, *command, "--help")
         text = " ".join(out.split())
         assert code == 0 and "--db DB" in text and "--as-of WHEN" in text, command
@@ -244,10 +315,13 @@ def test_ctrl_c_ends_log_tail_follow_quietly(
 ) -> None:
     db = str(tmp_path / "m.db") if backend == "sqlite" else request.getfixturevalue("pg_dsn")
     with memex.MemexStore.open(db) as store:
-        store.create(id="a", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5)
+        store.create(
+            id="a", scope="s", kind="k", content={}, author="u", source_kind="o", authority=0.5
+        )
     proc = subprocess.Popen(
         [sys.executable, "-m", "memex", "log", "tail", "--db", db, "-n", "1", "--follow", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         first = _first_line(proc)

@@ -78,7 +78,9 @@ def test_a_memex_database_given_as_a_log_says_use_db(
     assert not (tmp_path / "target.db").exists()  # log import stopped before opening its --db
 
 
-def test_another_sqlite_database_is_named_as_such(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_another_sqlite_database_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     other = tmp_path / "app.db"
     with sqlite3.connect(other) as conn:
         conn.execute("CREATE TABLE t (x)")
@@ -89,16 +91,23 @@ def test_another_sqlite_database_is_named_as_such(capsys: pytest.CaptureFixture[
 
 
 # --------------------------------------------------------------------------- binary data
-def test_binary_data_is_refused_after_its_first_bytes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_binary_data_is_refused_after_its_first_bytes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     blob = tmp_path / "blob.bin"
     blob.write_bytes(b"{\n" * 10 + b"\x00" + bytes(range(256)) * 400)
     code, out, err = run(capsys, "replay", str(blob))
     assert (code, out) == (2, "")
-    assert err == f"memex: error: {blob}: is binary data, not a JSON-lines file (a NUL byte at byte 21)\n"
+    assert (
+        err
+        == f"memex: error: {blob}: is binary data, not a JSON-lines file (a NUL byte at byte 21)\n"
+    )
     packed = tmp_path / "log.jsonl.gz"
     packed.write_bytes(gzip.compress(EXAMPLE.read_bytes()))
     code, _, err = run(capsys, "contradictions", str(packed))
-    assert code == 2 and "is gzip-compressed data (decompress it first), not a JSON-lines file" in err
+    assert (
+        code == 2 and "is gzip-compressed data (decompress it first), not a JSON-lines file" in err
+    )
     assert err.count("\n") == 1
 
 
@@ -136,8 +145,10 @@ def test_text_without_json_objects_is_one_error_not_one_per_line(
 
 def test_stdin_is_checked_too() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "memex", "replay", "-"], input=b"plain text\n" * 1000,
-        capture_output=True, timeout=120,
+        [sys.executable, "-m", "memex", "replay", "-"],
+        input=b"plain text\n" * 1000,
+        capture_output=True,
+        timeout=120,
     )
     assert (proc.returncode, proc.stdout) == (2, b"")
     assert proc.stderr == (
@@ -158,11 +169,17 @@ def test_a_json_object_among_the_first_20_non_blank_lines_makes_it_a_log(
         assert (code, out) == (2, "") and "none of its first 20 non-blank lines" in err
 
 
-def test_a_log_with_some_bad_lines_still_replays(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_log_with_some_bad_lines_still_replays(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     log = tmp_path / "damaged.jsonl"
     log.write_text("\n".join([GOOD[0], "not json", "[1, 2]", *GOOD[1:]]) + "\n")
     code, out, _ = run(capsys, "replay", str(log))
-    assert code == 1 and "Skipped records (2):" in out and "applied                           124" in out
+    assert (
+        code == 1
+        and "Skipped records (2):" in out
+        and "applied                           124" in out
+    )
     objects_only = tmp_path / "objects.jsonl"  # JSON objects that are not envelopes: bad records
     objects_only.write_text('{"a": 1}\n' * 30)
     code, out, _ = run(capsys, "replay", str(objects_only))
@@ -188,7 +205,9 @@ def test_the_library_readers_raise_a_typed_error(tmp_path: Path) -> None:
     assert caught.value.reason == "not_jsonl"
 
 
-def test_a_database_given_as_intents_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_database_given_as_intents_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     db = _memex_db(capsys, tmp_path / "memex.db")
     code, out, err = run(capsys, "slice", "export", str(EXAMPLE), "--ids", "x", "--intents", db)
     assert (code, out) == (2, "")
@@ -233,11 +252,23 @@ def _log_file(tmp_path: Path) -> Path:
         (lambda t: t / "sub", "is a directory"),
         (lambda t: t / "missing-dir" / "m.db", "no such directory: "),
     ],
-    ids=["newer schema", "another application's", "a JSON-lines file", "a directory", "a missing directory"],
+    ids=[
+        "newer schema",
+        "another application's",
+        "a JSON-lines file",
+        "a directory",
+        "a missing directory",
+    ],
 )
-@pytest.mark.parametrize("command", [("log", "import", str(EXAMPLE)), ("log", "init")], ids=" ".join)
+@pytest.mark.parametrize(
+    "command", [("log", "import", str(EXAMPLE)), ("log", "init")], ids=" ".join
+)
 def test_a_refused_db_leaves_no_lock_file_behind(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: object, message: str, command: tuple[str, ...]
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    make: object,
+    message: str,
+    command: tuple[str, ...],
 ) -> None:
     (tmp_path / "sub").mkdir()
     db = make(tmp_path)  # type: ignore[operator]
@@ -248,12 +279,22 @@ def test_a_refused_db_leaves_no_lock_file_behind(
     assert os.listdir(tmp_path / "sub") == []
 
 
-def test_a_missing_directory_is_named_by_every_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_missing_directory_is_named_by_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     db = tmp_path / "team" / "memex.db"
     for command in (
-        ("log", "init"), ("log", "import", str(EXAMPLE)), ("log", "export"), ("log", "tail"),
-        ("replay",), ("why", "x"), ("contradictions",), ("stale",), ("recall", "tea"),
-        ("slice", "export", "--ids", "x"), ("audit", "verify"),
+        ("log", "init"),
+        ("log", "import", str(EXAMPLE)),
+        ("log", "export"),
+        ("log", "tail"),
+        ("replay",),
+        ("why", "x"),
+        ("contradictions",),
+        ("stale",),
+        ("recall", "tea"),
+        ("slice", "export", "--ids", "x"),
+        ("audit", "verify"),
     ):
         code, out, err = run(capsys, *command, "--db", str(db))
         assert (code, out) == (2, ""), command

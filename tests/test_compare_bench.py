@@ -31,7 +31,9 @@ def test_estimate_seconds_uses_the_last_two_sizes_then_the_default() -> None:
     # never below linear, even if the two points say so
     assert harness.estimate_seconds([(1000, 5.0), (2000, 5.0)], 4000, 1.0) == pytest.approx(10.0)
     # never below the workload's known exponent (setup time hides a quadratic part)
-    assert harness.estimate_seconds([(10_000, 1.5), (20_000, 3.3)], 100_000, 2.0) == pytest.approx(82.5)
+    assert harness.estimate_seconds([(10_000, 1.5), (20_000, 3.3)], 100_000, 2.0) == pytest.approx(
+        82.5
+    )
 
 
 def test_median_ratio_and_check_differences() -> None:
@@ -139,7 +141,10 @@ def test_end_to_end_with_a_fake_peer(tmp_path: Path, capsys: pytest.CaptureFixtu
             assert all(ms > 0 for ms in s["runs_ms"])
             assert s["median_ms"] == statistics.median(s["runs_ms"])
             assert s["check"] == expected_checks[row["workload"]]
-            assert Path(s["memex_file"]).resolve() == harness.installed_memex(Path(sys.executable)) / "__init__.py"
+            assert (
+                Path(s["memex_file"]).resolve()
+                == harness.installed_memex(Path(sys.executable)) / "__init__.py"
+            )
         assert row["ratio"] == pytest.approx(row["peer"]["median_ms"] / row["ours"]["median_ms"])
         cells = (
             f"| {row['workload']} | 1,000 | {harness._fmt_ms(row['peer']['median_ms'])} | "

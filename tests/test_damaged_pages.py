@@ -28,7 +28,9 @@ def _damaged_store(path: Path) -> None:
     leaf page holding record 26 zeroed (as the reviewer's repro did)."""
     subprocess.run(
         [sys.executable, "-m", "memex", "log", "import", str(EXAMPLE), "--db", str(path)],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     conn = sqlite3.connect(path)
     eid = conn.execute("SELECT id FROM records WHERE position = 27").fetchone()[0]
@@ -66,6 +68,7 @@ def test_open_on_a_damaged_records_page_finishes_and_reports_the_rows_once(tmp_p
     damaged = [s for s in skipped if "damaged position" in s.reason]
     assert len(damaged) <= 1 and all(s.position >= 1 for s in skipped)
     assert skipped, "the damaged rows must be reported"
+
     def unreadable() -> list[memex.SkippedOnOpen]:
         with memex.SQLiteEventLog(path, read_only=True) as log:
             return memex.find_unreadable(log)
@@ -73,14 +76,18 @@ def test_open_on_a_damaged_records_page_finishes_and_reports_the_rows_once(tmp_p
     found = _finishes(unreadable)
     assert found and all(f.position >= 1 for f in found)
     for args in (["audit", "verify", "--db", str(path)], ["replay", "--db", str(path)]):
-        r = subprocess.run([sys.executable, "-m", "memex", *args], capture_output=True, timeout=120, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "memex", *args], capture_output=True, timeout=120, text=True
+        )
         assert r.returncode == 1, (args, r.stdout, r.stderr)
 
 
 class _StuckLog:
     """A log whose read fails at position 0 for any start (a garbage position)."""
 
-    def read_commands(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, Any]]:
+    def read_commands(
+        self, start: int = 0, stop: int | None = None
+    ) -> Iterator[tuple[int, str, Any]]:
         if start <= 3:
             raise memex.UnreadableRecordError("x.db", 0, None, "garbage")
         yield from ()

@@ -44,13 +44,18 @@ ENTITIES: tuple[type[Record], ...] = (MemoryItem, Edge, Intent, Task)
 TARGETS: tuple[Any, ...] = (*ENTITIES, *ALL_COMMANDS, Command, EventEnvelope)
 TS = "2024-03-04T08:31:01.000Z"
 
+
 def tag_of(cls: type) -> str:
     """A command class's ``type`` tag."""
     return str(attrs.fields_dict(cls)["type"].default)
 
 
 TAGS = {tag_of(c): c for c in ALL_COMMANDS}
-ADAPTERS = {"memory": MemoryCommandAdapter, "intent": IntentCommandAdapter, "task": TaskCommandAdapter}
+ADAPTERS = {
+    "memory": MemoryCommandAdapter,
+    "intent": IntentCommandAdapter,
+    "task": TaskCommandAdapter,
+}
 item_d = item_fields(scope="s", kind="k", source_kind="o", drop_none=True)
 edge_d = edge_fields(drop_none=True)
 
@@ -63,7 +68,14 @@ def create(**over: Any) -> dict[str, Any]:
 def envelope(command: dict[str, Any], **over: Any) -> dict[str, Any]:
     """A valid envelope around ``command`` (namespace read off its tag); ``over`` replaces fields."""
     ns = next(n for n, classes in NAMESPACE_COMMANDS.items() if TAGS[command["type"]] in classes)
-    return {"id": "e1", "namespace": ns, "type": command["type"], "ts": TS, "payload": command, **over}
+    return {
+        "id": "e1",
+        "namespace": ns,
+        "type": command["type"],
+        "ts": TS,
+        "payload": command,
+        **over,
+    }
 
 
 def text(value: Any) -> bytes:
@@ -95,24 +107,54 @@ def rejected(fn: Any, data: Any) -> ValidationError:
             "expected a boolean, got an integer",
         ),
         (
-            {"type": "task.create", "task": {"id": "t", "intent_id": "i", "action": "a", "status": "pending",
-                                            "priority": 0.5, "attempt": 1.0}},
+            {
+                "type": "task.create",
+                "task": {
+                    "id": "t",
+                    "intent_id": "i",
+                    "action": "a",
+                    "status": "pending",
+                    "priority": 0.5,
+                    "attempt": 1.0,
+                },
+            },
             "$.task.attempt",
             "expected an integer or null, got a number",
         ),
-        ({"type": "memory.update", "item_id": "m1", "partial": "x", "author": "u"}, "$.partial", "an object"),
+        (
+            {"type": "memory.update", "item_id": "m1", "partial": "x", "author": "u"},
+            "$.partial",
+            "an object",
+        ),
         # bounds and enums of the record classes
         (create(authority=1.5), "$.item.authority", "expected a number in [0, 1], got 1.5"),
         (create(meta={"agent_id": 3}), "$.item.meta.agent_id", "expected a string, got 3"),
         (
-            {"type": "intent.create", "intent": {"id": "i", "label": "l", "priority": 0.5, "owner": "o",
-                                                "status": "done"}},
+            {
+                "type": "intent.create",
+                "intent": {
+                    "id": "i",
+                    "label": "l",
+                    "priority": 0.5,
+                    "owner": "o",
+                    "status": "done",
+                },
+            },
             "$.intent.status",
             "expected one of",
         ),
         (
-            {"type": "task.create", "task": {"id": "t", "intent_id": "i", "action": "a", "status": "pending",
-                                            "priority": 0.5, "attempt": -1}},
+            {
+                "type": "task.create",
+                "task": {
+                    "id": "t",
+                    "intent_id": "i",
+                    "action": "a",
+                    "status": "pending",
+                    "priority": 0.5,
+                    "attempt": -1,
+                },
+            },
             "$.task.attempt",
             "expected an integer >= 0, got -1",
         ),
@@ -120,7 +162,11 @@ def rejected(fn: Any, data: Any) -> ValidationError:
         ({"type": "intent.pause", "author": "u"}, "$.intent_id", "missing required field"),
         ({"type": "memory.create", "item": {"id": "m1"}}, "$.item.scope", "missing required field"),
         ({"item_id": "m1", "author": "u"}, "$.type", "missing required field"),
-        ({"type": "memory.delete", "item_id": "m1"}, "$.type", "unknown command type 'memory.delete'"),
+        (
+            {"type": "memory.delete", "item_id": "m1"},
+            "$.type",
+            "unknown command type 'memory.delete'",
+        ),
         ({"type": 7}, "$.type", "expected a string"),
         ([], "$", "expected an object, got an array"),
     ],
@@ -153,7 +199,11 @@ def test_wrong_type_in_envelope_payload_names_the_full_path() -> None:
     ],
 )
 def test_number_beyond_double_range_in_update_is_rejected(number: bytes, path: str) -> None:
-    data = b'{"type":"memory.update","item_id":"m1","partial":{"authority":' + number + b'},"author":"a"}'
+    data = (
+        b'{"type":"memory.update","item_id":"m1","partial":{"authority":'
+        + number
+        + b'},"author":"a"}'
+    )
     err = rejected(decode_command, data)
     assert err.path == path
     assert "within the range of a double" in str(err)
@@ -168,7 +218,9 @@ def test_number_beyond_double_range_deep_in_content_is_rejected_with_its_path() 
 
 def test_integer_within_double_range_is_kept_exactly() -> None:
     n = 2**64 + 1  # beyond int64, within the double range: kept as the int it is
-    cmd = decode_command(text({"type": "memory.update", "item_id": "m1", "partial": {"x": n}, "author": "a"}))
+    cmd = decode_command(
+        text({"type": "memory.update", "item_id": "m1", "partial": {"x": n}, "author": "a"})
+    )
     assert cmd.partial == {"x": n}  # type: ignore[union-attr]
 
 
@@ -258,13 +310,23 @@ def test_value_nested_one_level_deeper_than_the_limit_is_rejected(field: str, pa
 
 
 def test_update_partial_nested_deeper_than_the_limit_is_rejected() -> None:
-    data = {"type": "intent.update", "intent_id": "i", "partial": {"context": nested(MAX_DEPTH)}, "author": "a"}
+    data = {
+        "type": "intent.update",
+        "intent_id": "i",
+        "partial": {"context": nested(MAX_DEPTH)},
+        "author": "a",
+    }
     assert rejected(decode_command, text(data)).path == "$.partial.context" + ".a" * (MAX_DEPTH - 1)
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + WRAPPER_DEPTH, 1000, 100_000])
 def test_nesting_deeper_than_the_limit_is_rejected_without_recursion_error(depth: int) -> None:
-    data = b'{"type":"memory.update","item_id":"m","author":"a","partial":{"x":' + b"[" * depth + b"]" * depth + b"}}"
+    data = (
+        b'{"type":"memory.update","item_id":"m","author":"a","partial":{"x":'
+        + b"[" * depth
+        + b"]" * depth
+        + b"}}"
+    )
     err = rejected(decode_command, data)
     assert err.path.startswith("$.partial.x[0][0]")
     assert f"nested deeper than {MAX_DEPTH + WRAPPER_DEPTH} levels" in str(err)
@@ -272,7 +334,9 @@ def test_nesting_deeper_than_the_limit_is_rejected_without_recursion_error(depth
     for _ in range(depth):
         deep = [deep]
     value = {"type": "memory.update", "item_id": "m", "author": "a", "partial": {"x": deep}}
-    assert rejected(lambda v: validate_record(Command, v), value).path.startswith("$.partial.x[0][0]")
+    assert rejected(lambda v: validate_record(Command, v), value).path.startswith(
+        "$.partial.x[0][0]"
+    )
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
@@ -288,7 +352,9 @@ def test_text_larger_than_the_record_limit_is_rejected_before_decoding() -> None
 
 
 def test_strings_longer_than_the_record_limit_are_rejected_in_a_value() -> None:
-    value = create(content={"a": "x" * (MAX_RECORD_BYTES // 2 + 1), "b": "y" * (MAX_RECORD_BYTES // 2 + 1)})
+    value = create(
+        content={"a": "x" * (MAX_RECORD_BYTES // 2 + 1), "b": "y" * (MAX_RECORD_BYTES // 2 + 1)}
+    )
     err = rejected(lambda v: validate_record(Command, v), value)
     assert err.path == "$"
 
@@ -306,7 +372,9 @@ def test_strings_longer_than_the_record_limit_are_rejected_in_a_value() -> None:
         (create(content={"t": object()}), "$.item.content.t", "expected a JSON value"),
     ],
 )
-def test_value_that_json_cannot_carry_is_rejected_by_the_validator(value: Any, path: str, words: str) -> None:
+def test_value_that_json_cannot_carry_is_rejected_by_the_validator(
+    value: Any, path: str, words: str
+) -> None:
     err = rejected(lambda v: validate_record(Command, v), value)
     assert (err.path, words in str(err)) == (path, True), str(err)
 
@@ -322,11 +390,17 @@ def test_value_that_json_cannot_carry_is_rejected_by_the_validator(value: Any, p
         ({"ts": "2024-02-30T00:00:00.000Z"}, "$.ts", "ISO-8601"),
         ({"type": "memory.update"}, "$.type", "expected 'memory.create' (the type of the payload)"),
         ({"payload": "x"}, "$.payload", "expected an object, got a string"),
-        ({"payload": {"type": "state.memory"}}, "$.payload.type", "unknown command type 'state.memory'"),
+        (
+            {"payload": {"type": "state.memory"}},
+            "$.payload.type",
+            "unknown command type 'state.memory'",
+        ),
         ({"trace_id": 5}, "$.trace_id", "expected a string or null"),
     ],
 )
-def test_bad_envelope_field_is_rejected_with_its_path(over: dict[str, Any], path: str, words: str) -> None:
+def test_bad_envelope_field_is_rejected_with_its_path(
+    over: dict[str, Any], path: str, words: str
+) -> None:
     data = envelope(create(), **over)
     err = rejected(decode_envelope, text(data))
     assert (err.path, words in str(err)) == (path, True), str(err)
@@ -347,7 +421,9 @@ def test_unknown_namespace_case_file_is_rejected() -> None:
         b'"author":"a","source_kind":"o","authority":0.5,"extra":1},"type":"memory.create"}}'
     )
     assert rejected(decode_envelope, line).path == "$.namespace"
-    empty = line.replace(b'"018e0896-0000-7000-8000-000000000001"', b'""').replace(b'"foo"', b'"memory"')
+    empty = line.replace(b'"018e0896-0000-7000-8000-000000000001"', b'""').replace(
+        b'"foo"', b'"memory"'
+    )
     assert rejected(decode_envelope, empty).path == "$.id"
 
 
@@ -381,7 +457,10 @@ def test_unknown_record_class_is_rejected_naming_the_argument() -> None:
 
 
 def test_a_command_class_accepts_only_its_own_tag() -> None:
-    err = rejected(lambda d: decode_record(memex.MemoryRetract, d), text({"type": "edge.retract", "edge_id": "e"}))
+    err = rejected(
+        lambda d: decode_record(memex.MemoryRetract, d),
+        text({"type": "edge.retract", "edge_id": "e"}),
+    )
     assert err.path == "$.type"
     assert "expected one of memory.retract" in str(err)
 
@@ -394,14 +473,18 @@ def test_unknown_fields_are_ignored_and_dropped_at_every_level() -> None:
     assert env.payload == memex.MemoryCreate(item=MemoryItem.from_dict(item_d("m1")))
     assert env.to_dict() == envelope(create())  # nothing unknown survives
     # the rule of Record.from_dict and the command adapters
-    assert decode_command(text(data["payload"])) == MemoryCommandAdapter.validate_python(data["payload"])
+    assert decode_command(text(data["payload"])) == MemoryCommandAdapter.validate_python(
+        data["payload"]
+    )
 
 
 def test_only_wire_keys_are_read() -> None:
     wire = {"type": "edge.create", "edge": edge_d("e1", "a", "b")}
     assert decode_command(text(wire)).edge.from_ == "a"  # type: ignore[union-attr]
-    python_spelling = {"type": "edge.create", "edge": {**{k: v for k, v in edge_d("e1", "a", "b").items()
-                                                           if k != "from"}, "from_": "a"}}
+    python_spelling = {
+        "type": "edge.create",
+        "edge": {**{k: v for k, v in edge_d("e1", "a", "b").items() if k != "from"}, "from_": "a"},
+    }
     assert rejected(decode_command, text(python_spelling)).path == "$.edge.from"
 
 
@@ -433,8 +516,11 @@ def _wire_value(hint: Any, owner: type, name: str) -> st.SearchStrategy[Any]:
     if typing.get_origin(hint) is list:
         return st.lists(st.text(max_size=4), max_size=3)
     if typing.get_origin(hint) is dict or hint is Any:
-        return st.dictionaries(st.text(max_size=4).filter(lambda k: k not in ("agent_id", "session_id")),
-                               json_values, max_size=3)
+        return st.dictionaries(
+            st.text(max_size=4).filter(lambda k: k not in ("agent_id", "session_id")),
+            json_values,
+            max_size=3,
+        )
     raise AssertionError(f"no strategy for {hint!r}")
 
 
@@ -458,11 +544,15 @@ def wire_dicts(cls: type) -> st.SearchStrategy[dict[str, Any]]:
 
 
 json_leaves = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=6),
 )
 json_values = st.recursive(
-    json_leaves, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+    json_leaves,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
     max_leaves=8,
 )
 ROUND = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -502,16 +592,25 @@ def _has_integral_float(value: Any) -> bool:
 @ROUND
 @given(
     memory_commands(
-        item=lambda i: st.just(item_d(i)) | st.builds(lambda c: item_d(i, content=c),
-                                                      st.dictionaries(st.text(max_size=3), json_values, max_size=3)),
+        item=lambda i: (
+            st.just(item_d(i))
+            | st.builds(
+                lambda c: item_d(i, content=c),
+                st.dictionaries(st.text(max_size=3), json_values, max_size=3),
+            )
+        ),
         edge=lambda e: st.just(edge_d(e, "m1", "m2")),
         item_ids=["m1", "m2"],
         edge_ids=["e1"],
-        item_partials=partials({"importance": st.floats(0, 1), "content": st.just({"x": 1}), "authority": st.just(2)}),
+        item_partials=partials(
+            {"importance": st.floats(0, 1), "content": st.just({"x": 1}), "authority": st.just(2)}
+        ),
         edge_partials=partials({"weight": st.floats(0, 1), "active": st.booleans()}),
     )
 )
-def test_memory_command_stream_round_trips_or_fails_as_the_adapter_does(tagged: tuple[str, Any]) -> None:
+def test_memory_command_stream_round_trips_or_fails_as_the_adapter_does(
+    tagged: tuple[str, Any],
+) -> None:
     tag, cmd = tagged
     wire = cmd if isinstance(cmd, dict) else cmd.to_dict()
     try:
@@ -534,7 +633,9 @@ def test_reference_logs_decode_as_the_existing_path_does(scenario: str) -> None:
     expected = json.loads((FIXTURES / scenario / "expected.json").read_text())
     bad_ts = {s["index"] for s in expected["skipped"] if s["error"] == "InvalidTimestampError"}
     rejected_at: dict[int, str] = {}
-    for index, line in enumerate((FIXTURES / scenario / "envelopes.jsonl").read_bytes().splitlines()):
+    for index, line in enumerate(
+        (FIXTURES / scenario / "envelopes.jsonl").read_bytes().splitlines()
+    ):
         try:
             env = decode_envelope(line)
         except ValidationError as e:
@@ -545,18 +646,23 @@ def test_reference_logs_decode_as_the_existing_path_does(scenario: str) -> None:
         assert env == EventEnvelope.from_dict({**raw, "payload": env.payload})
         assert canonical_envelope_bytes(env) == canonical_envelope_bytes(raw)
     assert rejected_at == dict.fromkeys(bad_ts, "$.ts")
-    for name, adapter in (("intent_commands.jsonl", IntentCommandAdapter), ("task_commands.jsonl", TaskCommandAdapter)):
+    for name, adapter in (
+        ("intent_commands.jsonl", IntentCommandAdapter),
+        ("task_commands.jsonl", TaskCommandAdapter),
+    ):
         for line in (FIXTURES / scenario / name).read_bytes().splitlines():
             assert decode_command(line) == adapter.validate_json(line)
 
 
 def test_integers_stay_integers_and_floats_floats() -> None:
-    cmd = decode_command(b'{"type":"memory.create","item":{"id":"m","scope":"s","kind":"k","content":{"n":1,"f":1.0},'
-                         b'"author":"a","source_kind":"o","authority":1,"importance":1.0}}')
+    cmd = decode_command(
+        b'{"type":"memory.create","item":{"id":"m","scope":"s","kind":"k","content":{"n":1,"f":1.0},'
+        b'"author":"a","source_kind":"o","authority":1,"importance":1.0}}'
+    )
     item = cmd.item  # type: ignore[union-attr]
-    assert [type(x) for x in (item.authority, item.importance, item.content["n"], item.content["f"])] == [
-        int, float, int, float
-    ]
+    assert [
+        type(x) for x in (item.authority, item.importance, item.content["n"], item.content["f"])
+    ] == [int, float, int, float]
 
 
 def test_validate_record_returns_a_valid_instance_as_is() -> None:
@@ -579,8 +685,14 @@ def test_every_entity_decodes_from_its_wire_json() -> None:
 # ============================================================================ arbitrary input
 any_text = st.text(st.characters(exclude_categories=()), max_size=6)  # lone surrogates included
 any_leaves = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(-(10**400), 10**400) | st.just(10**400), st.floats(),
-    any_text, st.binary(max_size=3), st.tuples(st.integers()),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(-(10**400), 10**400) | st.just(10**400),
+    st.floats(),
+    any_text,
+    st.binary(max_size=3),
+    st.tuples(st.integers()),
 )
 any_values = st.recursive(
     any_leaves,
@@ -612,7 +724,10 @@ def _decodes_or_rejects(fn: Any, data: Any) -> Any:
         return None
     if isinstance(result, Record):
         again = dumpb(result.to_dict())
-        assert decode_record(type(result) if not isinstance(result, Command) else Command, again) == result
+        assert (
+            decode_record(type(result) if not isinstance(result, Command) else Command, again)
+            == result
+        )
     return result
 
 
@@ -632,7 +747,9 @@ def test_arbitrary_bytes_give_a_record_or_a_validation_error(cls: Any, data: byt
 
 @FUZZ
 @given(st.sampled_from(TARGETS), nearly_valid | any_values, st.data())
-def test_mutated_json_text_gives_a_record_or_a_validation_error(cls: Any, value: Any, data: st.DataObject) -> None:
+def test_mutated_json_text_gives_a_record_or_a_validation_error(
+    cls: Any, value: Any, data: st.DataObject
+) -> None:
     try:
         encoded = json.dumps(value, allow_nan=True).encode("utf-8", "backslashreplace")
     except (TypeError, ValueError):
@@ -669,7 +786,12 @@ def test_finite_floats_are_accepted_everywhere_a_number_is() -> None:
 def test_out_of_range_score_in_an_update_decodes_as_the_reducers_keep_it() -> None:
     # oob_update.jsonl / intent_oob.py: an update may carry a score outside [0, 1]
     # (as in TypeScript); what the reducers keep must decode
-    update = {"type": "memory.update", "item_id": "m1", "partial": {"authority": 1.5}, "author": "a"}
+    update = {
+        "type": "memory.update",
+        "item_id": "m1",
+        "partial": {"authority": 1.5},
+        "author": "a",
+    }
     assert decode_envelope(text(envelope(update))).payload.partial == {"authority": 1.5}
     intent = {"type": "intent.update", "intent_id": "i1", "partial": {"priority": 2}, "author": "a"}
     assert decode_command(text(intent)).partial == {"priority": 2}  # type: ignore[union-attr]
@@ -680,20 +802,28 @@ def test_a_log_record_holding_a_lone_surrogate_is_reported_with_its_path() -> No
     # no JSON decoder reads back) are one bad record, named precisely
     item = MemoryItem.from_dict(item_d("bad"))
     object.__setattr__(item, "content", {"t": "\ud800"})  # as accepted before the fix
-    env = memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item), now=1_709_541_061_000)
+    env = memex.create_event_envelope(
+        "memory.create", memex.MemoryCreate(item=item), now=1_709_541_061_000
+    )
     record = dumpb(env.to_dict())
     assert b"\\ud800" in record
     err = rejected(decode_envelope, record)
     assert err.path == "$.payload.item.content.t"
-    assert str(err) == "$.payload.item.content.t: a lone surrogate \\ud800 is not valid Unicode text"
+    assert (
+        str(err) == "$.payload.item.content.t: a lone surrogate \\ud800 is not valid Unicode text"
+    )
 
 
-def test_naming_the_place_of_an_error_in_a_huge_text_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_naming_the_place_of_an_error_in_a_huge_text_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import memex._decode_screen
 
     data = text(create(content={"xs": list(range(50))})).replace(b"49]", b'"\xff"]')
     assert rejected(decode_command, data).path == "$.item.content.xs[49]"
-    monkeypatch.setattr(memex._decode_screen, "_PATH_TOKENS", 10)  # gives up after 10 tokens: the whole text
+    monkeypatch.setattr(
+        memex._decode_screen, "_PATH_TOKENS", 10
+    )  # gives up after 10 tokens: the whole text
     err = rejected(decode_command, data)
     at = data.index(b"\xff")
     assert (err.path, f"at byte {at}" in str(err)) == ("$", True)

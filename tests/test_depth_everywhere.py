@@ -36,7 +36,9 @@ VERY_DEEP = 5000
 #: The levels a whole record (an envelope, a command) may nest, the envelope itself included.
 RECORD_DEPTH = DEFAULT_MAX_DEPTH + WRAPPER_DEPTH
 TS = "2024-03-04T08:31:01.000Z"
-ITEM = dict(scope="s", kind="k", content={"x": 1}, author="a", source_kind="observed", authority=0.5)
+ITEM = dict(
+    scope="s", kind="k", content={"x": 1}, author="a", source_kind="observed", authority=0.5
+)
 N = 0
 
 
@@ -50,7 +52,14 @@ def envelope(payload: Any, namespace: str = "memory", **fields: Any) -> dict[str
     global N
     N += 1
     typ = payload.get("type", "memory.create") if isinstance(payload, dict) else "memory.create"
-    return {"id": f"e{N}", "namespace": namespace, "type": typ, "ts": TS, "payload": payload, **fields}
+    return {
+        "id": f"e{N}",
+        "namespace": namespace,
+        "type": typ,
+        "ts": TS,
+        "payload": payload,
+        **fields,
+    }
 
 
 def create(**fields: Any) -> dict[str, Any]:
@@ -76,17 +85,38 @@ def deep_envelopes(n: int) -> list[tuple[str, dict[str, Any], str]]:
         ("payload list", envelope(deep_list(n)), "payload[0][0]"),
         (
             "partial",
-            envelope({"type": "memory.update", "item_id": "m1", "partial": {"content": deep(n)}, "author": "a"}),
+            envelope(
+                {
+                    "type": "memory.update",
+                    "item_id": "m1",
+                    "partial": {"content": deep(n)},
+                    "author": "a",
+                }
+            ),
             "payload.partial.content.a.a",
         ),
-        ("intent context", envelope(intent_create(deep(n)), "intent"), "payload.intent.context.a.a"),
+        (
+            "intent context",
+            envelope(intent_create(deep(n)), "intent"),
+            "payload.intent.context.a.a",
+        ),
         ("task result", envelope(task_create(deep(n)), "task"), "payload.task.result.a.a"),
         ("ts", {**envelope(create()), "ts": deep(n)}, "ts.a.a"),
         ("unknown key", {**envelope(create()), "extra": deep(n)}, "extra.a.a"),
     ]
 
 
-PLACES = ["content", "meta", "payload", "payload list", "partial", "intent context", "task result", "ts", "unknown key"]
+PLACES = [
+    "content",
+    "meta",
+    "payload",
+    "payload list",
+    "partial",
+    "intent context",
+    "task result",
+    "ts",
+    "unknown key",
+]
 
 
 def deep_envelope(place: str, n: int = VERY_DEEP) -> tuple[dict[str, Any], str]:
@@ -118,21 +148,29 @@ def test_import_envelopes_deep_content_no_recursion_error(tmp_path: Path) -> Non
         again = store.import_envelopes([bad, good])
         assert (again.applied, again.duplicates) == (0, 1)
         assert_too_deep(again.rejected[0][1], path)
-        assert "nested deeper" in repr(again) and "nested deeper" in str(again)  # the report never recurses
-    assert not rejection_recorded(tmp_path / "m.db", bad["id"])  # refused before it was canonicalised
+        assert "nested deeper" in repr(again) and "nested deeper" in str(
+            again
+        )  # the report never recurses
+    assert not rejection_recorded(
+        tmp_path / "m.db", bad["id"]
+    )  # refused before it was canonicalised
     with memex.MemexStore.open(tmp_path / "m.db") as reopened:
         assert list(reopened.mem.items) == [good["payload"]["item"]["id"]]
 
 
 @pytest.mark.parametrize("place", PLACES)
-def test_import_envelopes_rejects_deep_structure_anywhere_and_imports_the_rest(tmp_path: Path, place: str) -> None:
+def test_import_envelopes_rejects_deep_structure_anywhere_and_imports_the_rest(
+    tmp_path: Path, place: str
+) -> None:
     bad, path = deep_envelope(place)
     before, after = envelope(create()), envelope(create())
     with memex.MemexStore.open(tmp_path / "m.db") as store:
         result = store.import_envelopes([before, bad, after])
         assert result.applied == 2 and [i for i, _ in result.rejected] == [1]
         assert_too_deep(result.rejected[0][1], path)
-        assert sorted(store.mem.items) == sorted([before["payload"]["item"]["id"], after["payload"]["item"]["id"]])
+        assert sorted(store.mem.items) == sorted(
+            [before["payload"]["item"]["id"], after["payload"]["item"]["id"]]
+        )
 
 
 def test_import_envelopes_deep_envelope_objects_and_mappings_alike(tmp_path: Path) -> None:
@@ -145,15 +183,21 @@ def test_import_envelopes_deep_envelope_objects_and_mappings_alike(tmp_path: Pat
         assert_too_deep(result.rejected[0][1], path)
 
 
-def test_import_envelopes_content_at_the_value_bound_is_accepted_one_more_is_an_item_error(tmp_path: Path) -> None:
-    at = envelope(create(content=deep(DEFAULT_MAX_DEPTH - 1)))  # the content object itself is level 1
+def test_import_envelopes_content_at_the_value_bound_is_accepted_one_more_is_an_item_error(
+    tmp_path: Path,
+) -> None:
+    at = envelope(
+        create(content=deep(DEFAULT_MAX_DEPTH - 1))
+    )  # the content object itself is level 1
     over = envelope(create(content=deep(DEFAULT_MAX_DEPTH)))
     with memex.MemexStore.open(tmp_path / "m.db") as store:
         result = store.import_envelopes([at, over])
         assert result.applied == 1 and [i for i, _ in result.rejected] == [1]
         err = result.rejected[0][1]
         assert_too_deep(err, "item.content.a.a", DEFAULT_MAX_DEPTH)
-    assert rejection_recorded(tmp_path / "m.db", over["id"])  # within a record's depth: recorded as usual
+    assert rejection_recorded(
+        tmp_path / "m.db", over["id"]
+    )  # within a record's depth: recorded as usual
 
 
 # --------------------------------------------------------------------------- the bound is the decoders'
@@ -164,22 +208,31 @@ def test_envelope_depth_bound_is_the_json_decoders_bound(levels: int) -> None:
     env = envelope(deep(levels - 1))  # deep(n) has n + 1 levels
     text = json.dumps(env)
     fits = levels + 1 <= RECORD_DEPTH
-    for accept in (lambda: decode_json(text), lambda: memex.EventEnvelope.from_dict(env),
-                   lambda: memex.create_event_envelope("memory.create", env["payload"])):
+    for accept in (
+        lambda: decode_json(text),
+        lambda: memex.EventEnvelope.from_dict(env),
+        lambda: memex.create_event_envelope("memory.create", env["payload"]),
+    ):
         if fits:
             accept()
         else:
-            with pytest.raises(ValidationError, match=f"nested deeper than .*{RECORD_DEPTH} levels"):
+            with pytest.raises(
+                ValidationError, match=f"nested deeper than .*{RECORD_DEPTH} levels"
+            ):
                 accept()
 
 
 def test_the_envelope_bound_follows_set_limits() -> None:
     memex.set_limits(max_depth=16)
-    memex.create_event_envelope("t", deep(16 + WRAPPER_DEPTH - 2))  # 1 + (n + 1) levels with the envelope
+    memex.create_event_envelope(
+        "t", deep(16 + WRAPPER_DEPTH - 2)
+    )  # 1 + (n + 1) levels with the envelope
     with pytest.raises(ValidationError) as caught:
         memex.create_event_envelope("t", deep(16 + WRAPPER_DEPTH - 1))
     assert caught.value.path == "payload" + ".a" * (16 + WRAPPER_DEPTH - 1)
-    assert str(caught.value).endswith(f"nested deeper than the maximum depth ({16 + WRAPPER_DEPTH} levels)")
+    assert str(caught.value).endswith(
+        f"nested deeper than the maximum depth ({16 + WRAPPER_DEPTH} levels)"
+    )
 
 
 # --------------------------------------------------------------------------- envelopes built in Python
@@ -198,7 +251,9 @@ def test_create_event_envelope_deep_payload_is_a_validation_error(payload: Any, 
         memex.create_event_envelope("memory.create", payload)
     assert_too_deep(caught.value, path)
     with pytest.raises(ValidationError) as caught:
-        memex.EventEnvelope.from_dict({"id": "e", "namespace": "memory", "type": "t", "ts": TS, "payload": payload})
+        memex.EventEnvelope.from_dict(
+            {"id": "e", "namespace": "memory", "type": "t", "ts": TS, "payload": payload}
+        )
     assert_too_deep(caught.value, path)
 
 
@@ -223,12 +278,31 @@ def test_record_payloads_and_ordinary_dicts_are_kept_as_given() -> None:
     [
         (lambda d: memex.create_memory_item(**{**ITEM, "content": d}), "content.a.a"),
         (lambda d: memex.create_memory_item(**{**ITEM, "meta": d}), "meta.a.a"),
-        (lambda d: memex.create_intent(label="l", priority=0.5, owner="o", context=d), "context.a.a"),
-        (lambda d: memex.create_task(intent_id="i", action="a", priority=0.5, result=d), "result.a.a"),
-        (lambda d: memex.apply_command(memex.create_graph_state(), create(content=d)), "item.content.a.a"),
-        (lambda d: memex.apply_command(memex.create_graph_state(), create(meta=d)), "item.meta.a.a"),
+        (
+            lambda d: memex.create_intent(label="l", priority=0.5, owner="o", context=d),
+            "context.a.a",
+        ),
+        (
+            lambda d: memex.create_task(intent_id="i", action="a", priority=0.5, result=d),
+            "result.a.a",
+        ),
+        (
+            lambda d: memex.apply_command(memex.create_graph_state(), create(content=d)),
+            "item.content.a.a",
+        ),
+        (
+            lambda d: memex.apply_command(memex.create_graph_state(), create(meta=d)),
+            "item.meta.a.a",
+        ),
     ],
-    ids=["item content", "item meta", "intent context", "task result", "apply content", "apply meta"],
+    ids=[
+        "item content",
+        "item meta",
+        "intent context",
+        "task result",
+        "apply content",
+        "apply meta",
+    ],
 )
 def test_factories_and_apply_name_the_deep_field(make: Any, path: str) -> None:
     with pytest.raises(ValidationError) as caught:
@@ -260,11 +334,15 @@ def test_replay_commands_deep_commands_are_skipped_and_reported_briefly() -> Non
 
 
 def test_a_deep_command_type_or_timestamp_is_described_not_repred() -> None:
-    with pytest.raises(ValidationError, match=r"^type: unknown command type object \(expected one of"):
+    with pytest.raises(
+        ValidationError, match=r"^type: unknown command type object \(expected one of"
+    ):
         memex.apply_command(memex.create_graph_state(), {"type": deep(VERY_DEEP)})
     failure = memex.replay_commands([{"type": deep_list(VERY_DEEP)}]).skipped[0]
     assert str(failure.error).startswith("type: unknown command type array (expected one of")
-    with pytest.raises(memex.InvalidTimestampError, match="^Invalid envelope timestamp: array is not a string"):
+    with pytest.raises(
+        memex.InvalidTimestampError, match="^Invalid envelope timestamp: array is not a string"
+    ):
         memex.replay.envelope_instant({"ts": deep_list(10)})
     with pytest.raises(ValidationError, match='^type: expected "memory.create", got object$'):
         memex.MemoryCreate(type=deep(VERY_DEEP), item=memex.create_memory_item(**ITEM))  # type: ignore[arg-type]
@@ -301,7 +379,10 @@ ONE_LINE = [
     ("bad record", "ValidationError: item.authority: expected a number in [0, 1], got 1.5"),
     ("just over the bound", "ValidationError: $.payload.item.content.a.a"),
     ("far too deep", "ValidationError: invalid JSON: nested too deeply"),
-    ("lone surrogate", "ValidationError: invalid JSON: JSON is malformed: unexpected end of escaped utf-16"),
+    (
+        "lone surrogate",
+        "ValidationError: invalid JSON: JSON is malformed: unexpected end of escaped utf-16",
+    ),
     ("broken JSON", "ValidationError: invalid JSON: "),
 ]
 
@@ -333,7 +414,9 @@ def test_a_deep_or_broken_line_among_good_ones_leaves_the_others_imported(
     rest.write_text("\n".join(GOOD[1:]) + "\n")
     code, out, err = run(capsys, "log", "import", str(log), "--db", str(tmp_path / "x.db"))
     assert code == 1 and err.startswith("memex: line 1: ValidationError: ")
-    run(capsys, "log", "import", str(rest), "--db", str(tmp_path / "rest.db"))  # the other lines alone
+    run(
+        capsys, "log", "import", str(rest), "--db", str(tmp_path / "rest.db")
+    )  # the other lines alone
     with memex.MemexStore.open(tmp_path / "x.db", read_only=True) as got:
         with memex.MemexStore.open(tmp_path / "rest.db", read_only=True) as expected:
             assert len(got.mem.items) == len(expected.mem.items) > 0
@@ -358,7 +441,10 @@ def test_files_that_are_not_json_lines_are_still_refused(
 ) -> None:
     path = tmp_path / "not-a-log.json"
     path.write_text(text)
-    for command in (("replay", str(path)), ("log", "import", str(path), "--db", str(tmp_path / "x.db"))):
+    for command in (
+        ("replay", str(path)),
+        ("log", "import", str(path), "--db", str(tmp_path / "x.db")),
+    ):
         code, out, err = run(capsys, *command)
         assert (code, out) == (2, "")
         assert err == f"memex: error: {path}: not a JSON-lines file ({which} a JSON object)\n"

@@ -89,8 +89,12 @@ def test_kv_dsn_is_postgres_not_a_file(
     pytest.importorskip("psycopg")
     monkeypatch.chdir(tmp_path)
     assert is_dsn(text) is True and dsn_form(text) == "keywords"
-    for opening in (lambda: open_log(text), lambda: memex.MemexStore.open(text),
-                    lambda: memex.MemexStore.open(text, read_only=True), lambda: memex.PostgresEventLog(text)):
+    for opening in (
+        lambda: open_log(text),
+        lambda: memex.MemexStore.open(text),
+        lambda: memex.MemexStore.open(text, read_only=True),
+        lambda: memex.PostgresEventLog(text),
+    ):
         with pytest.raises(memex.StorageError) as e:  # the server is not there: a typed error
             opening()
         assert isinstance(e.value, memex.StoreUnavailableError)
@@ -106,7 +110,9 @@ def test_the_case_file_opens_no_local_file(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(memex.MemexError) as e:
         memex.MemexStore.open(f"dbname=memex password=hunter2 host={NOWHERE}")
     assert isinstance(e.value, memex.StoreUnavailableError)
-    assert str(e.value).startswith(f"dbname=memex password=*** host={NOWHERE}: the server is unavailable")
+    assert str(e.value).startswith(
+        f"dbname=memex password=*** host={NOWHERE}: the server is unavailable"
+    )
     assert os.listdir(tmp_path) == []
 
 
@@ -120,17 +126,29 @@ def test_file_named_key_value_stays_a_file(
     assert isinstance(lg, SQLiteEventLog)
     lg.close()
     with memex.MemexStore.open(name) as st:
-        st.create(id="a", scope="s", kind="observation", content={"text": "x"}, author="u",
-                  source_kind="observed", authority=0.5)
+        st.create(
+            id="a",
+            scope="s",
+            kind="observation",
+            content={"text": "x"},
+            author="u",
+            source_kind="observed",
+            authority=0.5,
+        )
     assert (tmp_path / name).is_file()
     with memex.MemexStore.open(name, read_only=True) as st:
         assert list(st.mem.items) == ["a"]
     code, out, err = run(capsys, "log", "init", "--db", name)
-    assert (code, err) == (0, "") and out.splitlines()[0] == f"memex log init --db {name}: schema version 1"
+    assert (code, err) == (0, "") and out.splitlines()[
+        0
+    ] == f"memex log init --db {name}: schema version 1"
     code, out, err = run(capsys, "replay", "--db", name)
     assert (code, err) == (0, "")
-    assert out.splitlines()[:3] == [f"memex replay {name}", "envelopes read                    1",
-                                    "applied                           1"]
+    assert out.splitlines()[:3] == [
+        f"memex replay {name}",
+        "envelopes read                    1",
+        "applied                           1",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -172,8 +190,14 @@ def test_every_libpq_keyword_makes_a_dsn() -> None:
     for key in sorted(LIBPQ_KEYWORDS):
         assert is_dsn(f"{key}=x") is True, key
         assert is_dsn(f"{key.upper()}=x") is False, key
-    assert {k for k in known if any(o.keyword.decode() == k and o.dispchar == b"*"
-                                    for o in psycopg.pq.Conninfo.get_defaults())} <= SECRET_KEYWORDS
+    assert {
+        k
+        for k in known
+        if any(
+            o.keyword.decode() == k and o.dispchar == b"*"
+            for o in psycopg.pq.Conninfo.get_defaults()
+        )
+    } <= SECRET_KEYWORDS
 
 
 # --------------------------------------------------------------------------- passwords are never shown
@@ -181,23 +205,39 @@ def test_every_libpq_keyword_makes_a_dsn() -> None:
     ("dsn", "masked"),
     [
         ("postgresql://ada:hunter2@db/memex", "postgresql://ada:***@db/memex"),
-        ("postgres://ada@db/memex?password=hunter2&sslmode=require", "postgres://ada@db/memex?password=***&sslmode=require"),
-        ("postgresql://ada@db/m?pass%77ord=hunter2", "postgresql://ada@db/m?pass%77ord=***"),  # libpq decodes the key
-        ("postgresql://db/m?sslpassword=hunter2&oauth_client_secret=hunter2",
-         "postgresql://db/m?sslpassword=***&oauth_client_secret=***"),
+        (
+            "postgres://ada@db/memex?password=hunter2&sslmode=require",
+            "postgres://ada@db/memex?password=***&sslmode=require",
+        ),
+        (
+            "postgresql://ada@db/m?pass%77ord=hunter2",
+            "postgresql://ada@db/m?pass%77ord=***",
+        ),  # libpq decodes the key
+        (
+            "postgresql://db/m?sslpassword=hunter2&oauth_client_secret=hunter2",
+            "postgresql://db/m?sslpassword=***&oauth_client_secret=***",
+        ),
         ("postgresql://ada:hunter2@[::1", "postgresql://***"),  # cannot be parsed
         ("host=db dbname=memex password=hunter2", "host=db dbname=memex password=***"),
         ("password='hunter2 and more' host=db", "password=*** host=db"),
         ("host = db   password = hunter2", "host=db password=***"),
-        ("sslpassword=hunter2 scram_client_key=hunter2 scram_server_key=hunter2 dbname='my db'",
-         "sslpassword=*** scram_client_key=*** scram_server_key=*** dbname='my db'"),
+        (
+            "sslpassword=hunter2 scram_client_key=hunter2 scram_server_key=hunter2 dbname='my db'",
+            "sslpassword=*** scram_client_key=*** scram_server_key=*** dbname='my db'",
+        ),
         ("host=db password='hunter2", "***"),  # an unterminated quote: cannot be read
-        ("host=/run/postgresql dbname=memex", "host=/run/postgresql dbname=memex"),  # nothing to hide
+        (
+            "host=/run/postgresql dbname=memex",
+            "host=/run/postgresql dbname=memex",
+        ),  # nothing to hide
         ("postgresql://ada@db/memex", "postgresql://ada@db/memex"),
         # a key libpq does not know may be a mistyped secret: its value is masked too
         ("host=db passwd=hunter2", "host=db passwd=***"),
         ("host=db PASSWORD='hunter2 x' port=5", "host=db PASSWORD=*** port=5"),
-        ("postgresql://db/m?passwd=hunter2&sslmode=require", "postgresql://db/m?passwd=***&sslmode=require"),
+        (
+            "postgresql://db/m?passwd=hunter2&sslmode=require",
+            "postgresql://db/m?passwd=***&sslmode=require",
+        ),
     ],
 )
 def test_dsn_password_never_printed(dsn: str, masked: str) -> None:
@@ -206,17 +246,25 @@ def test_dsn_password_never_printed(dsn: str, masked: str) -> None:
 
 @pytest.mark.parametrize(
     "dsn",
-    [f"postgresql://ada:hunter2@/memex?host={NOWHERE}",
-     f"postgresql://ada@/memex?host={NOWHERE}&password=hunter2",
-     *KV_DSNS],
+    [
+        f"postgresql://ada:hunter2@/memex?host={NOWHERE}",
+        f"postgresql://ada@/memex?host={NOWHERE}&password=hunter2",
+        *KV_DSNS,
+    ],
 )
 def test_dsn_password_never_printed_by_the_cli(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dsn: str
 ) -> None:
     pytest.importorskip("psycopg")
     monkeypatch.chdir(tmp_path)
-    for command in (("log", "init"), ("log", "import", str(EXAMPLE)), ("replay",), ("recall", "tea"),
-                    ("audit", "verify"), ("log", "export")):
+    for command in (
+        ("log", "init"),
+        ("log", "import", str(EXAMPLE)),
+        ("replay",),
+        ("recall", "tea"),
+        ("audit", "verify"),
+        ("log", "export"),
+    ):
         code, out, err = run(capsys, *command, "--db", dsn)
         assert code == 2 and out == "", (command, err)
         assert err.startswith("memex: error: StoreUnavailableError: ") and "***" in err, err
@@ -226,7 +274,9 @@ def test_dsn_password_never_printed_by_the_cli(
 
 
 @pytest.mark.parametrize("db", ["sslpassword=hunter2 mysql://u@h/m", "mysql://ada:hunter2@h/m"])
-def test_a_usage_error_about_a_db_never_prints_its_password(capsys: pytest.CaptureFixture[str], db: str) -> None:
+def test_a_usage_error_about_a_db_never_prints_its_password(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
     code, out, err = run(capsys, "replay", "--db", db)
     assert code == 2 and out == ""
     assert "argument --db: expected a file path or a postgresql:// DSN, got another URI" in err
@@ -255,12 +305,19 @@ def test_mistyped_libpq_keyword_is_a_validation_error_not_a_file(
     monkeypatch.chdir(tmp_path)
     assert is_dsn(text) is False and dsn_form(text) is None
     hint = f" (did you mean {meant}?)" if meant else ""
-    for opening in (lambda: check_target(text), lambda: open_log(text), lambda: open_log(text, read_only=True),
-                    lambda: memex.MemexStore.open(text), lambda: memex.MemexStore.open(text, read_only=True),
-                    lambda: memex.PostgresEventLog(text)):
+    for opening in (
+        lambda: check_target(text),
+        lambda: open_log(text),
+        lambda: open_log(text, read_only=True),
+        lambda: memex.MemexStore.open(text),
+        lambda: memex.MemexStore.open(text, read_only=True),
+        lambda: memex.PostgresEventLog(text),
+    ):
         with pytest.raises(memex.ValidationError) as e:
             opening()
-        assert str(e.value).startswith(f"{key}: not a libpq connection keyword{hint} in the connection string '")
+        assert str(e.value).startswith(
+            f"{key}: not a libpq connection keyword{hint} in the connection string '"
+        )
         assert e.value.path == key
         assert f"{key}=***" in str(e.value)  # an unknown key's value may be the password
         _chains_to_nothing(e.value)
@@ -269,24 +326,43 @@ def test_mistyped_libpq_keyword_is_a_validation_error_not_a_file(
 
 @pytest.mark.parametrize(("text", "key", "meant"), MISTYPED)
 def test_mistyped_libpq_keyword_on_the_cli_exits_2_and_creates_nothing(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    text: str, key: str, meant: str | None,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    key: str,
+    meant: str | None,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    for command in (("log", "init"), ("log", "import", str(EXAMPLE)), ("log", "export"), ("log", "tail"),
-                    ("replay",), ("recall", "tea"), ("why", "x"), ("contradictions",), ("stale",),
-                    ("slice", "export", "--ids", "x"), ("audit", "verify"), ("mcp",)):
+    for command in (
+        ("log", "init"),
+        ("log", "import", str(EXAMPLE)),
+        ("log", "export"),
+        ("log", "tail"),
+        ("replay",),
+        ("recall", "tea"),
+        ("why", "x"),
+        ("contradictions",),
+        ("stale",),
+        ("slice", "export", "--ids", "x"),
+        ("audit", "verify"),
+        ("mcp",),
+    ):
         code, out, err = run(capsys, *command, "--db", text)
         assert (code, out) == (2, ""), (command, err)
         assert err.count("\n") == 1, err  # one line
-        assert err.startswith(f"memex: error: ValidationError: --db: {key}: not a libpq connection keyword"), err
+        assert err.startswith(
+            f"memex: error: ValidationError: --db: {key}: not a libpq connection keyword"
+        ), err
         _no_password(err)
     assert os.listdir(tmp_path) == []
 
 
 def test_mistyped_keyword_message_masks_every_secret() -> None:
     with pytest.raises(memex.ValidationError) as e:
-        check_target(f"host=db passwd={SECRET} sslpassword={SECRET} dbnme=m oauth_client_secret={SECRET}")
+        check_target(
+            f"host=db passwd={SECRET} sslpassword={SECRET} dbnme=m oauth_client_secret={SECRET}"
+        )
     assert str(e.value) == (
         "passwd: not a libpq connection keyword (did you mean password?); dbnme: not a libpq connection "
         "keyword (did you mean dbname?) in the connection string "
@@ -294,7 +370,9 @@ def test_mistyped_keyword_message_masks_every_secret() -> None:
     )
 
 
-@pytest.mark.parametrize("text", ["run=3.db", "a=1 b=2.db", "HOST=x.db PORT=1", "./host=x dbnme=y.db", "memex.db"])
+@pytest.mark.parametrize(
+    "text", ["run=3.db", "a=1 b=2.db", "HOST=x.db PORT=1", "./host=x dbnme=y.db", "memex.db"]
+)
 def test_text_with_no_libpq_keyword_passes_the_check(text: str) -> None:
     assert check_target(text) is None
 
@@ -317,8 +395,11 @@ def test_dsn_error_chain_never_holds_the_password(dsn: str) -> None:
     """A memex error from parsing or connecting chains to no psycopg error: libpq's message
     quoted the whole URI and its connection's conninfo holds the password."""
     pytest.importorskip("psycopg")
-    for opening in (lambda: memex.MemexStore.open(dsn), lambda: open_log(dsn, read_only=True),
-                    lambda: memex.PostgresEventLog(dsn)):
+    for opening in (
+        lambda: memex.MemexStore.open(dsn),
+        lambda: open_log(dsn, read_only=True),
+        lambda: memex.PostgresEventLog(dsn),
+    ):
         with pytest.raises(memex.MemexError) as e:
             opening()
         _chains_to_nothing(e.value)
@@ -330,7 +411,12 @@ def test_a_psycopg_error_translated_mid_use_is_scrubbed() -> None:
     (Python chains it): that error is scrubbed: message masked, connection dropped."""
     psycopg = pytest.importorskip("psycopg")
     log = memex.PostgresEventLog.__new__(memex.PostgresEventLog)
-    log.path, log._secrets, log._conn, log.busy_timeout = "host=db password=***", ["hunter2"], None, 1.0
+    log.path, log._secrets, log._conn, log.busy_timeout = (
+        "host=db password=***",
+        ["hunter2"],
+        None,
+        1.0,
+    )
     raw = psycopg.OperationalError("server closed the connection; user=agent password=hunter2")
     raw._pgconn = "conninfo: password=hunter2"  # what psycopg keeps: the connection, its conninfo
     with pytest.raises(memex.StoreUnavailableError) as e, _PgErrors(log):
@@ -343,8 +429,12 @@ def test_a_psycopg_error_translated_mid_use_is_scrubbed() -> None:
 
 
 @pytest.mark.parametrize(
-    "db", ["postgresql://u:hunter2@host/db?bogus=1", "postgresql://agent:hunter2@[::1/postgres",
-           "postgres://u@h/db?passwd=hunter2"],
+    "db",
+    [
+        "postgresql://u:hunter2@host/db?bogus=1",
+        "postgresql://agent:hunter2@[::1/postgres",
+        "postgres://u@h/db?passwd=hunter2",
+    ],
 )
 def test_a_dsn_libpq_cannot_parse_exits_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db: str
@@ -355,26 +445,40 @@ def test_a_dsn_libpq_cannot_parse_exits_2(
     for command in (("log", "init"), ("replay",), ("audit", "verify"), ("mcp",)):
         code, out, err = run(capsys, *command, "--db", db)
         assert (code, out) == (2, ""), (command, err)
-        assert err.startswith("memex: error: ValidationError: --db: not a valid PostgreSQL DSN (libpq cannot parse it): ")
+        assert err.startswith(
+            "memex: error: ValidationError: --db: not a valid PostgreSQL DSN (libpq cannot parse it): "
+        )
         assert err.count("\n") == 1
         _no_password(err)
     _, _, err = run(capsys, "replay", "--db", "postgres://u@h/db?passwd=hunter2")
-    assert "passwd: not a libpq connection keyword (did you mean password?) in postgres://u@h/db?passwd=***" in err
+    assert (
+        "passwd: not a libpq connection keyword (did you mean password?) in postgres://u@h/db?passwd=***"
+        in err
+    )
     assert os.listdir(tmp_path) == []
 
 
 # --------------------------------------------------------------------------- on a real server
 def _kv(uri: str, **extra: str) -> str:
     psycopg = pytest.importorskip("psycopg")
-    return str(psycopg.conninfo.make_conninfo("", **{**psycopg.conninfo.conninfo_to_dict(uri), **extra}))
+    return str(
+        psycopg.conninfo.make_conninfo("", **{**psycopg.conninfo.conninfo_to_dict(uri), **extra})
+    )
 
 
 def test_kv_dsn_reaches_the_same_log_as_the_uri(pg_dsn: str) -> None:
     kv = _kv(pg_dsn, password="hunter2")  # trust authentication ignores the password
     assert dsn_form(kv) == "keywords" and "password=hunter2" in kv
     with memex.MemexStore.open(kv) as st:
-        st.create(id="a", scope="s", kind="observation", content={"text": "x"}, author="u",
-                  source_kind="observed", authority=0.5)
+        st.create(
+            id="a",
+            scope="s",
+            kind="observation",
+            content={"text": "x"},
+            author="u",
+            source_kind="observed",
+            authority=0.5,
+        )
         assert isinstance(st.log, memex.PostgresEventLog)
         assert st.log.path == mask_dsn(kv) and "password=***" in st.log.path
         _no_password(st, st.log, st.log.path, st.log.dsn)
@@ -431,7 +535,10 @@ def test_repr_of_a_log_whose_constructor_failed_never_raises() -> None:
     from memex.log.postgres import PostgresEventLog
 
     assert repr(PostgresEventLog.__new__(PostgresEventLog)) == "<PostgresEventLog '(not opened)'>"
-    assert repr(memex.SQLiteEventLog.__new__(memex.SQLiteEventLog)) == "<SQLiteEventLog '(not opened)' synchronous=?>"
+    assert (
+        repr(memex.SQLiteEventLog.__new__(memex.SQLiteEventLog))
+        == "<SQLiteEventLog '(not opened)' synchronous=?>"
+    )
     with pytest.raises(memex.ValidationError):
         PostgresEventLog("postgresql://u:pw@h/db?dbnme=x")
 
@@ -449,7 +556,9 @@ def test_malformed_connection_string_is_refused_not_a_file(
     text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(memex.ValidationError, match="starts as a libpq connection string but cannot be read") as e:
+    with pytest.raises(
+        memex.ValidationError, match="starts as a libpq connection string but cannot be read"
+    ) as e:
         memex.MemexStore.open(text)
     assert "Hunter2zz" not in str(e.value) and e.value.path == "dsn"
     for args in (["log", "init", "--db", text], ["replay", "--db", text]):

@@ -68,7 +68,9 @@ def test_create_event_envelope_ids_unique() -> None:
     assert extract_timestamp(a.id) == extract_timestamp(b.id) == NOW
 
 
-def test_create_event_envelope_default_clock(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
+def test_create_event_envelope_default_clock(
+    monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None
+) -> None:
     monkeypatch.setattr(memex._time, "now_ms", lambda: NOW)
     env = create_event_envelope("memory.retract", {"k": 1})
     assert env.ts == NOW_ISO
@@ -105,8 +107,15 @@ def test_envelope_to_dict_payload_records_as_wire() -> None:
 
 
 def test_envelope_record_rules() -> None:
-    env = EventEnvelope(id="i", namespace="memory", type="t", ts="2024-01-01T00:00:00Z", payload={"x": 1})
-    assert EventEnvelope[dict](id="i", namespace="memory", type="t", ts="2024-01-01T00:00:00Z", payload={"x": 1}) == env
+    env = EventEnvelope(
+        id="i", namespace="memory", type="t", ts="2024-01-01T00:00:00Z", payload={"x": 1}
+    )
+    assert (
+        EventEnvelope[dict](
+            id="i", namespace="memory", type="t", ts="2024-01-01T00:00:00Z", payload={"x": 1}
+        )
+        == env
+    )
     with pytest.raises(AttributeError):
         env.ts = "other"  # type: ignore[misc]
     with pytest.raises(ValidationError):
@@ -115,7 +124,9 @@ def test_envelope_record_rules() -> None:
         EventEnvelope(id=1, namespace="memory", type="t", ts="x", payload=None)
     with pytest.raises(TypeError):
         EventEnvelope(id="i", namespace="memory", type="t", ts="x", payload=None, extra=1)
-    env3 = EventEnvelope.from_dict({"id": "i", "namespace": "n", "type": "t", "ts": "x", "payload": [1], "zz": 0})
+    env3 = EventEnvelope.from_dict(
+        {"id": "i", "namespace": "n", "type": "t", "ts": "x", "payload": [1], "zz": 0}
+    )
     assert env3.payload == [1]
 
 
@@ -158,7 +169,12 @@ def test_wrap_lifecycle_event_edge_and_trace() -> None:
 def test_wrap_lifecycle_event_without_cause_type_and_empty_trace() -> None:
     ev = MemoryLifecycleEvent(type="memory.retracted", item=item())
     env = wrap_lifecycle_event(ev, "c", "", now=NOW)
-    assert env.payload == {"namespace": "memory", "type": "memory.retracted", "item": item(), "cause_id": "c"}
+    assert env.payload == {
+        "namespace": "memory",
+        "type": "memory.retracted",
+        "item": item(),
+        "cause_id": "c",
+    }
     assert env.trace_id is None
     assert "trace_id" not in env.to_dict()
 

@@ -30,22 +30,41 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
     return code, out, err
 
 
-def _create(env_id: str, item_id: str, second: int = 1, namespace: str = "memory") -> dict[str, Any]:
+def _create(
+    env_id: str, item_id: str, second: int = 1, namespace: str = "memory"
+) -> dict[str, Any]:
     return {
-        "id": env_id, "namespace": namespace, "type": "memory.create",
+        "id": env_id,
+        "namespace": namespace,
+        "type": "memory.create",
         "ts": f"2024-03-04T08:31:{second:02d}.000Z",
-        "payload": {"type": "memory.create", "item": {
-            "id": item_id, "scope": "s", "kind": "k", "content": {}, "author": "a",
-            "source_kind": "o", "authority": 0.5}},
+        "payload": {
+            "type": "memory.create",
+            "item": {
+                "id": item_id,
+                "scope": "s",
+                "kind": "k",
+                "content": {},
+                "author": "a",
+                "source_kind": "o",
+                "authority": 0.5,
+            },
+        },
     }
 
 
 def _update(env_id: str, item_id: str, second: int = 2) -> dict[str, Any]:
     return {
-        "id": env_id, "namespace": "memory", "type": "memory.update",
+        "id": env_id,
+        "namespace": "memory",
+        "type": "memory.update",
         "ts": f"2024-03-04T08:31:{second:02d}.000Z",
-        "payload": {"type": "memory.update", "item_id": item_id, "partial": {"importance": 0.9},
-                    "author": "a"},
+        "payload": {
+            "type": "memory.update",
+            "item_id": item_id,
+            "partial": {"importance": 0.9},
+            "author": "a",
+        },
     }
 
 
@@ -116,7 +135,9 @@ def test_repeated_id_conflict_is_judged_in_time_order_not_file_order(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # line 1 is later in time: the line-2 envelope comes first, line 1 is the bad repeat
-    log = _write(tmp_path / "in.jsonl", [_create(ID1, "late", second=9), _create(ID1, "early", second=1)])
+    log = _write(
+        tmp_path / "in.jsonl", [_create(ID1, "late", second=9), _create(ID1, "early", second=1)]
+    )
     code, replayed, err = _replay_state(capsys, log)
     assert code == 1 and _warnings(err) == [(1, "IdempotencyConflictError")]
     assert sorted(memex.parse(replayed).items) == ["early"]
@@ -128,9 +149,16 @@ def test_repeated_id_conflict_is_judged_in_time_order_not_file_order(
 def test_repeated_id_across_namespaces_is_a_bad_record(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    intent = {"id": ID1, "namespace": "intent", "type": "intent.create", "ts": "2024-03-04T08:31:05.000Z",
-              "payload": {"type": "intent.create",
-                          "intent": memex.create_intent(id="i1", label="l", priority=0.5, owner="o").to_dict()}}
+    intent = {
+        "id": ID1,
+        "namespace": "intent",
+        "type": "intent.create",
+        "ts": "2024-03-04T08:31:05.000Z",
+        "payload": {
+            "type": "intent.create",
+            "intent": memex.create_intent(id="i1", label="l", priority=0.5, owner="o").to_dict(),
+        },
+    }
     log = _write(tmp_path / "in.jsonl", [_create(ID1, "m1"), intent])
     code, _, err = _run(capsys, "replay", log, "--json")
     assert code == 1 and _warnings(err) == [(2, "IdempotencyConflictError")]
@@ -152,10 +180,17 @@ def test_library_import_rejects_an_id_repeated_in_one_call_after_its_first_was_r
         ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=12))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=12
+    )
+)
 def test_replay_and_import_of_one_file_give_one_state(
-    capsys: pytest.CaptureFixture[str], tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
     rows: list[tuple[int, int, int]],
 ) -> None:
     # few ids, few items, few times: repeats, conflicts, ties and failing updates
@@ -182,11 +217,14 @@ def test_unknown_namespace_and_empty_envelope_id_are_bad_records_in_replay_and_i
     if shared.is_file():
         log = str(shared)
     else:
-        log = _write(tmp_path / "ns.jsonl", [
-            _create("018e0896-0000-7000-8000-000000000001", "m1", 1, namespace="foo"),
-            _create("018e0896-0000-7000-8000-000000000002", "m2", 2),
-            _create("", "m3", 3),
-        ])
+        log = _write(
+            tmp_path / "ns.jsonl",
+            [
+                _create("018e0896-0000-7000-8000-000000000001", "m1", 1, namespace="foo"),
+                _create("018e0896-0000-7000-8000-000000000002", "m2", 2),
+                _create("", "m3", 3),
+            ],
+        )
     code, replayed, err = _replay_state(capsys, log)
     assert code == 1
     assert _warnings(err) == [(1, "ValidationError"), (3, "ValidationError")]
@@ -203,7 +241,11 @@ def test_unknown_namespace_and_empty_envelope_id_are_bad_records_in_replay_and_i
 
 @pytest.mark.parametrize(
     ("change", "path"),
-    [({"id": ""}, "id"), ({"namespace": "foo"}, "namespace"), ({"namespace": "Memory"}, "namespace")],
+    [
+        ({"id": ""}, "id"),
+        ({"namespace": "foo"}, "namespace"),
+        ({"namespace": "Memory"}, "namespace"),
+    ],
 )
 def test_library_import_rejects_empty_ids_and_unknown_namespaces(
     tmp_path: Path, change: dict[str, str], path: str
@@ -227,7 +269,9 @@ def test_update_rejected_before_its_target_existed_is_imported_with_retry_reject
     assert _run(capsys, "log", "import", a, "--db", db)[0] == 0
     code, out, err = _run(capsys, "log", "import", b, "--db", db)
     assert code == 1 and "(previously rejected)" in err
-    assert "0 appended, 0 already stored, 1 rejected (1 previously rejected; --retry-rejected" in out
+    assert (
+        "0 appended, 0 already stored, 1 rejected (1 previously rejected; --retry-rejected" in out
+    )
     code, out, err = _run(capsys, "log", "import", b, "--db", db, "--retry-rejected")
     assert (code, err) == (0, "") and "1 appended, 0 already stored, 0 rejected" in out
     assert memex.parse(_db_state(capsys, db)).items["m1"].importance == 0.9
@@ -235,17 +279,24 @@ def test_update_rejected_before_its_target_existed_is_imported_with_retry_reject
     assert (code, err) == (0, "") and "0 appended, 1 already stored, 0 rejected" in out
 
 
-def test_library_retry_rejected_applies_and_a_second_failure_keeps_it_rejected(tmp_path: Path) -> None:
+def test_library_retry_rejected_applies_and_a_second_failure_keeps_it_rejected(
+    tmp_path: Path,
+) -> None:
     upd = _update(ID1, "m1")
     with memex.MemexStore.open(str(tmp_path / "m.db")) as store:
-        assert [type(e) for _, e in store.import_envelopes([upd]).rejected] == [memex.MemoryNotFoundError]
+        assert [type(e) for _, e in store.import_envelopes([upd]).rejected] == [
+            memex.MemoryNotFoundError
+        ]
         [(_, again)] = store.import_envelopes([upd]).rejected
         assert isinstance(again, PreviouslyRejectedError)
         assert str(again) == "MemoryNotFoundError: Memory item not found: m1"
         [(_, retried)] = store.import_envelopes([upd], retry_rejected=True).rejected
         assert isinstance(retried, memex.MemoryNotFoundError)  # tried again, failed again
-        store.add(memex.create_memory_item(id="m1", scope="s", kind="k", content={}, author="a",
-                                           source_kind="o", authority=0.5))
+        store.add(
+            memex.create_memory_item(
+                id="m1", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5
+            )
+        )
         result = store.import_envelopes([upd], retry_rejected=True)
         assert (result.applied, result.rejected) == (1, [])
         assert store.mem.items["m1"].importance == 0.9

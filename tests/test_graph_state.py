@@ -196,8 +196,16 @@ def test_constructor_indexes_odd_values_like_the_reducer() -> None:
     # built from maps holding odd values indexes them exactly as the reducer's rule does
     import memex
 
-    base = memex.MemoryItem(id="a", scope="s", kind="k", content={}, author="a",
-                            source_kind="o", authority=1, parents=["p"])
+    base = memex.MemoryItem(
+        id="a",
+        scope="s",
+        kind="k",
+        content={},
+        author="a",
+        source_kind="o",
+        authority=1,
+        parents=["p"],
+    )
     odd = memex.models.replace_unchecked(base, {"parents": "pq", "scope": ["x"]})
     rebuilt = memex.GraphState(items={"a": odd})
     for parent in ("p", "q"):

@@ -74,6 +74,10 @@ def test_the_reader_sees_imports_in_type_checking_blocks_and_functions(tmp_path:
         "def f():\n    from memex import cli\n    import memex.models._html\n",
         "utf-8",
     )
-    modules = {"memex.graph": ROOT / "graph.py", "memex.cli": ROOT / "cli" / "__init__.py",
-               "memex.models._html": ROOT / "models" / "_html.py", "memex.x": src}
+    modules = {
+        "memex.graph": ROOT / "graph.py",
+        "memex.cli": ROOT / "cli" / "__init__.py",
+        "memex.models._html": ROOT / "models" / "_html.py",
+        "memex.x": src,
+    }
     assert _imports("memex.x", src, modules) == {"memex.graph", "memex.cli", "memex.models._html"}

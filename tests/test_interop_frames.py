@@ -35,8 +35,14 @@ def mk(iid: str, text: str | None = None, **over: Any) -> MemoryItem:
 
 def edge(eid: str, a: str, b: str, kind: str, **over: Any) -> Edge:
     fields: dict[str, Any] = {
-        "edge_id": eid, "from_": a, "to": b, "kind": kind,
-        "author": "agent:aria", "source_kind": "agent_inferred", "authority": 0.6, "active": True,
+        "edge_id": eid,
+        "from_": a,
+        "to": b,
+        "kind": kind,
+        "author": "agent:aria",
+        "source_kind": "agent_inferred",
+        "authority": 0.6,
+        "active": True,
     }
     fields.update(over)
     return Edge(**fields)
@@ -45,18 +51,33 @@ def edge(eid: str, a: str, b: str, kind: str, **over: Any) -> Edge:
 @pytest.fixture
 def state() -> GraphState:
     tea = mk(
-        "tea", "Drinks tea, not coffee", authority=0.9, importance=0.4, created_at=T0,
+        "tea",
+        "Drinks tea, not coffee",
+        authority=0.9,
+        importance=0.4,
+        created_at=T0,
         meta={"agent_id": "aria", "source": {"app": "chat", "turn": 3}},
     )
     espresso = mk(
-        "espresso", "Ordered a double espresso", author="tool:payments", source_kind="observed",
-        authority=0.7, created_at=T0 + 60_000, content={"text": "Ordered a double espresso",
-                                                          "amount": {"eur": 3.2}},
+        "espresso",
+        "Ordered a double espresso",
+        author="tool:payments",
+        source_kind="observed",
+        authority=0.7,
+        created_at=T0 + 60_000,
+        content={"text": "Ordered a double espresso", "amount": {"eur": 3.2}},
     )
     guess = mk(
-        "guess", "Ada may be cutting caffeine", kind="hypothesis", parents=["tea", "espresso"],
-        conviction=0.3, author="agent:aria", source_kind="agent_inferred", authority=0.4,
-        meta={"agent_id": "aria", "tags": ["caffeine"]}, intent_id="i1",
+        "guess",
+        "Ada may be cutting caffeine",
+        kind="hypothesis",
+        parents=["tea", "espresso"],
+        conviction=0.3,
+        author="agent:aria",
+        source_kind="agent_inferred",
+        authority=0.4,
+        meta={"agent_id": "aria", "tags": ["caffeine"]},
+        intent_id="i1",
     )
     s = GraphState(items={i.id: i for i in (tea, espresso, guess)})
     for e in (
@@ -73,16 +94,31 @@ def test_a_state_is_one_row_per_item_with_every_field_a_column(state: GraphState
     df = memex.to_dataframe(state)
     assert isinstance(df, pd.DataFrame)
     assert list(df.columns) == [
-        "id", "scope", "kind",
-        "content.text", "content.amount.eur",
-        "author", "source_kind", "parents", "authority", "conviction", "importance", "created_at",
-        "intent_id", "task_id",
-        "meta.agent_id", "meta.source.app", "meta.source.turn", "meta.tags",
+        "id",
+        "scope",
+        "kind",
+        "content.text",
+        "content.amount.eur",
+        "author",
+        "source_kind",
+        "parents",
+        "authority",
+        "conviction",
+        "importance",
+        "created_at",
+        "intent_id",
+        "task_id",
+        "meta.agent_id",
+        "meta.source.app",
+        "meta.source.turn",
+        "meta.tags",
     ]
     assert list(df["id"]) == ["tea", "espresso", "guess"]  # insertion order
     assert list(df.index) == [0, 1, 2]
     assert list(df["content.text"]) == [
-        "Drinks tea, not coffee", "Ordered a double espresso", "Ada may be cutting caffeine"
+        "Drinks tea, not coffee",
+        "Ordered a double espresso",
+        "Ada may be cutting caffeine",
     ]
     assert df.loc[1, "content.amount.eur"] == 3.2
     assert math.isnan(df.loc[0, "content.amount.eur"])
@@ -97,10 +133,15 @@ def test_a_state_is_one_row_per_item_with_every_field_a_column(state: GraphState
     assert str(df["authority"].dtype) == "float64" and str(df["importance"].dtype) == "float64"
     assert str(df["created_at"].dtype) == "Int64"
     assert df.loc[1, "created_at"] == T0 + 60_000 and df.loc[2, "created_at"] is pd.NA
-    assert df.groupby("kind")["authority"].mean().to_dict() == {"hypothesis": 0.4, "observation": 0.8}
+    assert df.groupby("kind")["authority"].mean().to_dict() == {
+        "hypothesis": 0.4,
+        "observation": 0.8,
+    }
 
 
-def test_lists_generators_mappings_single_items_and_stores_give_the_same_rows(state: GraphState) -> None:
+def test_lists_generators_mappings_single_items_and_stores_give_the_same_rows(
+    state: GraphState,
+) -> None:
     whole = memex.to_dataframe(state)
     items = list(state.items.values())
     pd.testing.assert_frame_equal(memex.to_dataframe(items), whole)
@@ -110,9 +151,22 @@ def test_lists_generators_mappings_single_items_and_stores_give_the_same_rows(st
     one = memex.to_dataframe(state.items["guess"])
     assert len(one) == 1 and one.loc[0, "id"] == "guess"
     assert list(memex.to_dataframe(items[:1]).columns) == [
-        "id", "scope", "kind", "content.text", "author", "source_kind", "parents", "authority",
-        "conviction", "importance", "created_at", "intent_id", "task_id", "meta.agent_id",
-        "meta.source.app", "meta.source.turn",
+        "id",
+        "scope",
+        "kind",
+        "content.text",
+        "author",
+        "source_kind",
+        "parents",
+        "authority",
+        "conviction",
+        "importance",
+        "created_at",
+        "intent_id",
+        "task_id",
+        "meta.agent_id",
+        "meta.source.app",
+        "meta.source.turn",
     ]
 
 
@@ -123,7 +177,9 @@ def test_no_items_keep_the_fixed_columns() -> None:
     assert len(memex.to_dataframe(memex.create_graph_state())) == 0
 
 
-def test_scored_results_come_first_with_score_relevance_and_contradictions(state: GraphState) -> None:
+def test_scored_results_come_first_with_score_relevance_and_contradictions(
+    state: GraphState,
+) -> None:
     scored = memex.surface_contradictions(
         state, memex.get_scored_items(state, {"authority": 1.0}, now=T0)
     )
@@ -161,8 +217,14 @@ def test_items_and_results_do_not_mix(state: GraphState) -> None:
 
 # ----------------------------------------------------------------------------- flatten
 def test_flatten_keeps_key_order_lists_and_empty_objects() -> None:
-    assert flatten({"a": 1, "b": {"c": {"d": 2}, "e": [1, {"x": 1}]}, "f": {}, "g": None}, "meta") == {
-        "meta.a": 1, "meta.b.c.d": 2, "meta.b.e": [1, {"x": 1}], "meta.f": {}, "meta.g": None,
+    assert flatten(
+        {"a": 1, "b": {"c": {"d": 2}, "e": [1, {"x": 1}]}, "f": {}, "g": None}, "meta"
+    ) == {
+        "meta.a": 1,
+        "meta.b.c.d": 2,
+        "meta.b.e": [1, {"x": 1}],
+        "meta.f": {},
+        "meta.g": None,
     }
     assert flatten({}, "content") == {}
 
@@ -171,7 +233,7 @@ def test_flatten_walks_deep_json_without_recursion() -> None:
     deep: dict[str, Any] = {"leaf": 1}
     for _ in range(5000):
         deep = {"k": deep}
-    (path, leaf), = flatten(deep, "meta").items()
+    ((path, leaf),) = flatten(deep, "meta").items()
     assert path == "meta" + ".k" * 5000 + ".leaf" and leaf == 1
 
 
@@ -206,7 +268,9 @@ def test_edges_frame_options_active_only_and_texts(state: GraphState) -> None:
 
 
 def test_edges_frame_rejects_what_is_not_a_graph(state: GraphState) -> None:
-    with pytest.raises(memex.ValidationError, match="state: expected a GraphState or a MemexStore, got list"):
+    with pytest.raises(
+        memex.ValidationError, match="state: expected a GraphState or a MemexStore, got list"
+    ):
         memex.edges_dataframe([])
     with pytest.raises(memex.ValidationError, match="texts: expected a bool"):
         memex.edges_dataframe(state, texts=1)

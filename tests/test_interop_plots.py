@@ -22,17 +22,29 @@ matplotlib.use("Agg")
 
 def mk(iid: str, text: str | None, kind: str = "observation", **over: Any) -> MemoryItem:
     fields: dict[str, Any] = {
-        "id": iid, "scope": "user:ada", "kind": kind,
+        "id": iid,
+        "scope": "user:ada",
+        "kind": kind,
         "content": {} if text is None else {"text": text},
-        "author": "user:ada", "source_kind": "user_explicit", "authority": 0.5,
+        "author": "user:ada",
+        "source_kind": "user_explicit",
+        "authority": 0.5,
     }
     fields.update(over)
     return MemoryItem(**fields)
 
 
 def link(eid: str, a: str, b: str, kind: str, active: bool = True) -> Edge:
-    return Edge(edge_id=eid, from_=a, to=b, kind=kind, author="u", source_kind="observed",
-                authority=1.0, active=active)
+    return Edge(
+        edge_id=eid,
+        from_=a,
+        to=b,
+        kind=kind,
+        author="u",
+        source_kind="observed",
+        authority=1.0,
+        active=active,
+    )
 
 
 def build(*items: MemoryItem, edges: tuple[Edge, ...] = ()) -> GraphState:
@@ -73,11 +85,21 @@ def why() -> GraphState:
     return build(
         mk("run1", "Ran 12.4 km at 5:55 /km", authority=0.9),
         mk("run2", "Ran 14.1 km at 5:50 /km", authority=0.9),
-        mk("guess", "Ada may be training for a half marathon", "hypothesis", parents=["run1", "run2"],
-           authority=0.4),
+        mk(
+            "guess",
+            "Ada may be training for a half marathon",
+            "hypothesis",
+            parents=["run1", "run2"],
+            authority=0.4,
+        ),
         mk("signup", "Signed up for the Hackney Half", parents=["run2", "gone"], authority=1.0),
-        mk("top", "Keep 13-19 May light: taper week", "derivation", parents=["guess", "signup"],
-           authority=0.7),
+        mk(
+            "top",
+            "Keep 13-19 May light: taper week",
+            "derivation",
+            parents=["guess", "signup"],
+            authority=0.7,
+        ),
         mk("other", "Unrelated", authority=0.2),
         edges=(link("c1", "run1", "run2", "CONTRADICTS"), link("s1", "other", "top", "SUPPORTS")),
     )
@@ -89,7 +111,9 @@ def test_the_support_tree_draws_each_item_once_with_its_parent_links(why: GraphS
     assert isinstance(fig, Figure)
     d = drawn(fig)
     # breadth-first from the item: top, guess, signup, run1, run2 ("gone" does not exist)
-    assert d["labels"] == [short_label(why.items[i]) for i in ("top", "guess", "signup", "run1", "run2")]
+    assert d["labels"] == [
+        short_label(why.items[i]) for i in ("top", "guess", "signup", "run1", "run2")
+    ]
     assert d["labels"][0] == "Keep 13-19 May\nlight: taper week"
     assert not any(i in "".join(d["labels"]) for i in ("run1", "guess", "signup"))  # texts, not ids
     # columns: x = -distance from the item; run2 is met first through guess (depth 2)
@@ -97,21 +121,33 @@ def test_the_support_tree_draws_each_item_once_with_its_parent_links(why: GraphS
     # parent links: guess→top, signup→top, run1→guess, run2→guess, run2→signup; one CONTRADICTS
     assert d["arrows"] == {"PARENT": 5, "CONTRADICTS": 1}
     assert d["arrow_colours"]["CONTRADICTS"] == {EDGE_STYLES["CONTRADICTS"][0].lower()}
-    assert d["colours"] == [KIND_COLOURS[k].lower() for k in
-                            ("derivation", "hypothesis", "observation", "observation", "observation")]
+    assert d["colours"] == [
+        KIND_COLOURS[k].lower()
+        for k in ("derivation", "hypothesis", "observation", "observation", "observation")
+    ]
     assert d["sizes"] == [node_size(a) for a in (0.7, 0.4, 1.0, 0.9, 0.9)]
     assert d["rings"][0] == "#000000"  # the explained item
     assert d["rings"][3:] == ["#d62728", "#d62728"]  # run1 and run2 contradict each other
     assert d["rings"][1:3] == ["#ffffff", "#ffffff"]
     assert d["title"] == "Why: Keep 13-19 May light: taper week"
-    assert d["legend"] == ["derivation", "hypothesis", "observation", "parent", "CONTRADICTS",
-                           "contradicted"]
+    assert d["legend"] == [
+        "derivation",
+        "hypothesis",
+        "observation",
+        "parent",
+        "CONTRADICTS",
+        "contradicted",
+    ]
 
 
 def test_columns_follow_the_longest_chain_and_keep_nodes_apart() -> None:
     # base supports top directly and through mid: it goes two columns left, not one
-    s = build(mk("base", "b"), mk("other", "o"), mk("mid", "m", parents=["base", "other"]),
-              mk("top", "t", parents=["mid", "base"]))
+    s = build(
+        mk("base", "b"),
+        mk("other", "o"),
+        mk("mid", "m", parents=["base", "other"]),
+        mk("top", "t", parents=["mid", "base"]),
+    )
     d = drawn(memex.plot_support_tree(s, "top", label=lambda it: it.id))
     x = dict(zip(d["labels"], (p[0] for p in d["positions"]), strict=True))
     assert x == {"top": 0.0, "mid": -1.0, "base": -2.0, "other": -2.0}
@@ -143,7 +179,9 @@ def test_an_unknown_item_is_not_found(why: GraphState) -> None:
 def test_the_tree_draws_into_given_axes_with_a_custom_label(why: GraphState) -> None:
     fig = Figure()
     ax = fig.add_subplot()
-    out = memex.plot_support_tree(memex.MemexStore(mem=why), "signup", ax=ax, label=lambda it: it.id)
+    out = memex.plot_support_tree(
+        memex.MemexStore(mem=why), "signup", ax=ax, label=lambda it: it.id
+    )
     assert out is fig
     assert drawn(fig)["labels"] == ["signup", "run2"]
 
@@ -168,7 +206,9 @@ def test_an_empty_selection_says_so(why: GraphState) -> None:
 
 
 def test_inactive_edges_are_left_out_unless_asked(why: GraphState) -> None:
-    s = apply_command(why, EdgeCreate(edge=link("x1", "other", "run1", "SUPERSEDES", active=False))).state
+    s = apply_command(
+        why, EdgeCreate(edge=link("x1", "other", "run1", "SUPERSEDES", active=False))
+    ).state
     assert "SUPERSEDES" not in drawn(memex.plot_graph(s))["arrows"]
     assert drawn(memex.plot_graph(s, include_inactive=True))["arrows"]["SUPERSEDES"] == 1
 
@@ -197,8 +237,11 @@ def test_packed_layout_keeps_nodes_apart() -> None:
     pos = packed_layout(g)
     assert set(pos) == set(g.nodes)
     pts = list(pos.values())
-    closest = min(((x1 - x2) ** 2 + (y1 - y2) ** 2) ** 0.5
-                  for i, (x1, y1) in enumerate(pts) for (x2, y2) in pts[i + 1:])
+    closest = min(
+        ((x1 - x2) ** 2 + (y1 - y2) ** 2) ** 0.5
+        for i, (x1, y1) in enumerate(pts)
+        for (x2, y2) in pts[i + 1 :]
+    )
     assert closest > 0.9  # twins with the same neighbours are pushed apart
 
 
@@ -227,7 +270,10 @@ def test_a_missing_matplotlib_says_how_to_install_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     for call in (lambda: memex.plot_graph(why), lambda: memex.plot_support_tree(why, "top")):
-        with pytest.raises(memex.MissingDependencyError, match=r"needs matplotlib: pip install 'memex-belief\[notebook\]'"):
+        with pytest.raises(
+            memex.MissingDependencyError,
+            match=r"needs matplotlib: pip install 'memex-belief\[notebook\]'",
+        ):
             call()
 
 
@@ -241,8 +287,14 @@ def test_a_missing_matplotlib_says_how_to_install_it(
         ({"label": "text"}, "label: expected a function or None"),
         ({"label": lambda item: 5}, "label: expected a function returning a str, got 5"),
         ({"layout": 3}, "layout: expected a function or None"),
-        ({"layout": lambda g: [(0, 0)]}, r"layout: expected a function returning \{item id: \(x, y\)\}"),
-        ({"layout": lambda g: {"run1": (0, 0)}}, r"layout\['run2'\]: expected \(x, y\): two finite numbers"),
+        (
+            {"layout": lambda g: [(0, 0)]},
+            r"layout: expected a function returning \{item id: \(x, y\)\}",
+        ),
+        (
+            {"layout": lambda g: {"run1": (0, 0)}},
+            r"layout\['run2'\]: expected \(x, y\): two finite numbers",
+        ),
         ({"seed": -1}, r"seed: expected an integer in \[0, 2\*\*32\)"),
         ({"parents": "yes"}, "parents: expected a boolean"),
     ],

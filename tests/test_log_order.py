@@ -40,11 +40,17 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 # ----------------------------------------------------------------------------- ids increase
-def test_ids_of_every_kind_minted_in_one_millisecond_increase(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ids_of_every_kind_minted_in_one_millisecond_increase(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _pin_clock(monkeypatch, T0)
     makers = [
         lambda: _item().id,
-        lambda: memex.create_edge(from_="a", to="b", kind="SUPPORTS", author="a", source_kind="o", authority=0.5).edge_id,
+        lambda: (
+            memex.create_edge(
+                from_="a", to="b", kind="SUPPORTS", author="a", source_kind="o", authority=0.5
+            ).edge_id
+        ),
         lambda: memex.create_intent(label="l", priority=0.5, owner="o").id,
         lambda: memex.create_task(intent_id="i", action="x", priority=0.5).id,
         lambda: memex.create_event_envelope("x", {}).id,
@@ -85,7 +91,9 @@ def test_ids_keep_increasing_when_the_clock_steps_back(monkeypatch: pytest.Monke
     assert later[1].ts == "2024-03-09T16:00:00.000Z"
 
 
-def test_counter_overflow_moves_the_time_field_by_one_millisecond(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counter_overflow_moves_the_time_field_by_one_millisecond(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _pin_clock(monkeypatch, T0)
     ids = [memex.uuid7() for _ in range(4097)]  # more than the 12-bit counter holds
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
@@ -100,7 +108,9 @@ def test_ids_with_the_same_explicit_time_increase() -> None:
     assert envs == sorted(envs)
 
 
-def test_mint_returns_the_embedded_time_and_honours_not_before(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mint_returns_the_embedded_time_and_honours_not_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _pin_clock(monkeypatch, T0)
     eid, ms = memex._uuid.mint(not_before=T0 + 10)
     assert ms == T0 + 10 == extract_timestamp(eid)
@@ -183,8 +193,13 @@ def test_write_after_an_imported_future_record_is_not_stamped_before_it(
 ) -> None:
     db = _db_at_t0(monkeypatch, tmp_path)
     item = _item(id="m1").to_dict()
-    future = {"id": memex.uuid7(T0 + 60_000), "namespace": "memory", "type": "memory.create",
-              "ts": "2024-03-09T16:01:00.000Z", "payload": {"type": "memory.create", "item": item}}
+    future = {
+        "id": memex.uuid7(T0 + 60_000),
+        "namespace": "memory",
+        "type": "memory.create",
+        "ts": "2024-03-09T16:01:00.000Z",
+        "payload": {"type": "memory.create", "item": item},
+    }
     with memex.MemexStore.open(db) as s:
         assert s.import_envelopes([future]).applied == 1
         s.update("m1", {"importance": 0.3}, author="a")
@@ -205,7 +220,9 @@ def test_clock_skew_export_replays_and_reimports_to_the_store_state(
         it = _create_note(s)
         _pin_clock(monkeypatch, T0 - 5_000)  # the wall clock steps back 5 s
         s.update(it.id, {"importance": 0.8}, author="a")
-        monkeypatch.setattr(memex._uuid, "_last_ms", -1)  # and again, as a fresh process would see it
+        monkeypatch.setattr(
+            memex._uuid, "_last_ms", -1
+        )  # and again, as a fresh process would see it
         s.create(scope="u", kind="o", content={"n": 2}, author="a", source_kind="o", authority=0.5)
         expected = memex.stringify(s.mem)
     assert _run(capsys, "log", "export", "--db", db, "-o", out)[0] == 0
@@ -218,11 +235,18 @@ def test_clock_skew_export_replays_and_reimports_to_the_store_state(
     assert _state_json(capsys, "replay", "--db", copy, "--json").strip() == expected
 
 
-def test_imported_envelopes_keep_their_own_ts_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_imported_envelopes_keep_their_own_ts_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ts = "2024-03-04T09:31:01.5+01:00"  # not how memex would print it
     assert parse_iso_ts(ts) == parse_iso_ts("2024-03-04T08:31:01.500Z")
-    env = {"id": memex.uuid7(T0), "namespace": "memory", "type": "memory.create", "ts": ts,
-           "payload": {"type": "memory.create", "item": _item(id="m1").to_dict()}}
+    env = {
+        "id": memex.uuid7(T0),
+        "namespace": "memory",
+        "type": "memory.create",
+        "ts": ts,
+        "payload": {"type": "memory.create", "item": _item(id="m1").to_dict()},
+    }
     src, db, out = tmp_path / "in.jsonl", str(tmp_path / "m.db"), str(tmp_path / "out.jsonl")
     src.write_text(json.dumps(env) + "\n")
     assert _run(capsys, "log", "import", str(src), "--db", db)[0] == 0
@@ -232,17 +256,30 @@ def test_imported_envelopes_keep_their_own_ts_text(tmp_path: Path, capsys: pytes
 
 # ----------------------------------------------------------------------------- stable order
 def _create(item_id: str, ts: str, n: int) -> dict[str, Any]:
-    return {"id": memex.uuid7(T0 + n), "namespace": "memory", "type": "memory.update", "ts": ts,
-            "payload": {"type": "memory.update", "item_id": item_id, "partial": {"importance": n / 100},
-                        "author": "a"}}
+    return {
+        "id": memex.uuid7(T0 + n),
+        "namespace": "memory",
+        "type": "memory.update",
+        "ts": ts,
+        "payload": {
+            "type": "memory.update",
+            "item_id": item_id,
+            "partial": {"importance": n / 100},
+            "author": "a",
+        },
+    }
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=30))
 def test_replay_applies_equal_times_in_input_order(seconds: list[int]) -> None:
-    create = {"id": memex.uuid7(T0), "namespace": "memory", "type": "memory.create",
-              "ts": "2024-03-04T08:31:00.000Z",
-              "payload": {"type": "memory.create", "item": _item(id="m1", now=T0).to_dict()}}
+    create = {
+        "id": memex.uuid7(T0),
+        "namespace": "memory",
+        "type": "memory.create",
+        "ts": "2024-03-04T08:31:00.000Z",
+        "payload": {"type": "memory.create", "item": _item(id="m1", now=T0).to_dict()},
+    }
     updates = [_create("m1", f"2024-03-04T08:31:0{s + 1}.000Z", n) for n, s in enumerate(seconds)]
     result = replay_from_envelopes([create, *updates])
     applied = [round(e.item.importance * 100) for e in result.events[1:] if e.item is not None]
@@ -255,9 +292,13 @@ def test_replay_applies_equal_times_in_input_order(seconds: list[int]) -> None:
 def test_cli_replay_and_import_apply_equal_times_in_file_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    create = {"id": memex.uuid7(T0), "namespace": "memory", "type": "memory.create",
-              "ts": "2024-03-04T08:31:00.000Z",
-              "payload": {"type": "memory.create", "item": _item(id="m1", now=T0).to_dict()}}
+    create = {
+        "id": memex.uuid7(T0),
+        "namespace": "memory",
+        "type": "memory.create",
+        "ts": "2024-03-04T08:31:00.000Z",
+        "payload": {"type": "memory.create", "item": _item(id="m1", now=T0).to_dict()},
+    }
     lines = [create] + [_create("m1", "2024-03-04T08:31:01.000Z", n) for n in (7, 3, 9, 1)]
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(x) + "\n" for x in lines))

@@ -117,7 +117,9 @@ def _batches_of(log: Any) -> tuple[list[Any], dict[tuple[str, int], list[tuple[i
     return records, groups
 
 
-def _assert_whole_batches(log: Any, size: int) -> tuple[list[Any], dict[tuple[str, int], list[tuple[int, int]]]]:
+def _assert_whole_batches(
+    log: Any, size: int
+) -> tuple[list[Any], dict[tuple[str, int], list[tuple[int, int]]]]:
     """Every batch in the log is whole (all ``size`` records, consecutive positions, in
     order), positions are 1..head with no gap, and the chain verifies."""
     records, groups = _batches_of(log)
@@ -125,7 +127,11 @@ def _assert_whole_batches(log: Any, size: int) -> tuple[list[Any], dict[tuple[st
     assert log.head() == len(records)
     partial = {key: got for key, got in groups.items() if [i for _, i in got] != list(range(size))}
     assert partial == {}, f"partial or reordered batches: {partial}"
-    torn = {key: got for key, got in groups.items() if [p for p, _ in got] != list(range(got[0][0], got[0][0] + size))}
+    torn = {
+        key: got
+        for key, got in groups.items()
+        if [p for p, _ in got] != list(range(got[0][0], got[0][0] + size))
+    }
     assert torn == {}, f"batches not at consecutive positions: {torn}"
     verdict = log.verify()
     assert verdict.ok and verdict.head == len(records), verdict
@@ -171,7 +177,11 @@ def test_eight_writer_processes_and_two_live_subscribers(pg_dsn: str) -> None:
     ctx = workers.context()
     out, ready, go = ctx.Queue(), [ctx.Event(), ctx.Event()], ctx.Event()
     subs = [
-        ctx.Process(target=workers.subscriber, args=(pg_dsn, f"sub{j}", total, ready[j], out), name=f"sub{j}")
+        ctx.Process(
+            target=workers.subscriber,
+            args=(pg_dsn, f"sub{j}", total, ready[j], out),
+            name=f"sub{j}",
+        )
         for j in range(2)
     ]
     for p in subs:
@@ -179,7 +189,9 @@ def test_eight_writer_processes_and_two_live_subscribers(pg_dsn: str) -> None:
     for ev in ready:
         assert ev.wait(60), "a subscriber did not start"
     procs = [
-        ctx.Process(target=workers.writer, args=(pg_dsn, f"w{n}", per_writer, 1, go, out), name=f"w{n}")
+        ctx.Process(
+            target=workers.writer, args=(pg_dsn, f"w{n}", per_writer, 1, go, out), name=f"w{n}"
+        )
         for n in range(writers)
     ]
     for p in procs:
@@ -196,10 +208,14 @@ def test_eight_writer_processes_and_two_live_subscribers(pg_dsn: str) -> None:
     for n in range(writers):
         _, _, positions, _ = results[f"w{n}"]
         assert len(positions) == per_writer and positions == sorted(positions)
-        assert [records[p - 1].envelope.id for p in positions] == [f"w{n}.{k}.0" for k in range(per_writer)]
+        assert [records[p - 1].envelope.id for p in positions] == [
+            f"w{n}.{k}.0" for k in range(per_writer)
+        ]
     creates = sum(1 for r in records if r.envelope.type == "memory.create")
     assert 0 < writers * per_writer + 1 - creates == writers * (per_writer // 4)
-    assert sorted(p for n in range(writers) for p in results[f"w{n}"][2]) == list(range(2, total + 1))
+    assert sorted(p for n in range(writers) for p in results[f"w{n}"][2]) == list(
+        range(2, total + 1)
+    )
     assert log.verify().ok
     fresh = memex.MemexStore.open(log=log, snapshot_every=None)
     fresh_state = memex.serialization.stringify(fresh.mem)
@@ -223,7 +239,11 @@ def test_killed_subscriber_restarts_from_its_last_position(pg_dsn: str, tmp_path
     batches, size = scaled(300, 40), 5
     total = 2 * batches * size
     procs = [
-        ctx.Process(target=workers.writer, args=(pg_dsn, f"w{n}", batches, size, go, out, 0.002), name=f"w{n}")
+        ctx.Process(
+            target=workers.writer,
+            args=(pg_dsn, f"w{n}", batches, size, go, out, 0.002),
+            name=f"w{n}",
+        )
         for n in range(2)
     ]
     for p in procs:
@@ -238,7 +258,9 @@ def test_killed_subscriber_restarts_from_its_last_position(pg_dsn: str, tmp_path
     for kill in range(4):
         done = processed()
         start = done[-1] if done else 0
-        follower = ctx.Process(target=workers.follower, args=(pg_dsn, str(progress), start, 2.0), name="follower")
+        follower = ctx.Process(
+            target=workers.follower, args=(pg_dsn, str(progress), start, 2.0), name="follower"
+        )
         follower.start()
         if kill == 3:
             break
@@ -288,7 +310,9 @@ def test_server_restart_while_writers_append(pg_cluster: pgserver.Cluster) -> No
     writers, batches, size = 4, scaled(150, 40), 20
     procs = [
         ctx.Process(
-            target=workers.retrying_writer, args=(dsn, f"w{n}", batches, size, go, out), name=f"w{n}"
+            target=workers.retrying_writer,
+            args=(dsn, f"w{n}", batches, size, go, out),
+            name=f"w{n}",
         )
         for n in range(writers)
     ]
@@ -322,7 +346,9 @@ def test_server_restart_while_writers_append(pg_cluster: pgserver.Cluster) -> No
             assert positions == [by_id[f"{tag}.{k}.{i}"] for i in range(size)]
         errors.extend(errs)
     assert errors, "no writer saw the server go away"
-    assert {(name, retryable) for _, name, retryable, _ in errors} == {("StoreUnavailableError", True)}
+    assert {(name, retryable) for _, name, retryable, _ in errors} == {
+        ("StoreUnavailableError", True)
+    }
     # an acknowledged batch retried after the restart: its original positions, nothing written
     head = log.head()
     for n in range(writers):
@@ -360,13 +386,17 @@ def test_sigkill_of_writers_mid_batch_leaves_no_partial_batch(pg_dsn: str) -> No
             assert trials <= 3 * want, f"only {hits} of {trials} kills landed inside a transaction"
             state = ctx.Array("q", writers, lock=False)
             procs = [
-                ctx.Process(target=workers.killable_writer, args=(pg_dsn, f"t{trials}w{n}", size, state, n))
+                ctx.Process(
+                    target=workers.killable_writer, args=(pg_dsn, f"t{trials}w{n}", size, state, n)
+                )
                 for n in range(writers)
             ]
             for p in procs:
                 p.start()
             deadline = time.monotonic() + 60
-            while min(state) < 1 and time.monotonic() < deadline:  # every writer is at its first batch
+            while (
+                min(state) < 1 and time.monotonic() < deadline
+            ):  # every writer is at its first batch
                 time.sleep(0.002)
             time.sleep(rng.uniform(0.0, 0.15))
             open_transactions = watcher.execute(in_transaction, (dbname,)).fetchone()[0]
@@ -407,7 +437,9 @@ def test_two_cli_processes_share_one_postgres_log(pg_dsn: str, tmp_path: Path) -
     from a SQLite log gives."""
     other = tmp_path / "second_agent.jsonl"
     other.write_text(
-        "".join(json.dumps(e) + "\n" for k in range(30) for e in workers.batch_envelopes("scout", k, 4))
+        "".join(
+            json.dumps(e) + "\n" for k in range(30) for e in workers.batch_envelopes("scout", k, 4)
+        )
     )
     for new in (True, False):  # the second round finds everything stored
         procs = [
@@ -437,7 +469,9 @@ def test_two_cli_processes_share_one_postgres_log(pg_dsn: str, tmp_path: Path) -
         "ok: the hash chain verifies",
     ]
     # each import closed its store with a snapshot; both equal the fold of the shared log
-    assert len(lines) == 4 and re.fullmatch(r"ok: 2 snapshot\(s\) equal the fold of the log \(position\(s\) \d+, 244\)", lines[3])
+    assert len(lines) == 4 and re.fullmatch(
+        r"ok: 2 snapshot\(s\) equal the fold of the log \(position\(s\) \d+, 244\)", lines[3]
+    )
     log.close()
 
     # the same envelopes imported into a SQLite log, one file after the other: the two logs
@@ -454,7 +488,10 @@ def test_two_cli_processes_share_one_postgres_log(pg_dsn: str, tmp_path: Path) -
         assert dict(pg_state[part]) == dict(sqlite_state[part])
     items = dict(pg_state["items"])
     assert sum(1 for i in items if i.startswith("scout.")) == 90  # 120 records, 30 of them updates
-    assert items["scout.0.2"]["content"] == {"text": "record 2 of batch 0 by scout", "seen": "scout.0.3"}
+    assert items["scout.0.2"]["content"] == {
+        "text": "record 2 of batch 0 by scout",
+        "seen": "scout.0.3",
+    }
     # the summary too, apart from its title line naming the log
     from_pg, from_sqlite = (_memex("replay", "--db", db) for db in (pg_dsn, sqlite_db))
     assert from_pg.returncode == 0 and from_pg.stderr == "", from_pg.stderr

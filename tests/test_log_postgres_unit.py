@@ -27,7 +27,16 @@ def _sql(dsn: str, sql: str) -> list[Any]:
 
 @pytest.mark.parametrize(
     "dsn",
-    ["", "memex.db", "file:memex.db", "mysql://u@h/db", "postgresql:/x", " postgresql://u@h/db", 42, None],
+    [
+        "",
+        "memex.db",
+        "file:memex.db",
+        "mysql://u@h/db",
+        "postgresql:/x",
+        " postgresql://u@h/db",
+        42,
+        None,
+    ],
 )
 def test_a_dsn_that_is_not_a_postgresql_uri_is_a_validation_error(dsn: Any) -> None:
     with pytest.raises(memex.ValidationError) as e:
@@ -37,8 +46,16 @@ def test_a_dsn_that_is_not_a_postgresql_uri_is_a_validation_error(dsn: Any) -> N
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("connect_timeout", 0), ("connect_timeout", -1), ("busy_timeout", -0.5), ("busy_timeout", float("nan")),
-     ("busy_timeout", float("inf")), ("connect_timeout", True), ("read_only", 1), ("create", "yes")],
+    [
+        ("connect_timeout", 0),
+        ("connect_timeout", -1),
+        ("busy_timeout", -0.5),
+        ("busy_timeout", float("nan")),
+        ("busy_timeout", float("inf")),
+        ("connect_timeout", True),
+        ("read_only", 1),
+        ("create", "yes"),
+    ],
 )
 def test_bad_options_are_named(option: str, value: Any) -> None:
     with pytest.raises(memex.ValidationError) as e:
@@ -47,9 +64,18 @@ def test_bad_options_are_named(option: str, value: Any) -> None:
 
 
 def test_mask_dsn_hides_passwords_in_the_user_part_and_in_parameters() -> None:
-    assert mask_dsn("postgresql://ada:s3cret@db.example/memex") == "postgresql://ada:***@db.example/memex"
-    assert mask_dsn("postgres://ada@h/db?password=s3cret&sslmode=require") == "postgres://ada@h/db?password=***&sslmode=require"
-    assert mask_dsn("postgresql://postgres@/db?host=/run/postgresql") == "postgresql://postgres@/db?host=/run/postgresql"
+    assert (
+        mask_dsn("postgresql://ada:s3cret@db.example/memex")
+        == "postgresql://ada:***@db.example/memex"
+    )
+    assert (
+        mask_dsn("postgres://ada@h/db?password=s3cret&sslmode=require")
+        == "postgres://ada@h/db?password=***&sslmode=require"
+    )
+    assert (
+        mask_dsn("postgresql://postgres@/db?host=/run/postgresql")
+        == "postgresql://postgres@/db?host=/run/postgresql"
+    )
     assert mask_dsn("postgresql:///r2") == "postgresql:///r2"  # an empty host keeps its "//"
     assert mask_dsn("postgresql://") == "postgresql://"
 
@@ -70,7 +96,10 @@ def test_a_new_database_gets_the_tables_and_the_schema_version(pg_dsn: str) -> N
         assert lg.schema_version() == memex.log.protocol.SCHEMA_VERSION == 1
         assert lg.init_schema() == 1  # again: a no-op
         assert lg.head() == 0 and lg.head_hash() == "0" * 64
-    names = {r[0] for r in _sql(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
+    names = {
+        r[0]
+        for r in _sql(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    }
     assert names == {"memex_meta", "records", "rejections", "snapshots"}
 
 
@@ -160,7 +189,9 @@ def test_a_server_that_stays_away_is_a_retryable_error(pg_dsn: str) -> None:
     with PostgresEventLog(pg_dsn) as lg:
         lg.append([env(1)])
         assert "host=" in lg._dsn
-        lg._dsn = re.sub(r"host=[^&]*", "host=/nonexistent-memex-dir", lg._dsn)  # the next connection fails
+        lg._dsn = re.sub(
+            r"host=[^&]*", "host=/nonexistent-memex-dir", lg._dsn
+        )  # the next connection fails
         pid = lg._one("SELECT pg_backend_pid()")[0]  # type: ignore[index]
         _sql(pg_dsn, f"SELECT pg_terminate_backend({pid})")
         with pytest.raises(memex.StoreUnavailableError) as e:
@@ -205,9 +236,13 @@ def test_subscribe_wakes_on_a_commit_without_waiting_for_the_poll_interval(pg_ds
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
-    [({"from_position": -1}, "from_position"), ({"poll_interval": 0}, "poll_interval"),
-     ({"idle_timeout": -1}, "idle_timeout"), ({"poll_interval": float("inf")}, "poll_interval"),
-     ({"idle_timeout": float("nan")}, "idle_timeout")],
+    [
+        ({"from_position": -1}, "from_position"),
+        ({"poll_interval": 0}, "poll_interval"),
+        ({"idle_timeout": -1}, "idle_timeout"),
+        ({"poll_interval": float("inf")}, "poll_interval"),
+        ({"idle_timeout": float("nan")}, "idle_timeout"),
+    ],
 )
 def test_subscribe_names_a_bad_argument(pg_dsn: str, kwargs: dict[str, Any], field: str) -> None:
     with PostgresEventLog(pg_dsn) as lg:
@@ -220,6 +255,7 @@ def test_writer_lock_makes_a_second_holder_wait_and_never_blocks_appends(pg_dsn:
     with PostgresEventLog(pg_dsn) as a, PostgresEventLog(pg_dsn) as b:
         order: list[str] = []
         with a.writer_lock():
+
             def second() -> None:
                 with b.writer_lock():
                     order.append("b holds")
@@ -289,8 +325,14 @@ def test_a_dsn_libpq_rejects_is_not_a_retryable_error(pg_dsn: str, tail: str) ->
     assert isinstance(e.value, memex.ValidationError | memex.StorageError)
 
 
-@pytest.mark.parametrize("dsn", ["postgresql://ada:s3cret@[::1", "postgresql://ada:s3%zzcret@/x",
-                                 "postgresql://ada@/x?sslpassword=s3cret&bogus=1"])
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://ada:s3cret@[::1",
+        "postgresql://ada:s3%zzcret@/x",
+        "postgresql://ada@/x?sslpassword=s3cret&bogus=1",
+    ],
+)
 def test_a_malformed_dsn_never_shows_its_password(dsn: str) -> None:
     with pytest.raises(memex.ValidationError) as e:
         PostgresEventLog(dsn)
@@ -302,8 +344,10 @@ def test_a_missing_database_or_role_is_a_storage_error_that_is_not_retryable(pg_
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(pg_dsn)
-    for bad in (urlunsplit(parts._replace(path="/no_such_db_here")),
-                urlunsplit(parts._replace(netloc="nobody_here@" + parts.netloc.split("@")[-1]))):
+    for bad in (
+        urlunsplit(parts._replace(path="/no_such_db_here")),
+        urlunsplit(parts._replace(netloc="nobody_here@" + parts.netloc.split("@")[-1])),
+    ):
         with pytest.raises(memex.StorageError) as e:
             PostgresEventLog(bad)
         assert e.value.retryable is False
@@ -311,7 +355,9 @@ def test_a_missing_database_or_role_is_a_storage_error_that_is_not_retryable(pg_
         assert "does not exist" in str(e.value)
 
 
-def test_a_store_write_whose_commit_went_through_before_the_connection_broke_is_not_lost(pg_dsn: str) -> None:
+def test_a_store_write_whose_commit_went_through_before_the_connection_broke_is_not_lost(
+    pg_dsn: str,
+) -> None:
     # the append commits, then the connection breaks before the answer arrives: the
     # store asks the log, finds its envelope, and counts the write as done
     with memex.MemexStore.open(pg_dsn) as store:
@@ -324,16 +370,30 @@ def test_a_store_write_whose_commit_went_through_before_the_connection_broke_is_
             raise memex.StoreUnavailableError(lg.path, "connection lost")
 
         lg.append = append_then_break  # type: ignore[method-assign]
-        item = store.create(scope="s", kind="observation", content={"text": "once"}, author="a",
-                            source_kind="observed", authority=0.5)
+        item = store.create(
+            scope="s",
+            kind="observation",
+            content={"text": "once"},
+            author="a",
+            source_kind="observed",
+            authority=0.5,
+        )
         lg.append = real_append  # type: ignore[method-assign]
         assert store.position == 1 and store.item(item.id) is not None
-        store.create(scope="s", kind="observation", content={"text": "twice"}, author="a",
-                     source_kind="observed", authority=0.5)
+        store.create(
+            scope="s",
+            kind="observation",
+            content={"text": "twice"},
+            author="a",
+            source_kind="observed",
+            authority=0.5,
+        )
         assert lg.head() == 2 and len(store.mem.items) == 2
 
 
-def test_psycopg_that_fails_to_import_is_named_not_called_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_psycopg_that_fails_to_import_is_named_not_called_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # a module of the caller's shadowing the standard library made psycopg fail to import,
     # and the message said to install it
     import builtins
@@ -344,11 +404,16 @@ def test_psycopg_that_fails_to_import_is_named_not_called_missing(monkeypatch: p
 
     def failing(name: str, *args: Any, **kwargs: Any) -> Any:
         if name == "psycopg":
-            raise ImportError("cannot import name 'Future' from 'concurrent' (/tmp/concurrent.py)", name="concurrent")
+            raise ImportError(
+                "cannot import name 'Future' from 'concurrent' (/tmp/concurrent.py)",
+                name="concurrent",
+            )
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", failing)
-    with pytest.raises(memex.StorageError, match="installed but fails to import: cannot import name 'Future'"):
+    with pytest.raises(
+        memex.StorageError, match="installed but fails to import: cannot import name 'Future'"
+    ):
         _pg_conn._psycopg()
 
     def missing(name: str, *args: Any, **kwargs: Any) -> Any:

@@ -20,8 +20,15 @@ from tests.sqlite_version import set_user_version, user_version
 def _store_with_two_items(path: Path) -> None:
     with memex.MemexStore.open(path, snapshot_every=None) as s:
         for i in ("a", "b"):
-            s.create(id=i, scope="s", kind="observation", content={"text": i}, author="u",
-                     source_kind="observed", authority=0.5)
+            s.create(
+                id=i,
+                scope="s",
+                kind="observation",
+                content={"text": i},
+                author="u",
+                source_kind="observed",
+                authority=0.5,
+            )
 
 
 # --------------------------------------------------------------------------- is_dsn / open_log
@@ -69,7 +76,9 @@ def test_open_log_opens_a_sqlite_file_for_a_path(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("target", ["https://example.com/m.db", "mysql://host/db", "sqlite://m.db"])
-def test_open_log_refuses_a_uri_of_another_scheme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> None:
+def test_open_log_refuses_a_uri_of_another_scheme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(memex.ValidationError, match="target") as e:
         open_log(target)
@@ -79,7 +88,11 @@ def test_open_log_refuses_a_uri_of_another_scheme(tmp_path: Path, monkeypatch: p
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
-    [({"read_only": "yes"}, "read_only"), ({"synchronous": "FAST"}, "synchronous"), ({"busy_timeout": -1}, "busy_timeout")],
+    [
+        ({"read_only": "yes"}, "read_only"),
+        ({"synchronous": "FAST"}, "synchronous"),
+        ({"busy_timeout": -1}, "busy_timeout"),
+    ],
 )
 def test_open_log_names_a_bad_option(tmp_path: Path, kwargs: dict[str, object], field: str) -> None:
     for target in (str(tmp_path / "m.db"), "postgresql://nobody@/nowhere?host=/nonexistent"):
@@ -148,7 +161,9 @@ def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path, read_onl
     assert db.read_bytes() == before and user_version(db) == SCHEMA_VERSION + 1
 
 
-def test_another_applications_versioned_database_stays_refused_and_untouched(tmp_path: Path) -> None:
+def test_another_applications_versioned_database_stays_refused_and_untouched(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "other.db"
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")

@@ -53,7 +53,9 @@ def test_edited_record_is_found_at_its_position(tmp_path: Path) -> None:
     lg = filled(path)
     with raw(path) as c:
         blob = c.execute("SELECT envelope FROM records WHERE position = 6").fetchone()[0]
-        c.execute("UPDATE records SET envelope = ? WHERE position = 6", (blob.replace(b"0.5", b"0.9"),))
+        c.execute(
+            "UPDATE records SET envelope = ? WHERE position = 6", (blob.replace(b"0.5", b"0.9"),)
+        )
     r = lg.verify()
     assert (r.ok, r.first_bad, r.head) == (False, 6, 5)
     assert "position 6" in (r.reason or "")
@@ -293,7 +295,11 @@ def test_four_processes_append_ten_thousand_records(tmp_path: Path) -> None:
     assert set(names) == {f"p{p}-{i}" for p in range(PROCS) for i in range(PER_PROC)}
     # each process's appends keep their order and no batch is interleaved
     for p in range(PROCS):
-        mine = [(r.position, int(r.envelope.id.split("-")[1])) for r in recs if r.envelope.id.startswith(f"p{p}-")]
+        mine = [
+            (r.position, int(r.envelope.id.split("-")[1]))
+            for r in recs
+            if r.envelope.id.startswith(f"p{p}-")
+        ]
         assert [i for _, i in mine] == list(range(PER_PROC))
         for b in range(0, PER_PROC, CHUNK):
             block = [pos for pos, i in mine[b : b + CHUNK]]
@@ -305,8 +311,14 @@ def _child_store_writer(path: Path, proc: int) -> None:
     store = memex.MemexStore.open(path, snapshot_every=None)
     for i in range(50):
         store.create(
-            id=f"p{proc}-{i}", scope=f"proc:{proc}", kind="observation", content={"i": i},
-            author=f"agent:{proc}", source_kind="observed", authority=0.5, now=T0 + i,
+            id=f"p{proc}-{i}",
+            scope=f"proc:{proc}",
+            kind="observation",
+            content={"i": i},
+            author=f"agent:{proc}",
+            source_kind="observed",
+            authority=0.5,
+            now=T0 + i,
         )
     store.close()
 

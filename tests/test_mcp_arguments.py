@@ -37,7 +37,12 @@ MEMEX_MISSPELLED = [
     ("why", {"id": "{a}", "max_dept": 1}, "max_dept", "max_depth"),
     ("contradictions", {"scop": "s"}, "scop", "scope"),
     ("resolve", {"winner": "{a}", "loser": "{a}", "reson": "r"}, "reson", "reason"),
-    ("remember", {"text": "t", "scope": "s", "idempotency_kye": "k"}, "idempotency_kye", "idempotency_key"),
+    (
+        "remember",
+        {"text": "t", "scope": "s", "idempotency_kye": "k"},
+        "idempotency_kye",
+        "idempotency_key",
+    ),
 ]
 KG_MISSPELLED = [
     ("create_entities", {"entites": []}, "entites", "entities"),
@@ -51,17 +56,41 @@ KG_MISSPELLED = [
 ]
 # (tool, arguments with a misspelled key in an object, the path of the key, the key it means)
 KG_OBJECT_MISSPELLED = [
-    ("create_entities", {"entities": [{"name": "a", "entityTyp": "p", "observations": []}]},
-     "entities[0].entityTyp", "entityType"),
-    ("create_relations", {"relations": [{"from": "a", "to": "b", "relationType": "r"},
-                                        {"from": "a", "to": "b", "relation_type": "r"}]},
-     "relations[1].relation_type", "relationType"),
-    ("add_observations", {"observations": [{"entityName": "a", "content": ["x"]}]},
-     "observations[0].content", "contents"),
-    ("delete_observations", {"deletions": [{"entityName": "a", "observation": ["x"]}]},
-     "deletions[0].observation", "observations"),
-    ("delete_relations", {"relations": [{"form": "a", "to": "b", "relationType": "r"}]},
-     "relations[0].form", "from"),
+    (
+        "create_entities",
+        {"entities": [{"name": "a", "entityTyp": "p", "observations": []}]},
+        "entities[0].entityTyp",
+        "entityType",
+    ),
+    (
+        "create_relations",
+        {
+            "relations": [
+                {"from": "a", "to": "b", "relationType": "r"},
+                {"from": "a", "to": "b", "relation_type": "r"},
+            ]
+        },
+        "relations[1].relation_type",
+        "relationType",
+    ),
+    (
+        "add_observations",
+        {"observations": [{"entityName": "a", "content": ["x"]}]},
+        "observations[0].content",
+        "contents",
+    ),
+    (
+        "delete_observations",
+        {"deletions": [{"entityName": "a", "observation": ["x"]}]},
+        "deletions[0].observation",
+        "observations",
+    ),
+    (
+        "delete_relations",
+        {"relations": [{"form": "a", "to": "b", "relationType": "r"}]},
+        "relations[0].form",
+        "from",
+    ),
 ]
 
 
@@ -83,14 +112,26 @@ def test_mcp_unknown_argument_refused(tmp_path: Path) -> None:
             made = await call(client, "remember", {"text": "the one item", "scope": "s"})
             assert made[0] is False, made
             item = made[1]["id"]
-            return [(tool, await call(client, tool, _fill(args, item))) for tool, args, _, _ in MEMEX_MISSPELLED]
+            return [
+                (tool, await call(client, tool, _fill(args, item)))
+                for tool, args, _, _ in MEMEX_MISSPELLED
+            ]
 
     got = anyio.run(session)
     assert got == [
-        (tool, (True, f"Error executing tool {tool}: ValidationError: {bad}: unknown argument (did you mean {good}?)"))
+        (
+            tool,
+            (
+                True,
+                f"Error executing tool {tool}: ValidationError: {bad}: unknown argument (did you mean {good}?)",
+            ),
+        )
         for tool, _, bad, good in MEMEX_MISSPELLED
     ]
-    assert _store_size(db) == (1, 0)  # no refused call wrote anything (no default authority, no edge)
+    assert _store_size(db) == (
+        1,
+        0,
+    )  # no refused call wrote anything (no default authority, no edge)
 
 
 def test_a_name_close_to_nothing_lists_the_declared_ones(tmp_path: Path) -> None:
@@ -100,26 +141,45 @@ def test_a_name_close_to_nothing_lists_the_declared_ones(tmp_path: Path) -> None
         async with connect(db) as client:
             return [
                 await call(client, "recall", {"query": "q", "zzzzzzzz": 1}),
-                await call(client, "remember", {"text": "t", "scope": "s", "xx": 1, "autority": 0.5, "yy": 2}),
+                await call(
+                    client,
+                    "remember",
+                    {"text": "t", "scope": "s", "xx": 1, "autority": 0.5, "yy": 2},
+                ),
                 await call(client, "contradictions", {"scope": "s", "": 1}),
                 # an unknown name is reported before a missing required argument
                 await call(client, "recall", {"qeury": "q"}),
             ]
 
     assert anyio.run(session) == [
-        (True, "Error executing tool recall: ValidationError: zzzzzzzz: unknown argument "
-               "(expected one of: query, scope, scope_prefix, limit, budget_tokens, contradictions)"),
-        (True, "Error executing tool remember: ValidationError: xx: unknown argument (expected one of: text, "
-               "scope, kind, source_kind, authority, importance, conviction, parents, meta, idempotency_key) "
-               "(and 2 more)"),
-        (True, "Error executing tool contradictions: ValidationError: : unknown argument (expected one of: scope)"),
-        (True, "Error executing tool recall: ValidationError: qeury: unknown argument (did you mean query?)"),
+        (
+            True,
+            "Error executing tool recall: ValidationError: zzzzzzzz: unknown argument "
+            "(expected one of: query, scope, scope_prefix, limit, budget_tokens, contradictions)",
+        ),
+        (
+            True,
+            "Error executing tool remember: ValidationError: xx: unknown argument (expected one of: text, "
+            "scope, kind, source_kind, authority, importance, conviction, parents, meta, idempotency_key) "
+            "(and 2 more)",
+        ),
+        (
+            True,
+            "Error executing tool contradictions: ValidationError: : unknown argument (expected one of: scope)",
+        ),
+        (
+            True,
+            "Error executing tool recall: ValidationError: qeury: unknown argument (did you mean query?)",
+        ),
     ]
     assert _store_size(db) == (0, 0)
 
 
-@pytest.mark.parametrize("flags", [(), ("--read-only",), ("--profile", "kg"), ("--profile", "kg", "--read-only")],
-                         ids=["memex", "memex-read-only", "kg", "kg-read-only"])
+@pytest.mark.parametrize(
+    "flags",
+    [(), ("--read-only",), ("--profile", "kg"), ("--profile", "kg", "--read-only")],
+    ids=["memex", "memex-read-only", "kg", "kg-read-only"],
+)
 def test_every_tool_schema_is_closed(tmp_path: Path, flags: tuple[str, ...]) -> None:
     db = os.fspath(tmp_path / "mcp.db")
     MemexStore.open(db).close()  # a read-only server needs the store to exist
@@ -154,15 +214,22 @@ def test_kg_unknown_argument_refused(tmp_path: Path) -> None:
 
     top, nested, read_graph = anyio.run(session)
     assert top == [
-        (True, f"Error executing tool {tool}: ValidationError: {bad}: unknown argument (did you mean {good}?)")
+        (
+            True,
+            f"Error executing tool {tool}: ValidationError: {bad}: unknown argument (did you mean {good}?)",
+        )
         for tool, _, bad, good in KG_MISSPELLED
     ]
     assert nested == [
-        (True, f"Error executing tool {tool}: ValidationError: {path}: unknown field (did you mean {good}?)")
+        (
+            True,
+            f"Error executing tool {tool}: ValidationError: {path}: unknown field (did you mean {good}?)",
+        )
         for tool, _, path, good in KG_OBJECT_MISSPELLED
     ]
     assert read_graph == (
-        True, "Error executing tool read_graph: ValidationError: query: unknown argument (it takes no arguments)"
+        True,
+        "Error executing tool read_graph: ValidationError: query: unknown argument (it takes no arguments)",
     )
     assert _store_size(db) == (0, 0)
 
@@ -174,11 +241,15 @@ def test_the_server_refuses_an_unknown_argument_in_process_too(tmp_path: Path) -
     from memex.mcp.server import build_server
 
     with MemexStore.open(os.fspath(tmp_path / "m.db")) as store:
-        for profile, tool, args in (("memex", "remember", {"text": "t", "scope": "s", "autority": 0.1}),
-                                    ("kg", "read_graph", {"x": 1})):
+        for profile, tool, args in (
+            ("memex", "remember", {"text": "t", "scope": "s", "autority": 0.1}),
+            ("kg", "read_graph", {"x": 1}),
+        ):
             server = build_server(MemoryTools(store), profile=profile)
 
-            async def go(server: Any = server, tool: str = tool, args: dict[str, Any] = args) -> Any:
+            async def go(
+                server: Any = server, tool: str = tool, args: dict[str, Any] = args
+            ) -> Any:
                 return await server.call_tool(tool, args)
 
             with pytest.raises(ToolError, match="Extra inputs are not permitted"):
@@ -190,12 +261,18 @@ def test_kg_tools_refuse_an_unknown_key_from_python(tmp_path: Path) -> None:
     with MemexStore.open(os.fspath(tmp_path / "m.db")) as store:
         kg = KgTools(MemoryTools(store))
         with pytest.raises(ValidationError) as e:
-            kg.create_entities([{"name": "a", "entityType": "p", "observations": [], "observatons": ["x"]}])
+            kg.create_entities(
+                [{"name": "a", "entityType": "p", "observations": [], "observatons": ["x"]}]
+            )
         assert str(e.value) == "entities[0].observatons: unknown field (did you mean observations?)"
         assert e.value.path == "entities[0].observatons"
         assert kg.read_graph() == {"entities": [], "relations": []}
-        kg.create_entities([{"name": "a", "entityType": "p", "observations": ["x"]}])  # declared keys only: fine
-        assert kg.read_graph()["entities"] == [{"name": "a", "entityType": "p", "observations": ["x"]}]
+        kg.create_entities(
+            [{"name": "a", "entityType": "p", "observations": ["x"]}]
+        )  # declared keys only: fine
+        assert kg.read_graph()["entities"] == [
+            {"name": "a", "entityType": "p", "observations": ["x"]}
+        ]
 
 
 @pytest.mark.parametrize(
@@ -203,16 +280,32 @@ def test_kg_tools_refuse_an_unknown_key_from_python(tmp_path: Path) -> None:
     [
         (["a", "b"], ["a", "b", "c"], {}, None),
         ([], [], {}, None),
-        (["autority"], ["authority", "scope"], {}, "autority: unknown argument (did you mean authority?)"),
-        (["q", "x", "y"], ["query"], {}, "q: unknown argument (expected one of: query) (and 2 more)"),
+        (
+            ["autority"],
+            ["authority", "scope"],
+            {},
+            "autority: unknown argument (did you mean authority?)",
+        ),
+        (
+            ["q", "x", "y"],
+            ["query"],
+            {},
+            "q: unknown argument (expected one of: query) (and 2 more)",
+        ),
         (["x"], [], {}, "x: unknown argument (it takes no arguments)"),
-        (["nme"], ["name"], {"field": "entities[3]", "noun": "field"},
-         "entities[3].nme: unknown field (did you mean name?)"),
+        (
+            ["nme"],
+            ["name"],
+            {"field": "entities[3]", "noun": "field"},
+            "entities[3].nme: unknown field (did you mean name?)",
+        ),
         (["z" * 100], ["a"], {}, "z" * 61 + "...: unknown argument (expected one of: a)"),
         ([3], ["a"], {}, "3: unknown argument (expected one of: a)"),
     ],
 )
-def test_refuse_unknown(given: list[Any], declared: list[str], kwargs: dict[str, str], message: str | None) -> None:
+def test_refuse_unknown(
+    given: list[Any], declared: list[str], kwargs: dict[str, str], message: str | None
+) -> None:
     if message is None:
         assert refuse_unknown(given, declared, **kwargs) is None
         return

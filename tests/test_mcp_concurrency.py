@@ -21,7 +21,16 @@ from tests.mcp_client import call, connect
 
 PROCESSES = 8
 CALLS = 100
-WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor"]  # one per process
+WORDS = [
+    "amber",
+    "basalt",
+    "cobalt",
+    "dune",
+    "ember",
+    "fjord",
+    "garnet",
+    "harbor",
+]  # one per process
 
 
 class Barrier:
@@ -39,11 +48,15 @@ class Barrier:
             await self.event.wait()
 
 
-async def _writer(db: str, n: int, ids: list[list[str]], started: Barrier, written: Barrier) -> None:
+async def _writer(
+    db: str, n: int, ids: list[list[str]], started: Barrier, written: Barrier
+) -> None:
     async with connect(db, "--author", f"agent:w{n}") as client:
         await started.wait()  # all eight processes are up: write at once
         for k in range(CALLS):
-            err, out = await call(client, "remember", {"text": f"{WORDS[n]} note {k}", "scope": f"agent:w{n}"})
+            err, out = await call(
+                client, "remember", {"text": f"{WORDS[n]} note {k}", "scope": f"agent:w{n}"}
+            )
             assert not err, out
             ids[n].append(out["id"])
         await written.wait()

@@ -70,8 +70,12 @@ def test_kg_two_writers_see_one_graph(tmp_path: Any) -> None:
     db = os.fspath(tmp_path / "kg.db")
     with MemexStore.open(db) as s1, MemexStore.open(db) as s2:
         a, b = KgTools(MemoryTools(s1)), KgTools(MemoryTools(s2))
-        assert a.create_entities([{"name": "Ada", "entityType": "person", "observations": ["x"]}])["entities"]
-        assert b.create_entities([{"name": "Ada", "entityType": "person", "observations": ["y"]}]) == {"entities": []}
+        assert a.create_entities([{"name": "Ada", "entityType": "person", "observations": ["x"]}])[
+            "entities"
+        ]
+        assert b.create_entities(
+            [{"name": "Ada", "entityType": "person", "observations": ["y"]}]
+        ) == {"entities": []}
         assert b.add_observations([{"entityName": "Ada", "contents": ["y"]}]) == {
             "results": [{"entityName": "Ada", "addedObservations": ["y"]}]
         }
@@ -92,8 +96,17 @@ def test_kg_profile_over_stdio_gives_the_models_graph(tmp_path: Any) -> None:
         async with connect(os.fspath(tmp_path / "kg.db"), "--profile", "kg") as client:
             names = sorted(t.name for t in (await client.list_tools()).tools)
             assert names == sorted(
-                ["create_entities", "create_relations", "add_observations", "delete_entities",
-                 "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"]
+                [
+                    "create_entities",
+                    "create_relations",
+                    "add_observations",
+                    "delete_entities",
+                    "delete_observations",
+                    "delete_relations",
+                    "read_graph",
+                    "search_nodes",
+                    "open_nodes",
+                ]
             )
             for tool, args in SCRIPTED_SESSION:
                 out.append(await call(client, tool, copy.deepcopy(args)))
@@ -103,7 +116,9 @@ def test_kg_profile_over_stdio_gives_the_models_graph(tmp_path: Any) -> None:
     assert [e for e, _ in got] == [e for e, _ in expected]
     for n, ((err, value), (_, want)) in enumerate(zip(got, expected, strict=True)):
         if err:
-            assert want in value, n  # "Error executing tool X: ValidationError: Entity with name ... not found"
+            assert want in value, (
+                n
+            )  # "Error executing tool X: ValidationError: Entity with name ... not found"
         else:
             assert value == want, (n, SCRIPTED_SESSION[n])
 
@@ -130,7 +145,11 @@ def test_import_memory_merges_a_reference_file_once(tmp_path: Any) -> None:
         graph = kg.read_graph()
         assert graph == {
             "entities": [
-                {"name": "Ada", "entityType": "person", "observations": ["likes tea", "writes code"]},
+                {
+                    "name": "Ada",
+                    "entityType": "person",
+                    "observations": ["likes tea", "writes code"],
+                },
                 {"name": "Bob", "entityType": "person", "observations": []},
             ],
             "relations": [
@@ -139,7 +158,10 @@ def test_import_memory_merges_a_reference_file_once(tmp_path: Any) -> None:
             ],
         }
         assert kg.import_memory(REFERENCE_FILE.splitlines()) == {
-            "entities": 0, "observations": 0, "relations": 0, "skipped": 2
+            "entities": 0,
+            "observations": 0,
+            "relations": 0,
+            "skipped": 2,
         }
         assert kg.read_graph() == graph
 
@@ -151,16 +173,39 @@ def test_memex_mcp_import_memory_option(tmp_path: Any) -> None:
     src = tmp_path / "memory.jsonl"
     src.write_text(REFERENCE_FILE, "utf-8")
     db = os.fspath(tmp_path / "kg.db")
-    cmd = [sys.executable, "-m", "memex", "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(src)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "memex",
+        "mcp",
+        "--db",
+        db,
+        "--profile",
+        "kg",
+        "--import-memory",
+        os.fspath(src),
+    ]
     done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "2 entities, 2 observations, 2 relations; 2 line(s) skipped" in done.stderr
     assert done.stdout == ""  # stdout is the protocol's alone
     with MemexStore.open(db, read_only=True) as store:
-        assert [e["name"] for e in KgTools(MemoryTools(store, read_only=True)).read_graph()["entities"]] == ["Ada", "Bob"]
-    bad = subprocess.run([*cmd[:-2], "--import-memory", os.fspath(tmp_path / "missing.jsonl")],
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        assert [
+            e["name"] for e in KgTools(MemoryTools(store, read_only=True)).read_graph()["entities"]
+        ] == ["Ada", "Bob"]
+    bad = subprocess.run(
+        [*cmd[:-2], "--import-memory", os.fspath(tmp_path / "missing.jsonl")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "cannot read" in bad.stderr
-    wrong = subprocess.run([*cmd[:6], "--import-memory", os.fspath(src)], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=60)
+    wrong = subprocess.run(
+        [*cmd[:6], "--import-memory", os.fspath(src)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert wrong.returncode == 2 and "needs --profile kg" in wrong.stderr

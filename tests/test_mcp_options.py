@@ -29,7 +29,9 @@ pytest.importorskip("mcp.server", reason="the mcp extra is not installed")
 pytestmark = pytest.mark.usefixtures("plain_terminal")
 
 LIMIT = 100_000  # the record limit these tests set (the default is 64 MiB)
-ENTITY = json.dumps({"type": "entity", "name": "Ada", "entityType": "person", "observations": ["likes tea"]})
+ENTITY = json.dumps(
+    {"type": "entity", "name": "Ada", "entityType": "person", "observations": ["likes tea"]}
+)
 
 
 @pytest.fixture
@@ -57,7 +59,9 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def _entities(db: str) -> list[str]:
     with memex.MemexStore.open(db, read_only=True) as store:
-        return [e["name"] for e in KgTools(MemoryTools(store, read_only=True)).read_graph()["entities"]]
+        return [
+            e["name"] for e in KgTools(MemoryTools(store, read_only=True)).read_graph()["entities"]
+        ]
 
 
 # --------------------------------------------------------------------------- --import-memory is bounded
@@ -67,10 +71,14 @@ def test_import_memory_oversized_line_is_an_error_not_an_allocation(
 ) -> None:
     memex.set_limits(max_record_bytes=LIMIT)
     src = tmp_path / "memory.jsonl"
-    long = json.dumps({"type": "entity", "name": "x" * LIMIT, "entityType": "t", "observations": []})
+    long = json.dumps(
+        {"type": "entity", "name": "x" * LIMIT, "entityType": "t", "observations": []}
+    )
     src.write_text(f"{ENTITY}\n{long}\n{ENTITY.replace('Ada', 'Bob')}\n", "utf-8")
     db = os.fspath(tmp_path / "kg.db")
-    code, out, err = run(capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(src))
+    code, out, err = run(
+        capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(src)
+    )
     assert (code, out) == (1, "")
     assert err == (
         f"memex: error: mcp: --import-memory {src}: line 2: record longer than {LIMIT} bytes "
@@ -79,7 +87,9 @@ def test_import_memory_oversized_line_is_an_error_not_an_allocation(
     assert served == []  # the server never started
     assert _entities(db) == []  # nothing imported, not even the good first line
     src.write_text(f"{ENTITY}\n", "utf-8")  # within the limit: imported
-    code, _, err = run(capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(src))
+    code, _, err = run(
+        capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(src)
+    )
     assert code == 0 and "1 entities, 1 observations, 0 relations; 0 line(s) skipped" in err
     assert _entities(db) == ["Ada"]
 
@@ -113,7 +123,9 @@ def test_import_memory_endless_stream_reads_at_most_the_limit(
     thread.start()
     db = os.fspath(tmp_path / "kg.db")
     try:
-        code, out, err = run(capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(fifo))
+        code, out, err = run(
+            capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(fifo)
+        )
     finally:
         if thread.is_alive():  # memex never opened the pipe: let the writer go
             os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
@@ -135,9 +147,21 @@ def test_import_memory_from_dev_zero_is_one_error(
 ) -> None:
     """The review's command (``--import-memory /dev/zero``), with a small record limit."""
     memex.set_limits(max_record_bytes=LIMIT)
-    code, _, err = run(capsys, "mcp", "--db", os.fspath(tmp_path / "kg.db"), "--profile", "kg",
-                       "--import-memory", "/dev/zero")
-    assert code == 1 and "line 1: record longer than" in err and "the rest of the input was not read" in err
+    code, _, err = run(
+        capsys,
+        "mcp",
+        "--db",
+        os.fspath(tmp_path / "kg.db"),
+        "--profile",
+        "kg",
+        "--import-memory",
+        "/dev/zero",
+    )
+    assert (
+        code == 1
+        and "line 1: record longer than" in err
+        and "the rest of the input was not read" in err
+    )
     assert served == []
 
 
@@ -145,12 +169,30 @@ def test_import_memory_unreadable_input_is_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], served: list[MemoryTools]
 ) -> None:
     db = os.fspath(tmp_path / "kg.db")
-    code, _, err = run(capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(tmp_path / "no.jsonl"))
-    assert code == 2 and err == f"memex: error: mcp: cannot read {tmp_path / 'no.jsonl'}: no such file\n"
+    code, _, err = run(
+        capsys,
+        "mcp",
+        "--db",
+        db,
+        "--profile",
+        "kg",
+        "--import-memory",
+        os.fspath(tmp_path / "no.jsonl"),
+    )
+    assert (
+        code == 2
+        and err == f"memex: error: mcp: cannot read {tmp_path / 'no.jsonl'}: no such file\n"
+    )
     bad = tmp_path / "latin1.jsonl"
     bad.write_bytes(ENTITY.encode() + b"\n" + b'{"type": "entity", "name": "\xe9"}\n')
-    code, _, err = run(capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(bad))
-    assert code == 2 and err == f"memex: error: mcp: cannot read {bad}: line 2 is not UTF-8 text (invalid byte 0xe9)\n"
+    code, _, err = run(
+        capsys, "mcp", "--db", db, "--profile", "kg", "--import-memory", os.fspath(bad)
+    )
+    assert (
+        code == 2
+        and err
+        == f"memex: error: mcp: cannot read {bad}: line 2 is not UTF-8 text (invalid byte 0xe9)\n"
+    )
     assert served == [] and _entities(db) == []
 
 
@@ -159,15 +201,25 @@ def _store_with_forged_snapshot(db: str) -> None:
     """One item "original", snapshotted; the snapshot's state rewritten to "FORGED!!" with its
     SHA-256 recomputed (what an attacker who can write the file but holds no key can do)."""
     with memex.MemexStore.open(db, snapshot_every=None) as st:
-        st.create(scope="u", kind="observation", content={"text": "original"}, author="u",
-                  source_kind="observed", authority=0.9)
+        st.create(
+            scope="u",
+            kind="observation",
+            content={"text": "original"},
+            author="u",
+            source_kind="observed",
+            authority=0.9,
+        )
         position = st.snapshot()
     conn = sqlite3.connect(db)
     try:
-        (state,) = conn.execute("SELECT state FROM snapshots WHERE position = ?", (position,)).fetchone()
+        (state,) = conn.execute(
+            "SELECT state FROM snapshots WHERE position = ?", (position,)
+        ).fetchone()
         forged = bytes(state).replace(b"original", b"FORGED!!")
-        conn.execute("UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
-                     (forged, hashlib.sha256(forged).digest(), position))
+        conn.execute(
+            "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
+            (forged, hashlib.sha256(forged).digest(), position),
+        )
         conn.commit()
     finally:
         conn.close()
@@ -178,14 +230,21 @@ def _texts(tools: MemoryTools) -> list[str]:
 
 
 def test_mcp_no_snapshot_serves_the_fold_of_the_log(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], served: list[MemoryTools], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    served: list[MemoryTools],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("MEMEX_SNAPSHOT_KEY", raising=False)
     db = os.fspath(tmp_path / "mcp.db")
     _store_with_forged_snapshot(db)
     code, _, _ = run(capsys, "mcp", "--db", db, "--read-only")
     assert code == 0 and _texts(served[-1]) == ["FORGED!!"]  # without a key, as documented: trusted
-    for flags in (("--no-snapshot",), ("--no-snapshot", "--read-only"), ("--no-snapshot", "--profile", "kg")):
+    for flags in (
+        ("--no-snapshot",),
+        ("--no-snapshot", "--read-only"),
+        ("--no-snapshot", "--profile", "kg"),
+    ):
         code, _, _ = run(capsys, "mcp", "--db", db, *flags)
         assert code == 0 and _texts(served[-1]) == ["original"], flags
 
@@ -211,4 +270,8 @@ def test_mcp_no_snapshot_over_stdio(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_mcp_help_names_no_snapshot(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "mcp", "--help")
-    assert code == 0 and "--no-snapshot" in out and "fold the state from the log alone" in " ".join(out.split())
+    assert (
+        code == 0
+        and "--no-snapshot" in out
+        and "fold the state from the log alone" in " ".join(out.split())
+    )

@@ -235,12 +235,16 @@ def test_every_tool_happy_path(tmp_path: Path) -> None:
             assert why["root"] == top
             nodes = why["nodes"]  # flat, breadth-first: the reply never nests with the chain
             assert [(n["id"], n["depth"], n["parents"]) for n in nodes] == [
-                (top, 0, [mid]), (mid, 1, [root]), (root, 2, [])
+                (top, 0, [mid]),
+                (mid, 1, [root]),
+                (root, 2, []),
             ]
             assert nodes[0]["text"] == "protect this tree"
             assert not any("truncated" in n for n in nodes)
             shallow = (await ok(client, "why", {"id": top, "max_depth": 0}))["nodes"]
-            assert [(n["id"], n["parents"], n["truncated"]) for n in shallow] == [(top, [mid], True)]
+            assert [(n["id"], n["parents"], n["truncated"]) for n in shallow] == [
+                (top, [mid], True)
+            ]
             one = (await ok(client, "why", {"id": top, "max_depth": 1}))["nodes"]
             assert [n["id"] for n in one] == [top, mid] and one[1]["truncated"] is True
 
@@ -481,7 +485,10 @@ def test_lone_surrogate_in_text_is_an_invalid_params_error_naming_the_field(tmp_
         finally:
             rc = server.close()
     assert rc == 0
-    assert sorted(it.content["text"] for it in items_of(db).values()) == ["a valid text", "another valid text"]
+    assert sorted(it.content["text"] for it in items_of(db).values()) == [
+        "a valid text",
+        "another valid text",
+    ]
 
 
 # -- 5. --scope-prefix ------------------------------------------------------------------------
@@ -679,8 +686,17 @@ def test_schema_errors_read_like_memex_errors(tmp_path: Path) -> None:
             ]
 
     assert anyio.run(session) == [
-        (True, "Error executing tool remember: ValidationError: text: Input should be a valid string"),
+        (
+            True,
+            "Error executing tool remember: ValidationError: text: Input should be a valid string",
+        ),
         (True, "Error executing tool remember: ValidationError: text: Field required"),
-        (True, "Error executing tool remember: ValidationError: parents[1]: Input should be a valid string"),
-        (True, "Error executing tool forget: ValidationError: cascade: Input should be a valid boolean"),
+        (
+            True,
+            "Error executing tool remember: ValidationError: parents[1]: Input should be a valid string",
+        ),
+        (
+            True,
+            "Error executing tool forget: ValidationError: cascade: Input should be a valid boolean",
+        ),
     ]

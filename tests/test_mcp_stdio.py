@@ -42,11 +42,18 @@ def test_screen_answers_bytes_that_are_not_utf8() -> None:
 
 @pytest.mark.parametrize(
     "line, expected_id",
-    [('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', None), ("42", None), ('{"id":7,"method":"ping"}', 7),
-     ('{"jsonrpc":"2.0"}', None), ('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', None),
-     ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None), ('{"jsonrpc":"2.0","id":true,"method":"ping"}', None),
-     ('{"jsonrpc":"2.0","id":4,"method":5}', 4), ('{"jsonrpc":"2.0","id":4}', 4),
-     ('{"jsonrpc":"2.0","id":NaN,"method":"ping"}', None)],
+    [
+        ('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', None),
+        ("42", None),
+        ('{"id":7,"method":"ping"}', 7),
+        ('{"jsonrpc":"2.0"}', None),
+        ('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', None),
+        ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None),
+        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', None),
+        ('{"jsonrpc":"2.0","id":4,"method":5}', 4),
+        ('{"jsonrpc":"2.0","id":4}', 4),
+        ('{"jsonrpc":"2.0","id":NaN,"method":"ping"}', None),
+    ],
 )
 def test_screen_answers_what_is_not_one_jsonrpc_message(line: str, expected_id: int | None) -> None:
     got = _reply(line)
@@ -54,8 +61,10 @@ def test_screen_answers_what_is_not_one_jsonrpc_message(line: str, expected_id: 
 
 
 def test_screen_answers_a_lone_surrogate_naming_its_field() -> None:
-    line = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember",'
-            '"arguments":{"text":"a\\ud800b"}}}')
+    line = (
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember",'
+        '"arguments":{"text":"a\\ud800b"}}}'
+    )
     got = _reply(line)
     assert got["id"] == 7 and got["error"] == {
         "code": INVALID_PARAMS,
@@ -64,13 +73,21 @@ def test_screen_answers_a_lone_surrogate_naming_its_field() -> None:
     # a request whose id holds one is answered with a null id; a notification holding one is dropped
     got = _reply('{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
     assert got["id"] is None and got["error"]["code"] == INVALID_REQUEST
-    assert screen_line('{"jsonrpc":"2.0","method":"notifications/x","params":{"\\ud800":1}}') == (None, None)
+    assert screen_line('{"jsonrpc":"2.0","method":"notifications/x","params":{"\\ud800":1}}') == (
+        None,
+        None,
+    )
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH, 600, 5000])
 def test_screen_answers_a_message_nested_too_deep(depth: int) -> None:
     """The SDK's parser gives up near 200 levels and drops the line; the screen answers it."""
-    line = '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"meta":' + "[" * depth + "]" * depth + "}}}"
+    line = (
+        '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"meta":'
+        + "[" * depth
+        + "]" * depth
+        + "}}}"
+    )
     got = _reply(line)
     assert got["id"] == 9 and got["error"]["code"] == INVALID_PARAMS
     assert f"nested deeper than {MAX_DEPTH} levels" in got["error"]["message"]
@@ -78,5 +95,10 @@ def test_screen_answers_a_message_nested_too_deep(depth: int) -> None:
 
 def test_screen_forwards_a_message_just_within_the_depth_limit() -> None:
     inner = MAX_DEPTH - 4  # the message, params, arguments and meta's own object are 4 levels
-    line = '{"jsonrpc":"2.0","id":9,"method":"x","params":{"arguments":{"meta":{"a":' + "[" * inner + "]" * inner + "}}}}"
+    line = (
+        '{"jsonrpc":"2.0","id":9,"method":"x","params":{"arguments":{"meta":{"a":'
+        + "[" * inner
+        + "]" * inner
+        + "}}}}"
+    )
     assert screen_line(line) == (line, None)

@@ -26,7 +26,9 @@ def test_resolve_without_an_active_contradiction_is_refused(tools: MemoryTools) 
         tools.resolve(a, b)
     tools.link(a, b, "CONTRADICTS")
     assert len(tools.resolve(b, a)["changes"]) == 3
-    with pytest.raises(ValidationError, match="no active contradiction"):  # the other agent, too late
+    with pytest.raises(
+        ValidationError, match="no active contradiction"
+    ):  # the other agent, too late
         tools.resolve(a, b)
     assert [e["id"] for e in tools.recall("tea coffee")["items"]] == [b]
 
@@ -64,18 +66,29 @@ def test_a_key_reused_for_other_arguments_is_a_new_change(tmp_path: Path) -> Non
     assert _keyed("remember", "agent:a", None, {"text": "x"}) is None
 
 
-def test_kg_replay_returns_the_first_calls_result_after_the_graph_changed(tools: MemoryTools) -> None:
+def test_kg_replay_returns_the_first_calls_result_after_the_graph_changed(
+    tools: MemoryTools,
+) -> None:
     kg = KgTools(tools)
-    kg.create_entities([{"name": "A", "entityType": "t", "observations": []},
-                        {"name": "B", "entityType": "t", "observations": []}])
+    kg.create_entities(
+        [
+            {"name": "A", "entityType": "t", "observations": []},
+            {"name": "B", "entityType": "t", "observations": []},
+        ]
+    )
     rel = kg.create_relations([{"from": "A", "to": "B", "relationType": "r"}], key="k2")
     obs = kg.add_observations([{"entityName": "B", "contents": ["p"]}], key="k3")
     kg.delete_entities(["B"])
     assert kg.create_relations([{"from": "A", "to": "B", "relationType": "r"}], key="k2") == rel
-    assert kg.add_observations([{"entityName": "B", "contents": ["p"]}], key="k3") == obs == {
-        "results": [{"entityName": "B", "addedObservations": ["p"]}]
+    assert (
+        kg.add_observations([{"entityName": "B", "contents": ["p"]}], key="k3")
+        == obs
+        == {"results": [{"entityName": "B", "addedObservations": ["p"]}]}
+    )
+    assert kg.read_graph() == {
+        "entities": [{"name": "A", "entityType": "t", "observations": []}],
+        "relations": [],
     }
-    assert kg.read_graph() == {"entities": [{"name": "A", "entityType": "t", "observations": []}], "relations": []}
 
 
 def test_kg_relations_may_name_missing_entities_as_the_reference_server(tools: MemoryTools) -> None:
@@ -84,12 +97,16 @@ def test_kg_relations_may_name_missing_entities_as_the_reference_server(tools: M
         "relations": [{"from": "Ghost", "to": "Nobody", "relationType": "haunts"}]
     }
     kg.create_entities([{"name": "Ghost", "entityType": "spirit", "observations": ["boo"]}])
-    assert kg.open_nodes(["Ghost"])["relations"] == [{"from": "Ghost", "to": "Nobody", "relationType": "haunts"}]
+    assert kg.open_nodes(["Ghost"])["relations"] == [
+        {"from": "Ghost", "to": "Nobody", "relationType": "haunts"}
+    ]
     kg.delete_entities(["Nobody"])  # deleting a name removes the relations naming it
     assert kg.read_graph()["relations"] == []
 
 
-def test_a_large_cascade_is_not_starved_by_small_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_cascade_is_not_starved_by_small_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Regression (review of issue 15, H3): writers of other processes kept winning the race,
     so a cascade of 300 retractions re-planned for up to 60 s and then failed. With write turns
     each MCP write plans once, on the newest state."""
@@ -137,7 +154,9 @@ def test_a_large_cascade_is_not_starved_by_small_writes(tmp_path: Path, monkeypa
         assert store.log is not None and store.log.verify().ok
 
 
-def test_resolve_is_a_change_of_mind_and_never_closes_a_supersedes_cycle(tools: MemoryTools) -> None:
+def test_resolve_is_a_change_of_mind_and_never_closes_a_supersedes_cycle(
+    tools: MemoryTools,
+) -> None:
     """Regression (second review, N1): resolving n over m while m superseded n hid both items."""
     m = tools.remember("the meeting is on monday", scope="s")["id"]
     n = tools.remember("the meeting is on tuesday", scope="s")["id"]
@@ -158,7 +177,9 @@ def test_resolve_is_a_change_of_mind_and_never_closes_a_supersedes_cycle(tools: 
     assert [e["id"] for e in tools.recall("plan")["items"]] == [x]
 
 
-def test_a_write_goes_on_when_the_turn_is_held_too_long(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_goes_on_when_the_turn_is_held_too_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Regression (second review, N4): a paused holder of the write turn must not block every writer."""
     from memex.log.sqlite import writer_lock
     from memex.mcp import tools as tools_module

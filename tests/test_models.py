@@ -398,13 +398,17 @@ def test_enum_messages_exact() -> None:
 
 def test_enum_messages_exact_when_nested() -> None:
     with pytest.raises(ValidationError) as ei:
-        QueryOptions.from_dict({"sort": [{"field": "authority", "order": "asc"}, {"field": "age", "order": "asc"}]})
+        QueryOptions.from_dict(
+            {"sort": [{"field": "authority", "order": "asc"}, {"field": "age", "order": "asc"}]}
+        )
     assert str(ei.value) == SORT_MSG.format("age")
     with pytest.raises(ValidationError) as ei:
         get_items(create_graph_state(), None, {"sort": {"field": "zzz", "order": "desc"}})
     assert str(ei.value) == SORT_MSG.format("zzz")
     with pytest.raises(ValidationError) as ei:
-        MemoryFilter.from_dict({"decay": {"config": {"rate": 0.1, "interval": "year", "type": "step"}, "min": 0.5}})
+        MemoryFilter.from_dict(
+            {"decay": {"config": {"rate": 0.1, "interval": "year", "type": "step"}, "min": 0.5}}
+        )
     assert str(ei.value) == INTERVAL_MSG.format("year")
     with pytest.raises(ValidationError) as ei:
         ScoreWeights.from_dict({"decay": {"rate": 0.1, "interval": "hour", "type": "cliff"}})
@@ -427,7 +431,9 @@ def test_decay_config_and_filter_bounds() -> None:
             DecayConfig(rate=bad, interval="hour", type="linear")
     cfg = DecayConfig(rate=0.5, interval="day", type="linear")
     assert DecayFilter(config=cfg, min=0).min == 0
-    assert DecayFilter(config={"rate": 0.5, "interval": "day", "type": "linear"}, min=1).config == cfg
+    assert (
+        DecayFilter(config={"rate": 0.5, "interval": "day", "type": "linear"}, min=1).config == cfg
+    )
     with pytest.raises(ValidationError) as ei:
         DecayFilter(config=cfg, min=1.01)
     assert ei.value.path == "min"
@@ -579,7 +585,9 @@ def test_command_nested_entity_from_mapping_and_error_path() -> None:
     assert ei.value.path == "item.authority"
     assert str(ei.value).startswith("item.authority:")
     with pytest.raises(ValidationError) as ei:
-        apply_command(create_graph_state(), {"type": "memory.create", "item": item_kw(meta={"agent_id": 1})})
+        apply_command(
+            create_graph_state(), {"type": "memory.create", "item": item_kw(meta={"agent_id": 1})}
+        )
     assert ei.value.path == "item.meta.agent_id"
     with pytest.raises(ValidationError) as ei:
         apply_command(create_graph_state(), {"type": "edge.create", "edge": edge_kw(weight=-1)})
@@ -615,7 +623,14 @@ def test_command_to_dict_order() -> None:
 # --------------------------------------------------------------------------- adapter
 ALL_WIRE_COMMANDS: list[dict[str, Any]] = [
     {"type": "memory.create", "item": item_kw()},
-    {"type": "memory.update", "item_id": "m1", "partial": {"content": {"a": 1}}, "author": "u", "reason": "r", "basis": {"x": 1}},
+    {
+        "type": "memory.update",
+        "item_id": "m1",
+        "partial": {"content": {"a": 1}},
+        "author": "u",
+        "reason": "r",
+        "basis": {"x": 1},
+    },
     {"type": "memory.retract", "item_id": "m1", "author": "u", "reason": "gone"},
     {"type": "edge.create", "edge": edge_kw()},
     {"type": "edge.update", "edge_id": "e1", "partial": {"weight": 0.5}, "author": "u"},
@@ -643,9 +658,10 @@ def test_adapter_json_roundtrip(wire: dict[str, Any]) -> None:
 
 
 def test_adapter_dump_json_exact() -> None:
-    assert MemoryCommandAdapter.dump_json(
-        MemoryRetract(item_id="m1", author="u", reason="é")
-    ) == '{"type":"memory.retract","item_id":"m1","author":"u","reason":"é"}'.encode()
+    assert (
+        MemoryCommandAdapter.dump_json(MemoryRetract(item_id="m1", author="u", reason="é"))
+        == '{"type":"memory.retract","item_id":"m1","author":"u","reason":"é"}'.encode()
+    )
     assert MemoryCommandAdapter.dump_json(EdgeCreate(edge=edge_kw(authority=1.0))) == (
         b'{"type":"edge.create","edge":{"edge_id":"e1","from":"m1","to":"m2","kind":"SUPPORTS",'
         b'"author":"agent:a","source_kind":"observed","authority":1,"active":true}}'
@@ -682,7 +698,9 @@ def test_adapter_field_errors() -> None:
     with pytest.raises(ValidationError):
         MemoryCommandAdapter.validate_python({"type": "memory.retract", "author": "u"})
     with pytest.raises(ValidationError) as ei:
-        MemoryCommandAdapter.validate_python({"type": "memory.create", "item": item_kw(importance="high")})
+        MemoryCommandAdapter.validate_python(
+            {"type": "memory.create", "item": item_kw(importance="high")}
+        )
     assert ei.value.path == "item.importance"
 
 
@@ -711,7 +729,9 @@ def test_create_memory_item_created_at_rules() -> None:
     assert (plain.id, plain.created_at) == ("plain", FACTORY_NOW)
 
 
-def test_create_memory_item_default_clock(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
+def test_create_memory_item_default_clock(
+    monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None
+) -> None:
     monkeypatch.setattr(memex._time, "now_ms", lambda: FACTORY_NOW)
     it = create_memory_item(**_factory_kw())
     assert extract_timestamp(it.id) == FACTORY_NOW
@@ -763,8 +783,16 @@ def test_create_edge(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None
     assert e.active is True
     assert (e.from_, e.to, e.weight, e.meta) == ("a", "a", None, None)
     e2 = create_edge(
-        from_="a", to="b", kind="K", author="u", source_kind="o", authority=1,
-        edge_id="fixed", active=False, weight=0.5, meta={"m": 1},
+        from_="a",
+        to="b",
+        kind="K",
+        author="u",
+        source_kind="o",
+        authority=1,
+        edge_id="fixed",
+        active=False,
+        weight=0.5,
+        meta={"m": 1},
     )
     assert (e2.edge_id, e2.active, e2.weight, e2.meta) == ("fixed", False, 0.5, {"m": 1})
     with pytest.raises(ValidationError) as ei:

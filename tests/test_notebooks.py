@@ -86,7 +86,9 @@ def test_stored_with_outputs_cleared_and_readable_as_a_story(path: Path) -> None
     markdown = [c for c in raw["cells"] if c["cell_type"] == "markdown"]
     assert [c["outputs"] for c in code] == [[] for _ in code]
     assert [c["execution_count"] for c in code] == [None for _ in code]
-    assert raw["cells"][0]["cell_type"] == "markdown" and "".join(raw["cells"][0]["source"]).startswith("# ")
+    assert raw["cells"][0]["cell_type"] == "markdown" and "".join(
+        raw["cells"][0]["source"]
+    ).startswith("# ")
     if path.name in STORIES:
         assert len(markdown) >= len(code) // 2  # prose between the steps
 
@@ -95,23 +97,32 @@ def test_stored_with_outputs_cleared_and_readable_as_a_story(path: Path) -> None
 def test_runs_top_to_bottom_without_an_error(path: Path) -> None:
     nb = executed(path.name)
     assert [out.ename for _, out in outputs(nb) if out.output_type == "error"] == []
-    assert all(cell.execution_count for cell in nb.cells if cell.cell_type == "code" and cell.source)
+    assert all(
+        cell.execution_count for cell in nb.cells if cell.cell_type == "code" and cell.source
+    )
 
 
 # ----------------------------------------------------------------------------- the stories
 def test_quickstart_ranks_decays_surfaces_and_draws_the_support_tree() -> None:
     nb = executed("quickstart.ipynb")
     shown = text(nb)
-    assert "<b>MemexStore</b> in memory · 0 intents · 0 tasks<br>6 items · 2 edges (2 active)" in shown
+    assert (
+        "<b>MemexStore</b> in memory · 0 intents · 0 tasks<br>6 items · 2 edges (2 active)" in shown
+    )
     assert "1 active contradiction" in shown
     # ranking: 0.7 authority + 0.3 importance, best first
     assert "0   0.81  observation                         Drinks tea, not coffee" in shown
     # decay: the 42-day-old belief falls from 0.81 to 0.43, the 63-day-old one to 0.10
     assert "0.430" in shown and "0.103" in shown
     assert "[Paid for a double espresso at the station]" in shown  # surfaced, in words
-    assert "'Offer herbal tea at afternoon meetings',\n 'Ada may avoid caffeine in the afternoon'" in shown
+    assert (
+        "'Offer herbal tea at afternoon meetings',\n 'Ada may avoid caffeine in the afternoon'"
+        in shown
+    )
     assert len(images(nb)) == 2  # the support tree and the whole graph
-    spec = importlib.util.spec_from_file_location("make_support_tree", ROOT / "docs/img/make_support_tree.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_support_tree", ROOT / "docs/img/make_support_tree.py"
+    )
     assert spec is not None and spec.loader is not None
     make = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(make)
@@ -131,8 +142,10 @@ def test_audit_replays_plots_verifies_and_catches_tampering() -> None:
     shown = text(nb)
     assert "124 applied, 0 already stored, 0 rejected" in shown
     # the end of each day: positions 38, 74, 94, 124; contradictions 0, 1, 2, 2
-    for line in ("2024-03-04 23:59        38     22            14                      0",
-                 "2024-03-13 23:59       124     53            40                      2"):
+    for line in (
+        "2024-03-04 23:59        38     22            14                      0",
+        "2024-03-13 23:59       124     53            40                      2",
+    ):
         assert line in shown
     assert "VerifyResult(ok=True, head=124" in shown
     assert "first_bad=57, reason='position 57: record or chain hash does not match'" in shown
@@ -165,4 +178,6 @@ def test_crew_merges_two_sub_agents_and_tabulates_the_report() -> None:
 def test_explore_agent_memory_retrieves_and_hands_the_graph_to_networkx() -> None:
     shown = text(executed("explore_agent_memory.ipynb"))
     # the best hit of smart_retrieve is the newest diet fact, with no contradiction
-    assert re.search(r"\[\(0\.\d+, 'Eats fish again since the weekend: pescatarian now', \[\]\),", shown)
+    assert re.search(
+        r"\[\(0\.\d+, 'Eats fish again since the weekend: pescatarian now', \[\]\),", shown
+    )

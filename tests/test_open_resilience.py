@@ -31,7 +31,9 @@ IDS = ("ok", "bad", "after")
 
 
 def _create(store: memex.MemexStore, id: str) -> None:
-    store.create(id=id, scope="s", kind="k", content={"t": id}, author="a", source_kind="o", authority=0.5)
+    store.create(
+        id=id, scope="s", kind="k", content={"t": id}, author="a", source_kind="o", authority=0.5
+    )
 
 
 def _three_records(path: Path, *, snapshot: bool = False) -> list[str]:
@@ -52,7 +54,9 @@ def _rewrite_record(path: Path, position: int, envelope: bytes) -> None:
     try:
         conn.execute("UPDATE records SET envelope = ? WHERE position = ?", (envelope, position))
         prev = GENESIS_HASH
-        rows = conn.execute("SELECT position, ts_ms, envelope, events FROM records ORDER BY position").fetchall()
+        rows = conn.execute(
+            "SELECT position, ts_ms, envelope, events FROM records ORDER BY position"
+        ).fetchall()
         for pos, ts, env, evs in rows:
             prev = record_hash(prev, pos, ts, bytes(env), bytes(evs))
             conn.execute("UPDATE records SET hash = ? WHERE position = ?", (prev, pos))
@@ -79,7 +83,11 @@ def _rewrite_snapshot(path: Path, position: int, state: bytes) -> None:
 def _stored_envelope(path: Path, position: int) -> bytes:
     conn = sqlite3.connect(path)
     try:
-        return bytes(conn.execute("SELECT envelope FROM records WHERE position = ?", (position,)).fetchone()[0])
+        return bytes(
+            conn.execute("SELECT envelope FROM records WHERE position = ?", (position,)).fetchone()[
+                0
+            ]
+        )
     finally:
         conn.close()
 
@@ -178,15 +186,21 @@ def test_reading_an_undecodable_record_raises_unreadable_record_error(tmp_path: 
 def test_a_record_whose_command_fails_to_apply_is_listed_with_its_reason(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with memex.SQLiteEventLog(path) as lg:  # raw appends: an update of an item that never existed
-        item = memex.create_memory_item(id="x", scope="s", kind="k", content={}, author="a",
-                                        source_kind="o", authority=0.5)
-        env = memex.create_event_envelope(
-            "memory.update", memex.MemoryUpdate(item_id="ghost", partial={"importance": 0.5}, author="a")
+        item = memex.create_memory_item(
+            id="x", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5
         )
-        lg.append([memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item)), env])
+        env = memex.create_event_envelope(
+            "memory.update",
+            memex.MemoryUpdate(item_id="ghost", partial={"importance": 0.5}, author="a"),
+        )
+        lg.append(
+            [memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item)), env]
+        )
     with memex.MemexStore.open(path) as s:
         assert s.skipped_on_open == [
-            memex.SkippedOnOpen(2, env.id, "MemoryNotFoundError: Memory item not found: ghost", "record")
+            memex.SkippedOnOpen(
+                2, env.id, "MemoryNotFoundError: Memory item not found: ghost", "record"
+            )
         ]
         assert list(s.mem.items) == ["x"]
 
@@ -219,7 +233,11 @@ def test_an_older_snapshot_is_used_when_the_newest_cannot_be_decoded(tmp_path: P
         for i in ("a", "b", "c", "d", "e"):
             _create(s, i)
         expected = s.mem.items
-    assert memex.SQLiteEventLog(path, read_only=True).snapshot_positions() == [2, 4, 5]  # 5: on close
+    assert memex.SQLiteEventLog(path, read_only=True).snapshot_positions() == [
+        2,
+        4,
+        5,
+    ]  # 5: on close
     _rewrite_snapshot(path, 5, b"{")
     _rewrite_snapshot(path, 4, b"{")
     with warnings.catch_warnings(record=True) as caught:
@@ -239,7 +257,12 @@ def test_out_of_range_score_kept_by_an_update_does_not_stop_reopening(tmp_path: 
     with memex.MemexStore.open(path) as s:
         it = s.create(scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5)
         # the store's own door refuses 1.5; a foreign (TypeScript) log may hold it
-        cmd = {"type": "memory.update", "item_id": it.id, "partial": {"authority": 1.5}, "author": "a"}
+        cmd = {
+            "type": "memory.update",
+            "item_id": it.id,
+            "partial": {"authority": 1.5},
+            "author": "a",
+        }
         s.import_envelopes([memex.create_event_envelope("memory.update", cmd)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a snapshot that cannot hold 1.5 is skipped with a warning
@@ -270,8 +293,14 @@ def test_audit_verify_output_is_unchanged_when_everything_reads(
     code, out, _ = _audit(capsys, path, "--json")
     assert code == 0
     assert json.loads(out) == {
-        "ok": True, "head": 3, "head_hash": head_hash, "first_bad": None, "reason": None, "records": 3,
-        "snapshots": [{"position": 3, "ok": True, "reason": None, "keyed": None}], "supersedes_cycles": [],
+        "ok": True,
+        "head": 3,
+        "head_hash": head_hash,
+        "first_bad": None,
+        "reason": None,
+        "records": 3,
+        "snapshots": [{"position": 3, "ok": True, "reason": None, "keyed": None}],
+        "supersedes_cycles": [],
     }
     assert memex.find_unreadable(memex.SQLiteEventLog(path, read_only=True)) == []
 
@@ -317,8 +346,13 @@ def test_audit_verify_reports_a_snapshot_that_does_not_match_its_hash(
 _TEMPLATE: dict[str, Path] = {}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(envelope=st.binary(max_size=200) | st.text(max_size=60).map(lambda t: t.encode("utf-8", "surrogatepass")))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    envelope=st.binary(max_size=200)
+    | st.text(max_size=60).map(lambda t: t.encode("utf-8", "surrogatepass"))
+)
 def test_any_bytes_in_a_stored_record_never_stop_open(tmp_path: Path, envelope: bytes) -> None:
     if "db" not in _TEMPLATE:
         _TEMPLATE["db"] = tmp_path / "template.db"

@@ -25,7 +25,9 @@ def test_with_search_path_sets_the_options_parameter_once() -> None:
     assert pgserver.with_search_path(dsn, "s2").endswith("port=5433&options=-csearch_path%3Ds2")
 
 
-@pytest.mark.parametrize(("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+@pytest.mark.parametrize(
+    ("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)]
+)
 def test_no_server_skips_locally_and_fails_under_ci(
     monkeypatch: pytest.MonkeyPatch, ci: str, outcome: type[BaseException]
 ) -> None:

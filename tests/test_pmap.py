@@ -247,7 +247,9 @@ def test_as_pmap_returns_a_pmap_as_is() -> None:
 def test_as_pmap_rejects_other_values_naming_the_owner(value: Any, type_name: str) -> None:
     with pytest.raises(TypeError) as info:
         as_pmap(value, "TaskState")
-    assert str(info.value) == f"TaskState maps must be mappings (or lists of pairs), got {type_name}"
+    assert (
+        str(info.value) == f"TaskState maps must be mappings (or lists of pairs), got {type_name}"
+    )
 
 
 # ----------------------------------------------------------------------------- persistent sets and buckets
@@ -311,7 +313,9 @@ OPS = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(KEYS, st.integers()), max_size=20), OPS)
-def test_random_sets_and_deletes_match_a_dict(start: list[tuple[int, int]], ops: list[tuple[str, int, int]]) -> None:
+def test_random_sets_and_deletes_match_a_dict(
+    start: list[tuple[int, int]], ops: list[tuple[str, int, int]]
+) -> None:
     """A dict iterates in JavaScript ``Map`` order too: after any sequence of
     set/delete/discard the map's items equal the dict's, in order, and every
     earlier version still holds what it held."""

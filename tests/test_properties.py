@@ -66,14 +66,20 @@ SETTINGS = settings(
 scores = st.one_of(st.sampled_from([0, 1, 0.5, 1.0, 0.25]), st.floats(min_value=0, max_value=1))
 opt_scores = st.one_of(st.none(), scores)
 json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from([0.5, 1.0, 1e-7]), st.text("xyé\n", max_size=3)
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from([0.5, 1.0, 1e-7]),
+    st.text("xyé\n", max_size=3),
 )
 small_dict = st.dictionaries(st.sampled_from(["k1", "k2", "k3"]), json_leaf, max_size=3)
 parents_st = st.one_of(st.none(), st.lists(st.sampled_from(ANY_ITEM), max_size=3))
 meta_st = st.one_of(
     st.none(),
     st.dictionaries(
-        st.sampled_from(["agent_id", "session_id", "k1", "k2"]), st.text("ab", max_size=2), max_size=3
+        st.sampled_from(["agent_id", "session_id", "k1", "k2"]),
+        st.text("ab", max_size=2),
+        max_size=3,
     ),
 )
 
@@ -117,7 +123,9 @@ ITEM_PARTIAL_FIELDS: dict[str, Any] = {
     "importance": opt_scores,
     "intent_id": st.one_of(st.none(), st.sampled_from(["i1", "i2"])),
     "content": small_dict,
-    "meta": st.dictionaries(st.sampled_from(["k1", "k2", "agent_id"]), st.text("ab", max_size=2), max_size=2),
+    "meta": st.dictionaries(
+        st.sampled_from(["k1", "k2", "agent_id"]), st.text("ab", max_size=2), max_size=2
+    ),
     "id": st.sampled_from(ANY_ITEM),  # ignored
     "created_at": st.integers(0, 10),  # ignored
     "unknown_key": st.integers(),  # ignored
@@ -135,7 +143,12 @@ EDGE_PARTIAL_FIELDS: dict[str, Any] = {
 }
 
 
-POOLS: dict[str, Any] = {"item": item_dict, "edge": edge_dict, "item_ids": ITEM_IDS, "edge_ids": EDGE_IDS}
+POOLS: dict[str, Any] = {
+    "item": item_dict,
+    "edge": edge_dict,
+    "item_ids": ITEM_IDS,
+    "edge_ids": EDGE_IDS,
+}
 command = memory_commands(
     **POOLS,
     item_partials=partials(ITEM_PARTIAL_FIELDS),
@@ -145,7 +158,8 @@ command = memory_commands(
 )
 _valid_item = item_fields(scope="s1", kind="k", source_kind="o")
 commands = st.tuples(
-    st.lists(create_commands(**POOLS), min_size=2, max_size=10), st.lists(command, min_size=5, max_size=40)
+    st.lists(create_commands(**POOLS), min_size=2, max_size=10),
+    st.lists(command, min_size=5, max_size=40),
 ).map(lambda t: t[0] + t[1])
 
 
@@ -187,7 +201,9 @@ def check_indexes(s: GraphState) -> None:
     for sc in [*SCOPES, "nope"]:
         assert get_items(s, {"scope": sc}) == [it for it in items if it.scope == sc]
     for pre in ["s1", "s", ""]:
-        assert get_items(s, {"scope_prefix": pre}) == [it for it in items if it.scope.startswith(pre)]
+        assert get_items(s, {"scope_prefix": pre}) == [
+            it for it in items if it.scope.startswith(pre)
+        ]
     assert get_edges(s, {"active_only": False}) == edges
 
 
@@ -319,7 +335,9 @@ def model_fold(cmds: list[Any]) -> tuple[dict[str, Any], dict[str, Any], list[An
     return items, edges, events, skipped
 
 
-def _model_step(w: dict[str, Any], items: dict[str, Any], edges: dict[str, Any], events: list[Any]) -> None:
+def _model_step(
+    w: dict[str, Any], items: dict[str, Any], edges: dict[str, Any], events: list[Any]
+) -> None:
     """Apply one valid-shaped command to the model; a command that fails adds no event."""
     t = w["type"]
     if t == "memory.create":
@@ -420,7 +438,10 @@ def test_churn_order_and_indexes(ops: list[tuple[str, str, list[str]]]) -> None:
     edges: dict[str, tuple[str, str]] = {}
     for n, (op, iid, others) in enumerate(ops):
         if op == "create" and iid not in items:
-            cmd: dict[str, Any] = {"type": "memory.create", "item": {**_valid_item(iid), "parents": others}}
+            cmd: dict[str, Any] = {
+                "type": "memory.create",
+                "item": {**_valid_item(iid), "parents": others},
+            }
             items[iid] = others
         elif op == "retract" and iid in items:
             cmd = {"type": "memory.retract", "item_id": iid, "author": "u"}
@@ -428,7 +449,12 @@ def test_churn_order_and_indexes(ops: list[tuple[str, str, list[str]]]) -> None:
             for eid in [k for k, (f, t) in edges.items() if iid in (f, t)]:
                 del edges[eid]
         elif op == "reparent" and iid in items:
-            cmd = {"type": "memory.update", "item_id": iid, "partial": {"parents": others}, "author": "u"}
+            cmd = {
+                "type": "memory.update",
+                "item_id": iid,
+                "partial": {"parents": others},
+                "author": "u",
+            }
             items[iid] = others
         elif op == "edge" and others:
             eid = f"x{n}"

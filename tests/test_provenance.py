@@ -112,7 +112,9 @@ def test_parents_naming_absent_items_do_not_break_the_walk() -> None:
         s, MemoryUpdate(item_id="b", partial={"parents": ["a", "ghost", "a"]}, author="u")
     ).state
     assert shape(get_support_tree(s, "b")) == ("b", [("a", []), ("a", [])])
-    s = apply_command(s, MemoryUpdate(item_id="b", partial={"parents": ["ghost"]}, author="u")).state
+    s = apply_command(
+        s, MemoryUpdate(item_id="b", partial={"parents": ["ghost"]}, author="u")
+    ).state
     assert shape(get_support_tree(s, "b")) == ("b", [])
     assert ids(get_support_set(s, "b")) == ["b"]
 

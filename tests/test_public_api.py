@@ -536,7 +536,6 @@ SUBMODULES: dict[str, list[str]] = {
 }
 
 
-
 def test_import_memex_keeps_every_public_name() -> None:
     missing = [n for n in TOP_LEVEL if n not in memex.__all__ or not hasattr(memex, n)]
     assert missing == []
@@ -561,7 +560,9 @@ def test_a_name_is_the_same_object_at_every_path(path: str) -> None:
             assert getattr(module, name) is getattr(memex, name), f"{path}.{name}"
 
 
-def test_the_clock_is_read_through_memex_time(monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None) -> None:
+def test_the_clock_is_read_through_memex_time(
+    monkeypatch: pytest.MonkeyPatch, fresh_uuid_generator: None
+) -> None:
     import memex._time
 
     monkeypatch.setattr(memex._time, "now_ms", lambda: 1_700_000_000_000)
@@ -597,10 +598,15 @@ def test_names_the_module_apis_mention_import_from_them() -> None:
     from memex.store import EventLog, SQLiteEventLog
 
     assert (Edge, MemoryItem, ValidationError, ModelsValidationError) == (
-        memex.Edge, memex.MemoryItem, memex.ValidationError, memex.ValidationError
+        memex.Edge,
+        memex.MemoryItem,
+        memex.ValidationError,
+        memex.ValidationError,
     )
     assert (ConcurrencyError, IdempotencyConflictError, EventEnvelope) == (
-        memex.ConcurrencyError, memex.IdempotencyConflictError, memex.EventEnvelope
+        memex.ConcurrencyError,
+        memex.IdempotencyConflictError,
+        memex.EventEnvelope,
     )
     assert (EventLog, SQLiteEventLog) == (memex.EventLog, memex.SQLiteEventLog)
 

@@ -34,10 +34,17 @@ OTHER_ID = "018f0000-0000-7000-8000-000000000002"
 
 def make_item(**over: Any) -> MemoryItem:
     fields: dict[str, Any] = dict(
-        id=ITEM_ID, scope="user:ada", kind="observation",
+        id=ITEM_ID,
+        scope="user:ada",
+        kind="observation",
         content={"text": "Drinks tea", "tags": ["drink", "tea"], "n": {"cups": 2}},
-        author="user:ada", source_kind="user_explicit", parents=[OTHER_ID],
-        authority=0.9, conviction=0.8, importance=0.4, created_at=1713691951104,
+        author="user:ada",
+        source_kind="user_explicit",
+        parents=[OTHER_ID],
+        authority=0.9,
+        conviction=0.8,
+        importance=0.4,
+        created_at=1713691951104,
         meta={"agent_id": "aria"},
     )
     fields.update(over)
@@ -46,30 +53,53 @@ def make_item(**over: Any) -> MemoryItem:
 
 def make_edge(**over: Any) -> Edge:
     fields: dict[str, Any] = dict(
-        edge_id="e1", from_=OTHER_ID, to=ITEM_ID, kind="CONTRADICTS", author="agent:aria",
-        source_kind="agent_inferred", authority=0.6, active=True,
+        edge_id="e1",
+        from_=OTHER_ID,
+        to=ITEM_ID,
+        kind="CONTRADICTS",
+        author="agent:aria",
+        source_kind="agent_inferred",
+        authority=0.6,
+        active=True,
     )
     fields.update(over)
     return Edge(**fields)
 
 
 ITEM_DUMP = {
-    "id": ITEM_ID, "scope": "user:ada", "kind": "observation",
+    "id": ITEM_ID,
+    "scope": "user:ada",
+    "kind": "observation",
     "content": {"text": "Drinks tea", "tags": ["drink", "tea"], "n": {"cups": 2}},
-    "author": "user:ada", "source_kind": "user_explicit", "parents": [OTHER_ID],
-    "authority": 0.9, "conviction": 0.8, "importance": 0.4, "created_at": 1713691951104,
-    "intent_id": None, "task_id": None, "meta": {"agent_id": "aria"},
+    "author": "user:ada",
+    "source_kind": "user_explicit",
+    "parents": [OTHER_ID],
+    "authority": 0.9,
+    "conviction": 0.8,
+    "importance": 0.4,
+    "created_at": 1713691951104,
+    "intent_id": None,
+    "task_id": None,
+    "meta": {"agent_id": "aria"},
 }
 EDGE_DUMP = {
-    "edge_id": "e1", "from_": OTHER_ID, "to": ITEM_ID, "kind": "CONTRADICTS", "weight": None,
-    "author": "agent:aria", "source_kind": "agent_inferred", "authority": 0.6, "active": True,
+    "edge_id": "e1",
+    "from_": OTHER_ID,
+    "to": ITEM_ID,
+    "kind": "CONTRADICTS",
+    "weight": None,
+    "author": "agent:aria",
+    "source_kind": "agent_inferred",
+    "authority": 0.6,
+    "active": True,
     "meta": None,
 }
 
 
 def intent() -> Intent:
-    return memex.create_intent(id="i1", label="find tea", priority=0.7, owner="user:ada",
-                               root_memory_ids=[ITEM_ID])
+    return memex.create_intent(
+        id="i1", label="find tea", priority=0.7, owner="user:ada", root_memory_ids=[ITEM_ID]
+    )
 
 
 def task() -> Task:
@@ -81,22 +111,56 @@ def samples() -> list[Any]:
     item, edge = make_item(), make_edge()
     state = memex.create_graph_state()
     state, created = memex.apply_command(state, memex.MemoryCreate(item=item))
-    state, _ = memex.apply_command(state, memex.MemoryCreate(item=make_item(id=OTHER_ID, parents=None)))
+    state, _ = memex.apply_command(
+        state, memex.MemoryCreate(item=make_item(id=OTHER_ID, parents=None))
+    )
     state, edge_events = memex.apply_command(state, memex.EdgeCreate(edge=edge))
     _, intent_events = memex.apply_intent_command(
-        memex.create_intent_state(), {"type": "intent.create", "intent": intent()})
+        memex.create_intent_state(), {"type": "intent.create", "intent": intent()}
+    )
     _, task_events = memex.apply_task_command(
-        memex.create_task_state(), {"type": "task.create", "task": task()})
+        memex.create_task_state(), {"type": "task.create", "task": task()}
+    )
     scored = memex.surface_contradictions(state, memex.get_scored_items(state, {"authority": 1.0}))
     envelope = memex.wrap_lifecycle_event(edge_events[0], "c1", now=1713691951104)
-    return [item, edge, intent(), task(), created[0], edge_events[0], intent_events[0],
-            task_events[0], envelope, scored[0]]
+    return [
+        item,
+        edge,
+        intent(),
+        task(),
+        created[0],
+        edge_events[0],
+        intent_events[0],
+        task_events[0],
+        envelope,
+        scored[0],
+    ]
 
 
-CLASSES = [MemoryItem, Edge, Intent, Task, MemoryLifecycleEvent, MemoryLifecycleEvent,
-           IntentLifecycleEvent, TaskLifecycleEvent, EventEnvelope, ScoredItem]
-IDS = ["item", "edge", "intent", "task", "memory_event", "edge_event", "intent_event",
-       "task_event", "envelope", "scored"]
+CLASSES = [
+    MemoryItem,
+    Edge,
+    Intent,
+    Task,
+    MemoryLifecycleEvent,
+    MemoryLifecycleEvent,
+    IntentLifecycleEvent,
+    TaskLifecycleEvent,
+    EventEnvelope,
+    ScoredItem,
+]
+IDS = [
+    "item",
+    "edge",
+    "intent",
+    "task",
+    "memory_event",
+    "edge_event",
+    "intent_event",
+    "task_event",
+    "envelope",
+    "scored",
+]
 
 
 @pytest.fixture(params=range(len(IDS)), ids=IDS)
@@ -112,7 +176,9 @@ def test_item_dump_uses_field_names_and_keeps_none() -> None:
     assert item.model_dump() == ITEM_DUMP
     assert list(item.model_dump()) == list(ITEM_DUMP)  # field (= wire) order
     assert item.model_dump(mode="json") == ITEM_DUMP
-    assert item.model_dump(exclude_none=True) == {k: v for k, v in ITEM_DUMP.items() if v is not None}
+    assert item.model_dump(exclude_none=True) == {
+        k: v for k, v in ITEM_DUMP.items() if v is not None
+    }
 
 
 def test_edge_dump_field_name_from_underscore_and_alias_from() -> None:
@@ -146,8 +212,11 @@ def test_alias_and_exclude_none_reach_nested_records() -> None:
 def test_by_alias_and_exclude_none_is_to_dict(value: Any) -> None:
     wire = value.model_dump(by_alias=True, exclude_none=True)
     if isinstance(value, ScoredItem):  # no to_dict: its fields are its wire keys
-        assert wire == {"item": value.item.to_dict(), "score": value.score,
-                        "contradicted_by": [c.to_dict() for c in value.contradicted_by]}
+        assert wire == {
+            "item": value.item.to_dict(),
+            "score": value.score,
+            "contradicted_by": [c.to_dict() for c in value.contradicted_by],
+        }
     else:
         assert wire == value.to_dict()
     assert json.loads(value.model_dump_json(by_alias=True, exclude_none=True)) == wire
@@ -174,7 +243,10 @@ def test_dump_is_a_copy(value: Any) -> None:
 def test_plain_dicts_keep_their_none_values_and_keys() -> None:
     item = make_item(content={"a": None, "b": {"c": None}}, meta={"x": None})
     dumped = item.model_dump(exclude_none=True)
-    assert dumped["content"] == {"a": None, "b": {"c": None}}  # as Pydantic: only fields are dropped
+    assert dumped["content"] == {
+        "a": None,
+        "b": {"c": None},
+    }  # as Pydantic: only fields are dropped
     assert dumped["meta"] == {"x": None}
 
 
@@ -184,7 +256,8 @@ def test_persistent_maps_and_tuples_in_a_payload_dump_as_dicts_and_lists() -> No
     state, _ = memex.apply_command(state, memex.MemoryCreate(item=item))
     assert not isinstance(state.items, dict)  # a persistent map
     env = memex.create_event_envelope(
-        "snapshot.items", {"items": state.items, "pair": (1, "a"), "nested": [{"t": (2,)}]}, now=0)
+        "snapshot.items", {"items": state.items, "pair": (1, "a"), "nested": [{"t": (2,)}]}, now=0
+    )
     for mode in ("python", "json"):
         payload = env.model_dump(mode=mode)["payload"]
         assert type(payload["items"]) is dict
@@ -295,7 +368,11 @@ def test_dump_json_arguments_are_checked() -> None:
     with pytest.raises(ValidationError, match="^indent: "):
         item.model_dump_json(indent="  ")  # type: ignore[arg-type]
     assert item.model_dump_json(indent=0).startswith('{\n"id": ')
-    assert make_edge(meta={"a": [1]}).model_dump_json(indent=0).endswith('"meta": {\n"a": [\n1\n]\n}\n}')
+    assert (
+        make_edge(meta={"a": [1]})
+        .model_dump_json(indent=0)
+        .endswith('"meta": {\n"a": [\n1\n]\n}\n}')
+    )
 
 
 # --------------------------------------------------------------------------- model_validate
@@ -307,7 +384,9 @@ def test_validate_round_trips(value: Any) -> None:
             again = cls.model_validate(dumped)
             assert type(again) is cls
             assert again.model_dump(by_alias=by_alias, exclude_none=exclude_none) == dumped
-            if cls is EventEnvelope:  # its payload is kept as given: plain dicts now, as in Pydantic
+            if (
+                cls is EventEnvelope
+            ):  # its payload is kept as given: plain dicts now, as in Pydantic
                 assert again.payload == dumped["payload"]
             else:
                 assert again == value
@@ -326,7 +405,9 @@ def test_validate_accepts_from_and_from_underscore_and_ignores_unknown_keys() ->
 
 def test_validate_errors_name_the_field() -> None:
     good = make_item().to_dict()
-    with pytest.raises(ValidationError, match=r"^authority: expected a number in \[0, 1\], got 1.5$") as e:
+    with pytest.raises(
+        ValidationError, match=r"^authority: expected a number in \[0, 1\], got 1.5$"
+    ) as e:
         MemoryItem.model_validate({**good, "authority": 1.5})
     assert e.value.path == "authority"
     assert isinstance(e.value, ValueError)
@@ -342,8 +423,13 @@ def test_validate_errors_name_the_field() -> None:
 
 def test_validate_does_not_coerce() -> None:
     good = make_item().to_dict()
-    for field, bad in (("authority", "0.5"), ("authority", True), ("created_at", "12"),
-                       ("parents", "p1"), ("scope", 5)):
+    for field, bad in (
+        ("authority", "0.5"),
+        ("authority", True),
+        ("created_at", "12"),
+        ("parents", "p1"),
+        ("scope", 5),
+    ):
         with pytest.raises(ValidationError, match=f"^{field}: "):
             MemoryItem.model_validate({**good, field: bad})
     with pytest.raises(ValidationError, match="^active: expected a boolean"):
@@ -371,13 +457,21 @@ def test_validate_nested_records_name_the_path() -> None:
 
 def test_validate_builds_nested_records_from_dicts() -> None:
     event = MemoryLifecycleEvent.model_validate(
-        {"type": "memory.created", "item": ITEM_DUMP, "cause_type": "memory.create"})
+        {"type": "memory.created", "item": ITEM_DUMP, "cause_type": "memory.create"}
+    )
     assert event.item == make_item() and event.namespace == "memory"
     scored = ScoredItem.model_validate({"item": ITEM_DUMP, "score": 0.25, "relevance": 1})
     assert scored.item == make_item() and scored.contradicted_by is None
-    env = EventEnvelope.model_validate({"id": "1", "namespace": "memory", "type": "t",
-                                        "ts": "2024-04-21T09:32:31.104Z", "trace_id": "",
-                                        "payload": {"a": [1]}})
+    env = EventEnvelope.model_validate(
+        {
+            "id": "1",
+            "namespace": "memory",
+            "type": "t",
+            "ts": "2024-04-21T09:32:31.104Z",
+            "trace_id": "",
+            "payload": {"a": [1]},
+        }
+    )
     assert env.trace_id is None and env.payload == {"a": [1]}  # the payload is kept as given
 
 
@@ -401,7 +495,9 @@ def test_copy_applies_the_update() -> None:
 
 def test_copy_validates_the_result() -> None:
     item = make_item()
-    with pytest.raises(ValidationError, match=r"^authority: expected a number in \[0, 1\], got 7$") as e:
+    with pytest.raises(
+        ValidationError, match=r"^authority: expected a number in \[0, 1\], got 7$"
+    ) as e:
         item.model_copy(update={"authority": 7})
     assert e.value.path == "authority"
     with pytest.raises(ValidationError, match=r"^content: expected an object"):
@@ -450,12 +546,15 @@ def test_copy_update_keys_must_be_fields() -> None:
 def test_copy_of_a_record_an_update_left_out_of_bounds_fails_on_that_field() -> None:
     state = memex.create_graph_state()
     state, _ = memex.apply_command(state, memex.MemoryCreate(item=make_item(parents=None)))
-    state, _ = memex.apply_command(state, memex.MemoryUpdate(
-        item_id=ITEM_ID, partial={"authority": 1.5}, author="agent:x"))
+    state, _ = memex.apply_command(
+        state, memex.MemoryUpdate(item_id=ITEM_ID, partial={"authority": 1.5}, author="agent:x")
+    )
     stored = state.items[ITEM_ID]
     assert stored.authority == 1.5  # updates keep out-of-range scores, as the TypeScript library
     assert MemoryItem.model_validate(stored) is stored
-    with pytest.raises(ValidationError, match=r"^authority: expected a number in \[0, 1\], got 1.5"):
+    with pytest.raises(
+        ValidationError, match=r"^authority: expected a number in \[0, 1\], got 1.5"
+    ):
         stored.model_copy(update={"importance": 0.1})
     assert stored.model_copy(update={"authority": 1.0}).authority == 1.0
 
@@ -494,8 +593,17 @@ def test_scored_item_copy_is_independent_of_the_original() -> None:
         lambda x: x.model_copy(updates={}),
         lambda x: x.model_copy({"authority": 0.1}),
     ],
-    ids=["include", "exclude", "exclude_unset", "json_exclude", "json_mode", "strict", "context",
-         "updates", "positional_update"],
+    ids=[
+        "include",
+        "exclude",
+        "exclude_unset",
+        "json_exclude",
+        "json_mode",
+        "strict",
+        "context",
+        "updates",
+        "positional_update",
+    ],
 )
 def test_unsupported_arguments_are_type_errors(call: Any) -> None:
     with pytest.raises(TypeError):
@@ -510,8 +618,17 @@ def test_no_json_schema() -> None:
 
 def test_the_listed_classes_have_documented_methods_and_stay_slotted() -> None:
     methods = ("model_dump", "model_dump_json", "model_validate", "model_copy")
-    for cls in (MemoryItem, Edge, Intent, Task, EventEnvelope, MemoryLifecycleEvent,
-                IntentLifecycleEvent, TaskLifecycleEvent, ScoredItem):
+    for cls in (
+        MemoryItem,
+        Edge,
+        Intent,
+        Task,
+        EventEnvelope,
+        MemoryLifecycleEvent,
+        IntentLifecycleEvent,
+        TaskLifecycleEvent,
+        ScoredItem,
+    ):
         assert all(callable(getattr(cls, m)) for m in methods), cls
         assert getattr(cls, "__doc__", None)
     for m in methods:

@@ -426,7 +426,9 @@ def test_sort_recency_eager_error() -> None:
     with pytest.raises(InvalidTimestampError):
         get_items(s, None, {**opts, "limit": 0}, now=NOW)
     with pytest.raises(InvalidTimestampError):
-        get_items(s, None, {"sort": [{"field": "authority", "order": "asc"}, opts["sort"]]}, now=NOW)
+        get_items(
+            s, None, {"sort": [{"field": "authority", "order": "asc"}, opts["sort"]]}, now=NOW
+        )
     with pytest.raises(InvalidTimestampError):
         get_items(s, {"ids": ["plain"]}, opts, now=NOW)  # even a single item
     # items filtered out are not sorted
@@ -564,7 +566,9 @@ def test_get_children_once_each_in_insertion_order() -> None:
     assert ids(get_children(s, "q")) == ["c2"]  # parent need not exist
     assert get_children(s, "x") == []
     # an update keeps the child's position (and re-lists it after a parents change)
-    s = apply_command(s, MemoryUpdate(item_id="c1", partial={"content": {"v": 1}}, author="u")).state
+    s = apply_command(
+        s, MemoryUpdate(item_id="c1", partial={"content": {"v": 1}}, author="u")
+    ).state
     assert ids(get_children(s, "p")) == ["c1", "c2", "c3"]
     s = apply_command(s, MemoryUpdate(item_id="c1", partial={"parents": ["q"]}, author="u")).state
     assert ids(get_children(s, "p")) == ["c2", "c3"]
@@ -643,7 +647,9 @@ def test_decay_multiplier_future_and_now(type_: str, one_ms_old: float) -> None:
 def test_decay_multiplier_rate_zero() -> None:
     it = item("a", created_at=0)
     for t in ("exponential", "linear", "step"):
-        assert compute_decay_multiplier(it, {"rate": 0, "interval": "hour", "type": t}, now=NOW) == 1.0
+        assert (
+            compute_decay_multiplier(it, {"rate": 0, "interval": "hour", "type": t}, now=NOW) == 1.0
+        )
 
 
 def test_decay_multiplier_timestamps() -> None:
@@ -664,22 +670,29 @@ def test_decay_multiplier_default_clock(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(memex._time, "now_ms", lambda: NOW)
     it = item("a", created_at=NOW - DAY)
     assert compute_decay_multiplier(it, {"rate": 0.5, "interval": "day", "type": "linear"}) == 0.5
-    assert q(build([it]), {"decay": {"config": {"rate": 0.5, "interval": "day", "type": "linear"}, "min": 0.5}}) == ["a"]
+    assert q(
+        build([it]),
+        {"decay": {"config": {"rate": 0.5, "interval": "day", "type": "linear"}, "min": 0.5}},
+    ) == ["a"]
 
 
 def test_compute_score() -> None:
     it = item("a", authority=0.5, conviction=0.4, importance=0.2, created_at=NOW - DAY)
     assert compute_score(it, {"authority": 1}, now=NOW) == 0.5
     assert compute_score(it, {}, now=NOW) == 0.0
-    assert compute_score(it, {"authority": 2, "conviction": 1, "importance": -1}, now=NOW) == pytest.approx(
-        1.0 + 0.4 - 0.2, abs=1e-12
-    )
+    assert compute_score(
+        it, {"authority": 2, "conviction": 1, "importance": -1}, now=NOW
+    ) == pytest.approx(1.0 + 0.4 - 0.2, abs=1e-12)
     assert compute_score(it, ScoreWeights(conviction=1), now=NOW) == 0.4
     bare = item("b", authority=1)
     assert compute_score(bare, {"authority": 0.5, "conviction": 1, "importance": 1}) == 0.5
     decayed = compute_score(
         it,
-        {"authority": 1, "conviction": 1, "decay": {"rate": 0.5, "interval": "day", "type": "exponential"}},
+        {
+            "authority": 1,
+            "conviction": 1,
+            "decay": {"rate": 0.5, "interval": "day", "type": "exponential"},
+        },
         now=NOW,
     )
     assert decayed == pytest.approx(0.9 * 0.5, abs=1e-12)

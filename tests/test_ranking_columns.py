@@ -66,7 +66,10 @@ _step = st.one_of(
     st.tuples(
         st.just("update"),
         st.sampled_from(IDS),
-        st.fixed_dictionaries({}, optional={"authority": SCORE, "importance": OPT_SCORE, "kind": st.sampled_from(KINDS)}),
+        st.fixed_dictionaries(
+            {},
+            optional={"authority": SCORE, "importance": OPT_SCORE, "kind": st.sampled_from(KINDS)},
+        ),
     ),
     st.tuples(st.just("retract"), st.sampled_from(IDS), st.none()),
     st.tuples(st.just("query"), st.none(), st.none()),
@@ -83,10 +86,16 @@ def _run(steps: list[tuple[str, Any, Any]], timed: bool = True) -> GraphState:
                 fields["created_at"] = NOW - 7
             state = apply_command(
                 state,
-                MemoryCreate(item=MemoryItem(id=item_id, content={"t": item_id}, source_kind="observed", **fields)),
+                MemoryCreate(
+                    item=MemoryItem(
+                        id=item_id, content={"t": item_id}, source_kind="observed", **fields
+                    )
+                ),
             ).state
         elif op == "update" and item_id in state.items:
-            state = apply_command(state, MemoryUpdate(item_id=item_id, partial=data, author="u")).state
+            state = apply_command(
+                state, MemoryUpdate(item_id=item_id, partial=data, author="u")
+            ).state
         elif op == "retract" and item_id in state.items:
             state = apply_command(state, MemoryRetract(item_id=item_id, author="u")).state
         elif op == "query":
@@ -110,7 +119,9 @@ def _same_columns(a: Columns, b: Columns) -> None:
     # differently: compare the scopes they decode to, and each with its item's scope
     for cols in (a, b):
         names = {code: scope for scope, code in cols._scopes.items()}
-        assert [names[c] for c in cols.scope[live].tolist()] == [it.scope for it in cols.items[live]]
+        assert [names[c] for c in cols.scope[live].tolist()] == [
+            it.scope for it in cols.items[live]
+        ]
         assert (cols.scope[~live] == -1).all()
 
 
@@ -149,10 +160,15 @@ _filters = st.fixed_dictionaries(
         "scope": st.sampled_from(SCOPES),
         "scope_prefix": st.sampled_from(["a", "a/", "b"]),
         "range": st.fixed_dictionaries(
-            {}, optional={"authority": st.fixed_dictionaries({}, optional={"min": SCORE, "max": SCORE}),
-                          "importance": st.fixed_dictionaries({}, optional={"min": SCORE})}
+            {},
+            optional={
+                "authority": st.fixed_dictionaries({}, optional={"min": SCORE, "max": SCORE}),
+                "importance": st.fixed_dictionaries({}, optional={"min": SCORE}),
+            },
         ),
-        "created": st.fixed_dictionaries({}, optional={"after": st.just(NOW - 86_400_000), "before": st.just(NOW)}),
+        "created": st.fixed_dictionaries(
+            {}, optional={"after": st.just(NOW - 86_400_000), "before": st.just(NOW)}
+        ),
         "decay": st.builds(
             dict,
             config=st.just({"rate": 0.5, "interval": "day", "type": "linear"}),
@@ -176,7 +192,9 @@ _options = st.fixed_dictionaries(
 )
 
 
-def _reference(state: GraphState, weights: dict[str, Any], options: dict[str, Any]) -> list[tuple[float, str]]:
+def _reference(
+    state: GraphState, weights: dict[str, Any], options: dict[str, Any]
+) -> list[tuple[float, str]]:
     opts = ScoredQueryOptions.from_dict(options)
     w = ScoreWeights.from_dict(weights)
     entries = candidate_entries(state, opts.pre)
@@ -184,7 +202,9 @@ def _reference(state: GraphState, weights: dict[str, Any], options: dict[str, An
     return [(s, it.id) for s, it in zip(ranked.scores, ranked.items, strict=True)]
 
 
-def _columnar(state: GraphState, weights: dict[str, Any], options: dict[str, Any]) -> list[tuple[float, str]]:
+def _columnar(
+    state: GraphState, weights: dict[str, Any], options: dict[str, Any]
+) -> list[tuple[float, str]]:
     saved = ranking.MIN_COLUMNAR
     ranking.MIN_COLUMNAR = 0
     try:
@@ -256,14 +276,20 @@ def test_a_state_built_in_bulk_carries_its_columns() -> None:
 def test_scoped_ranking_uses_the_state_s_columns_once_they_are_built() -> None:
     state = _ranked_state(300, stride=7)
     w = {"authority": 1}
-    per_scope = [e.item.id for e in get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)]
+    per_scope = [
+        e.item.id for e in get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)
+    ]
     assert ("scope", "s") in state._memo  # no state columns yet: the scope's own columns
     fresh = GraphState(items=state.items)  # built in bulk: carries the state's columns
-    got = [e.item.id for e in get_scored_items(fresh, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)]
+    got = [
+        e.item.id for e in get_scored_items(fresh, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)
+    ]
     assert got == per_scope and ("scope", "s") not in fresh._memo
     slots = fresh._memo[("slots", "s")]  # the scope's slots, found once per state
     assert slots.tolist() == list(range(300))
-    again = [e.item.id for e in get_scored_items(fresh, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)]
+    again = [
+        e.item.id for e in get_scored_items(fresh, w, {"pre": {"scope": "s"}, "limit": 5}, now=NOW)
+    ]
     assert again == per_scope and fresh._memo[("slots", "s")] is slots
     assert get_scored_items(fresh, w, {"pre": {"scope": "nowhere"}}, now=NOW) == []
 
@@ -275,20 +301,38 @@ def test_a_large_scope_one_command_past_a_bulk_built_state_ranks_on_the_patched_
     items = {}
     for i in range(1280):
         scope = "big" if i % 2 else f"small{i % 128}"
-        items[f"q{i:03d}"] = MemoryItem(id=f"q{i:03d}", scope=scope, kind="k", content={"i": i}, author="u",
-                                        source_kind="observed", authority=(i * 37 % 1280) / 1280, created_at=NOW)
+        items[f"q{i:03d}"] = MemoryItem(
+            id=f"q{i:03d}",
+            scope=scope,
+            kind="k",
+            content={"i": i},
+            author="u",
+            source_kind="observed",
+            authority=(i * 37 % 1280) / 1280,
+            created_at=NOW,
+        )
     base = GraphState(items=items)
-    newer = apply_command(base, MemoryUpdate(item_id="q001", partial={"authority": 1}, author="u")).state
+    newer = apply_command(
+        base, MemoryUpdate(item_id="q001", partial={"authority": 1}, author="u")
+    ).state
     assert type(newer._cols) is tuple  # a change recorded on top of the base's columns
     w = {"authority": 1}
     got = get_scored_items(newer, w, {"pre": {"scope": "big"}, "limit": 3}, now=NOW)
     assert type(newer._cols) is Columns and ("slots", "big") in newer._memo
-    assert [e.item.id for e in got] == [e[1] for e in _reference(newer, w, {"pre": {"scope": "big"}, "limit": 3})]
+    assert [e.item.id for e in got] == [
+        e[1] for e in _reference(newer, w, {"pre": {"scope": "big"}, "limit": 3})
+    ]
     assert got[0].item.id == "q001"
-    newest = apply_command(newer, MemoryUpdate(item_id="q002", partial={"authority": 1}, author="u")).state
-    small = get_scored_items(newest, w, {"pre": {"scope": "small2"}}, now=NOW)  # 10 items < 1280 / 64
+    newest = apply_command(
+        newer, MemoryUpdate(item_id="q002", partial={"authority": 1}, author="u")
+    ).state
+    small = get_scored_items(
+        newest, w, {"pre": {"scope": "small2"}}, now=NOW
+    )  # 10 items < 1280 / 64
     assert type(newest._cols) is tuple  # not patched for a small scope
-    assert [e.item.id for e in small] == [e[1] for e in _reference(newest, w, {"pre": {"scope": "small2"}})]
+    assert [e.item.id for e in small] == [
+        e[1] for e in _reference(newest, w, {"pre": {"scope": "small2"}})
+    ]
 
 
 def test_a_text_column_built_while_another_thread_copies_the_columns_is_no_error() -> None:
@@ -297,32 +341,59 @@ def test_a_text_column_built_while_another_thread_copies_the_columns_is_no_error
     import sys
     import threading
 
-    items = {f"t{i}": MemoryItem(id=f"t{i}", scope=f"s{i % 4}", kind="k", content={}, author=f"a{i % 3}",
-                                 source_kind="observed", authority=0.5, created_at=NOW) for i in range(20_000)}
-    extra = MemoryItem(id="new", scope="s0", kind="k", content={}, author="a0", source_kind="observed",
-                       authority=0.9, created_at=NOW)
+    items = {
+        f"t{i}": MemoryItem(
+            id=f"t{i}",
+            scope=f"s{i % 4}",
+            kind="k",
+            content={},
+            author=f"a{i % 3}",
+            source_kind="observed",
+            authority=0.5,
+            created_at=NOW,
+        )
+        for i in range(20_000)
+    }
+    extra = MemoryItem(
+        id="new",
+        scope="s0",
+        kind="k",
+        content={},
+        author="a0",
+        source_kind="observed",
+        authority=0.9,
+        created_at=NOW,
+    )
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     errors: list[BaseException] = []
     try:
         for _ in range(40):
             shared = GraphState(items=items)  # columns built in the constructor
-            get_scored_items(shared, {"authority": 1}, {"pre": {"kind": "k"}, "limit": 1}, now=NOW)  # one text column
+            get_scored_items(
+                shared, {"authority": 1}, {"pre": {"kind": "k"}, "limit": 1}, now=NOW
+            )  # one text column
             derived = apply_command(shared, MemoryCreate(item=extra)).state
             barrier = threading.Barrier(2)
 
             def patch(derived: GraphState = derived, barrier: threading.Barrier = barrier) -> None:
                 barrier.wait()
                 try:
-                    get_scored_items(derived, {"authority": 1}, {"limit": 1}, now=NOW)  # copies shared's columns
+                    get_scored_items(
+                        derived, {"authority": 1}, {"limit": 1}, now=NOW
+                    )  # copies shared's columns
                 except BaseException as e:  # noqa: BLE001 - reported below
                     errors.append(e)
 
             def ask(shared: GraphState = shared, barrier: threading.Barrier = barrier) -> None:
                 barrier.wait()
                 try:
-                    get_scored_items(shared, {"authority": 1},
-                                     {"pre": {"author": "a1", "source_kind": "observed"}, "limit": 1}, now=NOW)
+                    get_scored_items(
+                        shared,
+                        {"authority": 1},
+                        {"pre": {"author": "a1", "source_kind": "observed"}, "limit": 1},
+                        now=NOW,
+                    )
                 except BaseException as e:  # noqa: BLE001 - reported below
                     errors.append(e)
 
@@ -339,8 +410,16 @@ def test_a_text_column_built_while_another_thread_copies_the_columns_is_no_error
 def test_ties_keep_insertion_order_across_the_top_k_cut() -> None:
     state = create_graph_state()
     for i in range(300):
-        item = MemoryItem(id=f"t{i:03d}", scope="s", kind="k", content={}, author="u",
-                          source_kind="observed", authority=0.5 if i % 3 else 0.75, created_at=NOW)
+        item = MemoryItem(
+            id=f"t{i:03d}",
+            scope="s",
+            kind="k",
+            content={},
+            author="u",
+            source_kind="observed",
+            authority=0.5 if i % 3 else 0.75,
+            created_at=NOW,
+        )
         state = apply_command(state, MemoryCreate(item=item)).state
     got = get_scored_items(state, {"authority": 1}, {"limit": 110, "offset": 95}, now=NOW)
     best = [f"t{i:03d}" for i in range(300) if i % 3 == 0]  # 100 at 0.75, then the 0.5s in order
@@ -352,8 +431,17 @@ def test_ties_keep_insertion_order_across_the_top_k_cut() -> None:
 def test_a_nan_score_falls_back_to_the_per_item_order() -> None:
     state = create_graph_state()
     for i in range(200):
-        item = MemoryItem(id=f"n{i:03d}", scope="s", kind="k", content={}, author="u",
-                          source_kind="observed", authority=(i % 2) * 0.5, importance=1, created_at=NOW)
+        item = MemoryItem(
+            id=f"n{i:03d}",
+            scope="s",
+            kind="k",
+            content={},
+            author="u",
+            source_kind="observed",
+            authority=(i % 2) * 0.5,
+            importance=1,
+            created_at=NOW,
+        )
         state = apply_command(state, MemoryCreate(item=item)).state
     huge = {"authority": 1e308, "importance": -1e308}  # inf - inf = NaN for some, finite for others
     columnar = [e.item.id for e in get_scored_items(state, huge, {"limit": 10}, now=NOW)]
@@ -363,8 +451,16 @@ def test_a_nan_score_falls_back_to_the_per_item_order() -> None:
 def test_smart_retrieve_builds_results_only_for_what_it_keeps() -> None:
     state = create_graph_state()
     for i in range(500):
-        item = MemoryItem(id=f"s{i:03d}", scope="s", kind="k", content={"text": "x" * (i % 7)},
-                          author="u", source_kind="observed", authority=(i % 10) / 10, created_at=NOW)
+        item = MemoryItem(
+            id=f"s{i:03d}",
+            scope="s",
+            kind="k",
+            content={"text": "x" * (i % 7)},
+            author="u",
+            source_kind="observed",
+            authority=(i % 10) / 10,
+            created_at=NOW,
+        )
         state = apply_command(state, MemoryCreate(item=item)).state
     seen: list[str] = []
 
@@ -382,8 +478,16 @@ def test_smart_retrieve_builds_results_only_for_what_it_keeps() -> None:
 def test_a_retraction_that_compacts_the_item_map_rebuilds_the_columns() -> None:
     state = create_graph_state()
     for i in range(200):
-        item = MemoryItem(id=f"c{i:03d}", scope="s", kind="k", content={}, author="u",
-                          source_kind="observed", authority=i / 200, created_at=NOW)
+        item = MemoryItem(
+            id=f"c{i:03d}",
+            scope="s",
+            kind="k",
+            content={},
+            author="u",
+            source_kind="observed",
+            authority=i / 200,
+            created_at=NOW,
+        )
         state = apply_command(state, MemoryCreate(item=item)).state
     columns_of(state)
     for i in range(150):  # holes outnumber live entries: the map renumbers its positions
@@ -398,8 +502,16 @@ def test_a_retraction_that_compacts_the_item_map_rebuilds_the_columns() -> None:
 def test_both_sides_of_the_columnar_threshold_rank_alike(n: int) -> None:
     state = create_graph_state()
     for i in range(n):
-        item = MemoryItem(id=f"h{i:03d}", scope="s", kind="k", content={}, author="u",
-                          source_kind="observed", authority=(i * 37 % 11) / 10, created_at=NOW - i * 1000)
+        item = MemoryItem(
+            id=f"h{i:03d}",
+            scope="s",
+            kind="k",
+            content={},
+            author="u",
+            source_kind="observed",
+            authority=(i * 37 % 11) / 10,
+            created_at=NOW - i * 1000,
+        )
         state = apply_command(state, MemoryCreate(item=item)).state
     w = {"authority": 1, "decay": {"rate": 0.2, "interval": "hour", "type": "exponential"}}
     got = [(e.score, e.item.id) for e in get_scored_items(state, w, {"limit": 20}, now=NOW)]
@@ -411,8 +523,16 @@ def _ranked_state(n: int, stride: int = 1) -> GraphState:
     built by commands from an empty state without columns (so none are patched)."""
     state = GraphState()
     for i in range(n):
-        item = MemoryItem(id=f"p{i:03d}", scope="s", kind="k", content={"i": i}, author="u",
-                          source_kind="observed", authority=1 - ((i * stride) % n) / n, created_at=NOW)
+        item = MemoryItem(
+            id=f"p{i:03d}",
+            scope="s",
+            kind="k",
+            content={"i": i},
+            author="u",
+            source_kind="observed",
+            authority=1 - ((i * stride) % n) / n,
+            created_at=NOW,
+        )
         state = apply_command(state, MemoryCreate(item=item)).state
     return state
 
@@ -447,22 +567,39 @@ def test_a_cost_fn_exception_before_any_invalid_cost_propagates() -> None:
 
 @pytest.mark.parametrize(
     ("bad", "shown"),
-    [(True, "True"), ("3", "'3'"), (float("inf"), "inf"), (10**400, "an integer of 1329 bits"), (None, "None")],
+    [
+        (True, "True"),
+        ("3", "'3'"),
+        (float("inf"), "inf"),
+        (10**400, "an integer of 1329 bits"),
+        (None, "None"),
+    ],
 )
 def test_every_kind_of_invalid_cost_is_named_with_its_item(bad: Any, shown: str) -> None:
     state = _ranked_state(200)
     with pytest.raises(memex.ValidationError, match=rf'got {re.escape(shown)} \(item "p004"\)'):
-        smart_retrieve(state, budget=10, cost_fn=lambda it: bad if it.content["i"] == 4 else 0.5,
-                       weights={"authority": 1}, now=NOW)
+        smart_retrieve(
+            state,
+            budget=10,
+            cost_fn=lambda it: bad if it.content["i"] == 4 else 0.5,
+            weights={"authority": 1},
+            now=NOW,
+        )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_step, max_size=80), st.sampled_from(IDS[:6]), st.sampled_from(["has_parent", "includes"]))
+@given(
+    st.lists(_step, max_size=80),
+    st.sampled_from(IDS[:6]),
+    st.sampled_from(["has_parent", "includes"]),
+)
 def test_parent_filters_read_the_children_index_and_match_a_scan(
     steps: list[tuple[str, Any, Any]], parent: str, key: str
 ) -> None:
     state = _run(steps)
-    flt: dict[str, Any] = {"has_parent": parent} if key == "has_parent" else {"parents": {"includes": parent}}
+    flt: dict[str, Any] = (
+        {"has_parent": parent} if key == "has_parent" else {"parents": {"includes": parent}}
+    )
     want = [it.id for it in state.items.values() if parent in (it.parents or ())]
     assert [it.id for it in memex.get_items(state, flt)] == want
     assert [it.id for it in memex.get_items(state, {**flt, "kind": "policy"})] == [
@@ -492,7 +629,9 @@ def test_costs_read_in_memory_order_pack_in_rank_order() -> None:
     state = _ranked_state(300, stride=7)
     ranked = get_scored_items(state, {"authority": 1}, now=NOW)
     costs = {e.item.id: 1 + (k % 7) for k, e in enumerate(ranked)}
-    got = smart_retrieve(state, budget=97, cost_fn=lambda it: costs[it.id], weights={"authority": 1}, now=NOW)
+    got = smart_retrieve(
+        state, budget=97, cost_fn=lambda it: costs[it.id], weights={"authority": 1}, now=NOW
+    )
     want, left = [], 97
     for e in ranked:  # the greedy rule, spelled out
         if costs[e.item.id] <= left:
@@ -504,22 +643,47 @@ def test_costs_read_in_memory_order_pack_in_rank_order() -> None:
 
 def test_a_score_just_beyond_two_to_the_53_is_compared_exactly() -> None:
     state = _ranked_state(200)
-    state = apply_command(state, MemoryUpdate(item_id="p005", partial={"authority": 2**53 + 1}, author="u")).state
+    state = apply_command(
+        state, MemoryUpdate(item_id="p005", partial={"authority": 2**53 + 1}, author="u")
+    ).state
     for bound in ({"max": 2**53}, {"max": 2**53 - 1}):
-        got = [e.item.id for e in get_scored_items(
-            state, {"authority": 1}, {"pre": {"range": {"authority": bound}}, "limit": 3}, now=NOW)]
+        got = [
+            e.item.id
+            for e in get_scored_items(
+                state,
+                {"authority": 1},
+                {"pre": {"range": {"authority": bound}}, "limit": 3},
+                now=NOW,
+            )
+        ]
         assert "p005" not in got and got == ["p000", "p001", "p002"]
-    state = apply_command(state, MemoryUpdate(item_id="p006", partial={"authority": -(2**53) - 1}, author="u")).state
-    got = [e.item.id for e in get_scored_items(
-        state, {"authority": 1}, {"pre": {"range": {"authority": {"min": -(2**53)}}}, "limit": 300}, now=NOW)]
+    state = apply_command(
+        state, MemoryUpdate(item_id="p006", partial={"authority": -(2**53) - 1}, author="u")
+    ).state
+    got = [
+        e.item.id
+        for e in get_scored_items(
+            state,
+            {"authority": 1},
+            {"pre": {"range": {"authority": {"min": -(2**53)}}}, "limit": 300},
+            now=NOW,
+        )
+    ]
     assert "p006" not in got and "p005" in got
 
 
 def test_indexed_candidates_name_the_first_timeless_item_in_index_order() -> None:
     state = create_graph_state()
     for i in range(130):  # plain ids, no created_at: no item has a time
-        item = MemoryItem(id=f"n{i:03d}", scope="s", kind="k", content={}, author="u",
-                          source_kind="observed", authority=0.5)
+        item = MemoryItem(
+            id=f"n{i:03d}",
+            scope="s",
+            kind="k",
+            content={},
+            author="u",
+            source_kind="observed",
+            authority=0.5,
+        )
         state = apply_command(state, MemoryCreate(item=item)).state
     ids = [f"n{i:03d}" for i in reversed(range(130))]
     w = {"authority": 1, "decay": {"rate": 0.1, "interval": "day", "type": "linear"}}
@@ -536,17 +700,24 @@ def test_a_scope_s_columns_are_built_once_per_state_and_follow_commands() -> Non
     assert memo is not None and ("scope", "s") in memo
     cols = memo[("scope", "s")]
     again = get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)
-    assert state._memo[("scope", "s")] is cols and [e.item.id for e in again] == [e.item.id for e in first]
-    newer = apply_command(state, MemoryUpdate(item_id="p299", partial={"authority": 5}, author="u")).state
+    assert state._memo[("scope", "s")] is cols and [e.item.id for e in again] == [
+        e.item.id for e in first
+    ]
+    newer = apply_command(
+        state, MemoryUpdate(item_id="p299", partial={"authority": 5}, author="u")
+    ).state
     assert newer._memo is None  # a derived state starts without the parent's caches
     got = get_scored_items(newer, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)
     assert [e.item.id for e in got] == ["p299", "p000"]
-    assert [e.item.id for e in get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)] == [
-        "p000", "p001"]  # the old state ranks as before
+    assert [
+        e.item.id for e in get_scored_items(state, w, {"pre": {"scope": "s"}, "limit": 2}, now=NOW)
+    ] == ["p000", "p001"]  # the old state ranks as before
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_step, max_size=80), _filters, st.none() | st.lists(st.sampled_from(IDS), max_size=8))
+@given(
+    st.lists(_step, max_size=80), _filters, st.none() | st.lists(st.sampled_from(IDS), max_size=8)
+)
 def test_indexed_get_items_match_a_scan_of_every_item(
     steps: list[tuple[str, Any, Any]], flt: dict[str, Any], ids: list[str] | None
 ) -> None:

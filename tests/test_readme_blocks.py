@@ -41,7 +41,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "howto").glob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "docs" / "howto").glob("*.md")),
+]
 EXAMPLE = ROOT / "docs" / "examples" / "agent_session.jsonl"
 
 _FENCE = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
@@ -110,7 +114,10 @@ def quick_start_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("quick-start")
     subprocess.run(
         [sys.executable, "-m", "memex", "log", "import", str(EXAMPLE), "--db", "memex.db"],
-        cwd=where, check=True, capture_output=True, timeout=300,
+        cwd=where,
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     return where / "memex.db"
 
@@ -142,11 +149,19 @@ def test_python_block_runs_and_prints_what_the_page_shows(
     (tmp_path / "block.py").write_text(program, "utf-8")
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run(
-        [sys.executable, "block.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+        [sys.executable, "block.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert proc.returncode == 0, f"{block.name} failed:\n{proc.stderr}"
     got = proc.stdout.splitlines()
     expected = [line for b in chain for line in b.expected()]
     assert len(got) == len(expected) and all(map(_matches, expected, got)), (
-        f"{block.name} printed\n" + "\n".join(got) + "\n\nbut the page shows\n" + "\n".join(expected)
+        f"{block.name} printed\n"
+        + "\n".join(got)
+        + "\n\nbut the page shows\n"
+        + "\n".join(expected)
     )

@@ -25,8 +25,17 @@ def _answers(index: TextIndex, q: str) -> list[str]:
 
 
 def _create(store: MemexStore, i: str, text: str, **kw: Any) -> None:
-    store.create(id=i, scope="s", kind="observation", content={"text": text}, author="u",
-                 source_kind="observed", authority=kw.pop("authority", 0.5), now=NOW, **kw)
+    store.create(
+        id=i,
+        scope="s",
+        kind="observation",
+        content={"text": text},
+        author="u",
+        source_kind="observed",
+        authority=kw.pop("authority", 0.5),
+        now=NOW,
+        **kw,
+    )
 
 
 def test_the_store_index_follows_writes_without_a_rebuild() -> None:
@@ -39,7 +48,9 @@ def test_the_store_index_follows_writes_without_a_rebuild() -> None:
     assert _answers(index, "coffee") == ["b"] and _answers(index, "tea") == []
     store.retract("b", author="u")
     assert store.text_index is index and "b" not in index
-    got = store.smart_retrieve(budget=10, cost_fn=lambda it: 1, weights={"relevance": 1}, query="infusion", now=NOW)
+    got = store.smart_retrieve(
+        budget=10, cost_fn=lambda it: 1, weights={"relevance": 1}, query="infusion", now=NOW
+    )
     assert [(e.item.id, e.relevance) for e in got] == [("a", 1.0)]
     assert [e.item.id for e in store.scored({"relevance": 1}, query="infusion", now=NOW)] == ["a"]
 
@@ -54,7 +65,9 @@ def test_a_replaced_state_rebuilds_the_index_on_next_use() -> None:
     assert store.text_index is not index and _answers(store.text_index, "espresso") == ["z"]
 
 
-def test_a_durable_store_index_matches_after_reopen_and_follows_other_writers(tmp_path: Path) -> None:
+def test_a_durable_store_index_matches_after_reopen_and_follows_other_writers(
+    tmp_path: Path,
+) -> None:
     db = str(tmp_path / "m.db")
     with MemexStore.open(db) as writer:
         _create(writer, "a", "green tea")
@@ -87,7 +100,9 @@ _op = st.one_of(
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_op, max_size=20), st.sampled_from(WORDS))
-def test_the_store_index_answers_like_an_index_rebuilt_from_its_state(ops: list[Any], word: str) -> None:
+def test_the_store_index_answers_like_an_index_rebuilt_from_its_state(
+    ops: list[Any], word: str
+) -> None:
     store = MemexStore()
     index = store.text_index
     for op, k, words in ops:
@@ -121,19 +136,26 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_recall_answers_a_question_from_a_log_and_from_a_store(capsys: pytest.CaptureFixture[str],
-                                                               tmp_path: Path) -> None:
-    code, out, err = run(capsys, "recall", str(EXAMPLE), "what does Ada drink, tea or coffee?", "--json")
+def test_recall_answers_a_question_from_a_log_and_from_a_store(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run(
+        capsys, "recall", str(EXAMPLE), "what does Ada drink, tea or coffee?", "--json"
+    )
     assert (code, err) == (0, "")
     answer = json.loads(out)
     assert answer[0]["text"] == "Drinks tea, not coffee" and answer[0]["relevance"] == 1
     espresso = next(a for a in answer if a["text"].startswith("Ordered a double espresso"))
     # the tea/coffee contradiction is flagged on both sides
-    assert answer[0]["contradicted_by"] == [espresso["id"]] and espresso["contradicted_by"] == [answer[0]["id"]]
+    assert answer[0]["contradicted_by"] == [espresso["id"]] and espresso["contradicted_by"] == [
+        answer[0]["id"]
+    ]
     assert all(a["relevance"] <= 1 for a in answer)
     db = str(tmp_path / "m.db")
     assert run(capsys, "log", "import", str(EXAMPLE), "--db", db)[0] == 0
-    code, out_db, err = run(capsys, "recall", "--db", db, "what does Ada drink, tea or coffee?", "--json")
+    code, out_db, err = run(
+        capsys, "recall", "--db", db, "what does Ada drink, tea or coffee?", "--json"
+    )
     assert (code, err) == (0, "") and json.loads(out_db) == answer
     code, text, _ = run(capsys, "recall", "--db", db, "what does Ada drink", "--budget", "5")
     assert code == 0 and "Drinks tea, not coffee" in text and "relevance=1 " in text
@@ -141,16 +163,25 @@ def test_recall_answers_a_question_from_a_log_and_from_a_store(capsys: pytest.Ca
 
 
 def test_recall_budget_bounds_the_answer(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = run(capsys, "recall", str(EXAMPLE), "half marathon training", "--json", "--budget", "40")
+    _, out, _ = run(
+        capsys, "recall", str(EXAMPLE), "half marathon training", "--json", "--budget", "40"
+    )
     cost = sum(max(1, len(a["text"]) // 4) for a in json.loads(out))
     assert 0 < cost <= 40
 
 
 @pytest.mark.parametrize(
     "args",
-    [("recall",), ("recall", str(EXAMPLE)), ("recall", "--db", "x.db", "a", "b"),
-     ("recall", str(EXAMPLE), "q", "--as-of", "@1"), ("recall", str(EXAMPLE), "q", "--budget", "0")],
+    [
+        ("recall",),
+        ("recall", str(EXAMPLE)),
+        ("recall", "--db", "x.db", "a", "b"),
+        ("recall", str(EXAMPLE), "q", "--as-of", "@1"),
+        ("recall", str(EXAMPLE), "q", "--budget", "0"),
+    ],
 )
-def test_recall_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> None:
+def test_recall_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
     code, out, err = run(capsys, *args)
     assert code == 2 and out == "" and err

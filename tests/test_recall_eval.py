@@ -51,8 +51,10 @@ def test_default_size_has_enough_items_and_questions() -> None:
 
 def test_the_generator_is_deterministic(small: Memory) -> None:
     again = build(**SMALL)
-    assert [(i.id, i.content["text"], i.authority, i.conviction, i.importance, i.parents)
-            for i in small.state.items.values()] == [
+    assert [
+        (i.id, i.content["text"], i.authority, i.conviction, i.importance, i.parents)
+        for i in small.state.items.values()
+    ] == [
         (i.id, i.content["text"], i.authority, i.conviction, i.importance, i.parents)
         for i in again.state.items.values()
     ]
@@ -86,7 +88,9 @@ def test_stale_ids_are_superseded_by_the_answer_chain(small: Memory) -> None:
         chain = [*q.stale, q.answers[0]]  # oldest first
         for old, new in zip(chain, chain[1:], strict=False):
             assert (new, old) in supersedes, q.text
-        assert small.state.items[q.answers[0]].created_at > small.state.items[q.stale[-1]].created_at
+        assert (
+            small.state.items[q.answers[0]].created_at > small.state.items[q.stale[-1]].created_at
+        )
 
 
 def test_conclusions_have_their_evidence_as_parents_and_supports(small: Memory) -> None:
@@ -129,7 +133,10 @@ def test_result_shape_and_ranges(result: dict[str, Any], small: Memory) -> None:
     assert result["items"] == len(small.state.items)
     assert result["questions"] == len(small.questions)
     assert [c["name"] for c in result["configs"]] == [
-        "relevance", "belief", "belief+expand", "bm25s"
+        "relevance",
+        "belief",
+        "belief+expand",
+        "bm25s",
     ]
     for c in result["configs"]:
         assert 0.0 < c["recall@5"] <= c["recall@10"] <= 1.0

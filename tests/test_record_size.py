@@ -33,16 +33,27 @@ CONTENTS: dict[str, Any] = {
 
 
 def _create(st: memex.MemexStore, content: Any) -> memex.MemoryItem:
-    return st.create(scope="s", kind="observation", content=content, author="a", source_kind="observed", authority=0.5)
+    return st.create(
+        scope="s",
+        kind="observation",
+        content=content,
+        author="a",
+        source_kind="observed",
+        authority=0.5,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CONTENTS))
-def test_record_larger_than_the_limit_once_encoded_is_refused_before_logging(tmp_path: Path, name: str) -> None:
+def test_record_larger_than_the_limit_once_encoded_is_refused_before_logging(
+    tmp_path: Path, name: str
+) -> None:
     memex.set_limits(max_record_bytes=100_000)
     with memex.MemexStore.open(tmp_path / "m.db") as st:
         _create(st, {"t": "ok"})
         before, head = st.states, st.position
-        with pytest.raises(memex.ValidationError, match="larger than the maximum record size") as info:
+        with pytest.raises(
+            memex.ValidationError, match="larger than the maximum record size"
+        ) as info:
             _create(st, CONTENTS[name])
         assert info.value.path == "envelopes[0]" and "memory.create" in str(info.value)
         assert st.states == before and st.position == head

@@ -93,7 +93,10 @@ def test_create_duplicate() -> None:
 def test_update_merges_and_emits() -> None:
     s = build([item("a", content={"x": 1, "y": 2}), item("b")], [edge("e", "a", "b")])
     res = apply_command(
-        s, MemoryUpdate(item_id="a", partial={"content": {"y": 3, "z": 4}, "importance": 0.7}, author="u2")
+        s,
+        MemoryUpdate(
+            item_id="a", partial={"content": {"y": 3, "z": 4}, "importance": 0.7}, author="u2"
+        ),
     )
     merged = res.state.items["a"]
     assert merged.content == {"x": 1, "y": 3, "z": 4}
@@ -163,7 +166,13 @@ def test_merge_item_none_replaces() -> None:
     ex = item("a", conviction=0.4, importance=0.3, parents=["p"], intent_id="i", task_id="t")
     out = merge_item(
         ex,
-        {"conviction": None, "importance": None, "parents": None, "intent_id": None, "task_id": None},
+        {
+            "conviction": None,
+            "importance": None,
+            "parents": None,
+            "intent_id": None,
+            "task_id": None,
+        },
     )
     assert out.conviction is None
     assert out.importance is None
@@ -408,7 +417,12 @@ def test_edge_update() -> None:
     s = build([item("a"), item("b")], [edge("e", "a", "b", meta={"k": 1}), edge("f", "b", "a")])
     res = apply_command(
         s,
-        {"type": "edge.update", "edge_id": "e", "partial": {"active": False, "meta": {"j": 2}, "to": "zz"}, "author": "u"},
+        {
+            "type": "edge.update",
+            "edge_id": "e",
+            "partial": {"active": False, "meta": {"j": 2}, "to": "zz"},
+            "author": "u",
+        },
     )
     new = res.state.edges["e"]
     assert new.active is False
@@ -447,7 +461,12 @@ def test_edge_retract() -> None:
         {"type": "memory.create", "item": item("a").to_dict()},
         {"type": "memory.update", "item_id": "zz", "partial": {}, "author": "u"},
         {"type": "memory.update", "item_id": "a", "partial": {"content": 3}, "author": "u"},
-        {"type": "memory.update", "item_id": "a", "partial": {"authority": 0.1, "meta": [1]}, "author": "u"},
+        {
+            "type": "memory.update",
+            "item_id": "a",
+            "partial": {"authority": 0.1, "meta": [1]},
+            "author": "u",
+        },
         {"type": "memory.retract", "item_id": "zz", "author": "u"},
         {"type": "edge.create", "edge": edge("e", "a", "b").to_dict()},
         {"type": "edge.update", "edge_id": "zz", "partial": {}, "author": "u"},
@@ -462,7 +481,15 @@ def test_failed_command_leaves_state_unchanged(cmd: dict[str, Any]) -> None:
     twin = build([item("a", meta={"k": 1}), item("b", parents=["a"])], [edge("e", "a", "b")])
     before = snapshot(s)
     items_obj, edges_obj = s.items, s.edges
-    with pytest.raises((MemoryNotFoundError, EdgeNotFoundError, DuplicateMemoryError, DuplicateEdgeError, ValidationError)):
+    with pytest.raises(
+        (
+            MemoryNotFoundError,
+            EdgeNotFoundError,
+            DuplicateMemoryError,
+            DuplicateEdgeError,
+            ValidationError,
+        )
+    ):
         apply_command(s, cmd)
     assert to_json(s) == before
     assert s == twin

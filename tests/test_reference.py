@@ -17,7 +17,9 @@ def test_replay_state_matches_typescript(scenario: str) -> None:
     assert [k for k, _ in got["items"]] == [k for k, _ in want["state"]["items"]]
     assert [k for k, _ in got["edges"]] == [k for k, _ in want["state"]["edges"]]
     ref.assert_close(got, want["state"])
-    assert [{"index": f.index, "error": type(f.error).__name__} for f in result.skipped] == want["skipped"]
+    assert [{"index": f.index, "error": type(f.error).__name__} for f in result.skipped] == want[
+        "skipped"
+    ]
 
 
 @pytest.mark.parametrize("scenario", ref.SCENARIOS)
@@ -54,7 +56,9 @@ def test_every_scenario_has_queries_for_this_layer() -> None:
     ref.queries(),
     ids=[f"{sc}-{i}-{q['fn']}" for sc, i, q in ref.queries()],
 )
-def test_recorded_query(scenario: str, index: int, record: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recorded_query(
+    scenario: str, index: int, record: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
     now = ref.expected(scenario)["now_ms"]
     monkeypatch.setattr(memex._time, "now_ms", lambda: now)
     state_before = memex.to_json(ref.scenario_state(scenario))

@@ -66,7 +66,13 @@ _NO_TS = object()
 
 # --------------------------------------------------------------------------- replay_commands
 def test_replay_commands_fold() -> None:
-    cmds = [create("a"), create("b"), ecreate("e", "a", "b"), update("a", authority=0.9), retract("b")]
+    cmds = [
+        create("a"),
+        create("b"),
+        ecreate("e", "a", "b"),
+        update("a", authority=0.9),
+        retract("b"),
+    ]
     res = replay_commands(cmds)
     assert isinstance(res, ReplayResult)
     assert res._fields == ("state", "events", "skipped")
@@ -85,7 +91,11 @@ def test_replay_commands_fold() -> None:
 
 
 def test_replay_commands_equals_manual_fold() -> None:
-    cmds: list[Any] = [create("a"), MemoryCreate(item=MemoryItem(**item_d("b"))), update("b", content={"x": 1})]
+    cmds: list[Any] = [
+        create("a"),
+        MemoryCreate(item=MemoryItem(**item_d("b"))),
+        update("b", content={"x": 1}),
+    ]
     s = create_graph_state()
     events: list[Any] = []
     for c in cmds:
@@ -217,12 +227,16 @@ def test_replay_from_envelopes_invalid_ts_first() -> None:
     assert isinstance(res.skipped[6].error, MemoryNotFoundError)
     assert res.skipped[6].envelope is envs[0]
     assert list(res.state.items) == ["a"]
-    assert str(res.skipped[0].error).startswith('Invalid envelope timestamp: "2024-13-01T00:00:00Z"')
+    assert str(res.skipped[0].error).startswith(
+        'Invalid envelope timestamp: "2024-13-01T00:00:00Z"'
+    )
 
 
 def test_replay_from_envelopes_accepts_envelope_objects() -> None:
     e1 = create_event_envelope("memory.create", create("a"), now=2000)
-    e2 = create_event_envelope("memory.create", MemoryCreate(item=MemoryItem(**item_d("b"))), now=1000)
+    e2 = create_event_envelope(
+        "memory.create", MemoryCreate(item=MemoryItem(**item_d("b"))), now=1000
+    )
     e3 = EventEnvelope(id="x", namespace="memory", type="t", ts="not a time", payload=create("c"))
     res = replay_from_envelopes([e1, e2, e3])
     assert list(res.state.items) == ["b", "a"]
@@ -233,9 +247,15 @@ def test_replay_from_envelopes_accepts_envelope_objects() -> None:
 
 
 def test_replay_from_envelopes_bad_payload() -> None:
-    envs = [env("2024-01-01T00:00:00Z", {"type": "memory.create"}), env("2024-01-01T00:00:00Z", None)]
+    envs = [
+        env("2024-01-01T00:00:00Z", {"type": "memory.create"}),
+        env("2024-01-01T00:00:00Z", None),
+    ]
     res = replay_from_envelopes(envs)
-    assert [(f.index, type(f.error)) for f in res.skipped] == [(0, ValidationError), (1, ValidationError)]
+    assert [(f.index, type(f.error)) for f in res.skipped] == [
+        (0, ValidationError),
+        (1, ValidationError),
+    ]
     assert res.state == create_graph_state()
 
 
@@ -251,14 +271,20 @@ SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_reference_replay_from_envelopes(scenario: str) -> None:
     folder = FIXTURES / scenario
-    envs = [json.loads(line) for line in (folder / "envelopes.jsonl").read_text("utf-8").splitlines() if line]
+    envs = [
+        json.loads(line)
+        for line in (folder / "envelopes.jsonl").read_text("utf-8").splitlines()
+        if line
+    ]
     expected = json.loads((folder / "expected.json").read_text("utf-8"))
     res = replay_from_envelopes(envs)
     got = to_json(res.state)
     assert [k for k, _ in got["items"]] == [k for k, _ in expected["state"]["items"]]
     assert [k for k, _ in got["edges"]] == [k for k, _ in expected["state"]["edges"]]
     assert got == expected["state"]
-    assert [{"index": f.index, "error": type(f.error).__name__} for f in res.skipped] == expected["skipped"]
+    assert [{"index": f.index, "error": type(f.error).__name__} for f in res.skipped] == expected[
+        "skipped"
+    ]
     for f in res.skipped:
         assert isinstance(f.error, getattr(memex.errors, type(f.error).__name__))
         assert f.envelope is envs[f.index]
@@ -275,13 +301,19 @@ def test_reference_replay_commands(scenario: str) -> None:
     expected = json.loads((folder / "expected.json").read_text("utf-8"))
     queries = [qr for qr in expected["queries"] if qr["fn"] == "replay_commands"]
     assert queries
-    envs = [json.loads(line) for line in (folder / "envelopes.jsonl").read_text("utf-8").splitlines() if line]
+    envs = [
+        json.loads(line)
+        for line in (folder / "envelopes.jsonl").read_text("utf-8").splitlines()
+        if line
+    ]
     res = replay_commands([e["payload"] for e in envs])
     for qr in queries:
         exp = qr["expected"]
         assert sorted(res.state.items) == sorted(exp["item_ids"])
         assert sorted(res.state.edges) == sorted(exp["edge_ids"])
-        assert [{"index": f.index, "error": type(f.error).__name__} for f in res.skipped] == exp["skipped"]
+        assert [{"index": f.index, "error": type(f.error).__name__} for f in res.skipped] == exp[
+            "skipped"
+        ]
 
 
 def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
@@ -295,8 +327,18 @@ def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
     with gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
-    cmd = {"type": "memory.create", "item": {"id": "a", "scope": "s", "kind": "k", "content": {},
-                                             "author": "u", "source_kind": "o", "authority": 1}}
+    cmd = {
+        "type": "memory.create",
+        "item": {
+            "id": "a",
+            "scope": "s",
+            "kind": "k",
+            "content": {},
+            "author": "u",
+            "source_kind": "o",
+            "authority": 1,
+        },
+    }
     replay_commands([cmd, cmd], progress=lambda n: seen.append(gc.isenabled()))
     assert seen == [False, False]
     assert gc.isenabled()

@@ -19,16 +19,29 @@ ESCAPED = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
 
 def mk(iid: str, text: str, **over: Any) -> MemoryItem:
     fields: dict[str, Any] = {
-        "id": iid, "scope": "user:ada", "kind": "observation", "content": {"text": text},
-        "author": "user:ada", "source_kind": "user_explicit", "authority": 0.5,
+        "id": iid,
+        "scope": "user:ada",
+        "kind": "observation",
+        "content": {"text": text},
+        "author": "user:ada",
+        "source_kind": "user_explicit",
+        "authority": 0.5,
     }
     fields.update(over)
     return MemoryItem(**fields)
 
 
 def contradiction(a: str, b: str) -> Edge:
-    return Edge(edge_id=f"c-{a}-{b}", from_=a, to=b, kind="CONTRADICTS", author="u",
-                source_kind="observed", authority=1.0, active=True)
+    return Edge(
+        edge_id=f"c-{a}-{b}",
+        from_=a,
+        to=b,
+        kind="CONTRADICTS",
+        author="u",
+        source_kind="observed",
+        authority=1.0,
+        active=True,
+    )
 
 
 def rows(html: str) -> int:
@@ -44,15 +57,25 @@ def no_markup_from_records(html: str) -> None:
 # ----------------------------------------------------------------------------- escaping
 def test_an_items_untrusted_text_is_escaped_everywhere() -> None:
     evil = mk(
-        "<img src=x onerror=alert(1)>", EVIL, scope=f"s/{EVIL}", author="<b onmouseover=x>", kind=EVIL,
-        meta={EVIL: EVIL}, parents=[EVIL],
+        "<img src=x onerror=alert(1)>",
+        EVIL,
+        scope=f"s/{EVIL}",
+        author="<b onmouseover=x>",
+        kind=EVIL,
+        meta={EVIL: EVIL},
+        parents=[EVIL],
     )
     other = mk("ok", "fine")
     state = GraphState(items={evil.id: evil, other.id: other})
     state = apply_command(state, EdgeCreate(edge=contradiction("ok", evil.id))).state
     store = memex.MemexStore(mem=state)
     scored = ScoredItem(item=evil, score=0.5, contradicted_by=[mk("x", EVIL)], relevance=0.25)
-    for html in (evil._repr_html_(), scored._repr_html_(), state._repr_html_(), store._repr_html_()):
+    for html in (
+        evil._repr_html_(),
+        scored._repr_html_(),
+        state._repr_html_(),
+        store._repr_html_(),
+    ):
         no_markup_from_records(html)
         assert ESCAPED in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in evil._repr_html_()
@@ -61,13 +84,32 @@ def test_an_items_untrusted_text_is_escaped_everywhere() -> None:
 
 # ----------------------------------------------------------------------------- MemoryItem
 def test_an_item_shows_its_present_fields_in_wire_order() -> None:
-    item = mk("m1", "Drinks tea", importance=0.25, created_at=1_709_541_054_000,
-              parents=[f"p{i}" for i in range(12)], meta={"agent_id": "aria"})
+    item = mk(
+        "m1",
+        "Drinks tea",
+        importance=0.25,
+        created_at=1_709_541_054_000,
+        parents=[f"p{i}" for i in range(12)],
+        meta={"agent_id": "aria"},
+    )
     html = item._repr_html_()
-    assert html.startswith('<div class="memex-repr"><b>MemoryItem</b> observation in <code>user:ada</code>')
+    assert html.startswith(
+        '<div class="memex-repr"><b>MemoryItem</b> observation in <code>user:ada</code>'
+    )
     fields = re.findall(r"<td style=\"[^\"]*\"><b>([a-z_]+)</b></td>", html)
-    assert fields == ["id", "scope", "kind", "content", "author", "source_kind", "parents",
-                      "authority", "importance", "created_at", "meta"]
+    assert fields == [
+        "id",
+        "scope",
+        "kind",
+        "content",
+        "author",
+        "source_kind",
+        "parents",
+        "authority",
+        "importance",
+        "created_at",
+        "meta",
+    ]
     assert "1709541054000 (2024-03-04 08:30:54 UTC)" in html
     assert "12: " in html and "… 2 more" in html and "p9" in html and "p10" not in html
     assert "{&quot;text&quot;: &quot;Drinks tea&quot;}" in html
@@ -81,7 +123,9 @@ def test_long_content_is_clipped() -> None:
 # ----------------------------------------------------------------------------- ScoredItem
 def test_a_result_shows_score_relevance_and_who_contradicts_it() -> None:
     tea, espresso = mk("tea", "Drinks tea"), mk("esp", "Ordered an espresso")
-    html = ScoredItem(item=tea, score=0.8125, relevance=0.5, contradicted_by=[espresso])._repr_html_()
+    html = ScoredItem(
+        item=tea, score=0.8125, relevance=0.5, contradicted_by=[espresso]
+    )._repr_html_()
     assert "<b>ScoredItem</b> score 0.812 · relevance 0.5" in html
     assert "contradicted by 1: “Ordered an espresso”" in html
     assert "<b>MemoryItem</b>" in html
@@ -91,8 +135,10 @@ def test_a_result_shows_score_relevance_and_who_contradicts_it() -> None:
 
 # ----------------------------------------------------------------------------- GraphState
 def test_a_graph_shows_counts_and_at_most_ten_rows() -> None:
-    items = [mk(f"m{i:02d}", f"belief {i}", kind="assertion" if i % 3 else "observation")
-             for i in range(25)]
+    items = [
+        mk(f"m{i:02d}", f"belief {i}", kind="assertion" if i % 3 else "observation")
+        for i in range(25)
+    ]
     state = GraphState(items={i.id: i for i in items})
     for e in (contradiction("m01", "m02"), contradiction("m03", "m04")):
         state = apply_command(state, EdgeCreate(edge=e)).state
@@ -126,14 +172,24 @@ def test_a_huge_graph_is_not_counted_by_kind(monkeypatch: pytest.MonkeyPatch) ->
 def test_a_store_says_whether_it_is_durable_and_counts_all_three_graphs(tmp_path: Path) -> None:
     store = memex.MemexStore()
     html = store._repr_html_()
-    assert html.startswith('<div class="memex-repr"><b>MemexStore</b> in memory · 0 intents · 0 tasks<br>')
+    assert html.startswith(
+        '<div class="memex-repr"><b>MemexStore</b> in memory · 0 intents · 0 tasks<br>'
+    )
     with memex.MemexStore.open(str(tmp_path / "m.db")) as durable:
         for i in range(12):
-            durable.create(scope="user:ada", kind="observation", content={"text": f"note {i}"},
-                           author="user:ada", source_kind="user_explicit", authority=0.5)
+            durable.create(
+                scope="user:ada",
+                kind="observation",
+                content={"text": f"note {i}"},
+                author="user:ada",
+                source_kind="user_explicit",
+                authority=0.5,
+            )
         durable.create_intent(label="plan", priority=0.5, owner="agent:aria")
         html = durable._repr_html_()
-        assert "<b>MemexStore</b> durable (SQLiteEventLog, position 13) · 1 intent · 0 tasks" in html
+        assert (
+            "<b>MemexStore</b> durable (SQLiteEventLog, position 13) · 1 intent · 0 tasks" in html
+        )
         assert "12 items · 0 edges" in html and rows(html) == 10
         past = durable.as_of(position=3)
         assert "read-only" in past._repr_html_() and "3 items" in past._repr_html_()

@@ -42,7 +42,10 @@ def test_optional_nested_records_encode_as_wire_dicts() -> None:
     # ``opt(record(X))`` must keep the "nested" mark of ``record(X)``, or to_dict
     # hands out records instead of dicts
     w = memex.ScoreWeights(authority=1, decay={"rate": 0.5, "interval": "day", "type": "step"})
-    assert w.to_dict() == {"authority": 1, "decay": {"rate": 0.5, "interval": "day", "type": "step"}}
+    assert w.to_dict() == {
+        "authority": 1,
+        "decay": {"rate": 0.5, "interval": "day", "type": "step"},
+    }
     opts = memex.ScoredQueryOptions(pre={"scope": "s", "not": {"kind": "k"}}, limit=3)
     assert opts.to_dict() == {"pre": {"scope": "s", "not": {"kind": "k"}}, "limit": 3}
 
@@ -56,8 +59,9 @@ def test_update_checks_relax_score_bounds_only() -> None:
     with pytest.raises(memex.ValidationError, match="scope"):
         checks["scope"](["a"], "scope")
     with pytest.raises(memex.ValidationError):
-        memex.MemoryItem(id="a", scope="s", kind="k", content={}, author="u",
-                         source_kind="o", authority=1.5)
+        memex.MemoryItem(
+            id="a", scope="s", kind="k", content={}, author="u", source_kind="o", authority=1.5
+        )
 
 
 def test_filter_records_carry_how_their_fields_match() -> None:
@@ -126,9 +130,18 @@ _ITEM_FIELDS = [name for name, _, _ in memex.MemoryItem._FIELDS]
 
 
 @given(st.fixed_dictionaries({}, optional={name: _values for name in _ITEM_FIELDS}))
-def test_fast_path_accepts_and_normalises_exactly_as_the_generic_path(fields: dict[str, Any]) -> None:
-    base = {"id": "a", "scope": "s", "kind": "k", "content": {}, "author": "u",
-            "source_kind": "o", "authority": 0.5}
+def test_fast_path_accepts_and_normalises_exactly_as_the_generic_path(
+    fields: dict[str, Any],
+) -> None:
+    base = {
+        "id": "a",
+        "scope": "s",
+        "kind": "k",
+        "content": {},
+        "author": "u",
+        "source_kind": "o",
+        "authority": 0.5,
+    }
     kwargs = {**base, **fields}
     try:
         fast = memex.MemoryItem(**kwargs)
@@ -151,8 +164,16 @@ def test_fast_path_accepts_and_normalises_exactly_as_the_generic_path(fields: di
 
 
 def test_fast_path_does_not_skip_normalising_a_tuple_of_parents() -> None:
-    item = memex.MemoryItem(id="a", scope="s", kind="k", content={}, author="u",
-                            source_kind="o", authority=1, parents=("p", "q"))
+    item = memex.MemoryItem(
+        id="a",
+        scope="s",
+        kind="k",
+        content={},
+        author="u",
+        source_kind="o",
+        authority=1,
+        parents=("p", "q"),
+    )
     assert item.parents == ["p", "q"] and type(item.parents) is list
 
 
@@ -169,7 +190,9 @@ def test_fast_path_does_not_skip_normalising_a_tuple_of_parents() -> None:
         ),
     ],
 )
-def test_errors_pickle_with_their_message_and_attributes(error: Exception, attrs_: dict[str, str]) -> None:
+def test_errors_pickle_with_their_message_and_attributes(
+    error: Exception, attrs_: dict[str, str]
+) -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is type(error)
     assert str(copy) == str(error)
@@ -189,8 +212,9 @@ def test_subclassed_command_is_dispatched_by_its_base() -> None:
     class AuditedCreate(memex.MemoryCreate):
         pass
 
-    item = memex.MemoryItem(id="a", scope="s", kind="k", content={}, author="u",
-                            source_kind="o", authority=1)
+    item = memex.MemoryItem(
+        id="a", scope="s", kind="k", content={}, author="u", source_kind="o", authority=1
+    )
     state, events = memex.apply_command(memex.create_graph_state(), AuditedCreate(item=item))
     assert [e.type for e in events] == ["memory.created"] and "a" in state.items
 
@@ -199,7 +223,14 @@ def test_unknown_envelope_namespace_folds_as_memory() -> None:
     from memex.namespaces import EMPTY_STATES, fold, namespace
 
     assert namespace("agent").name == "memory"
-    item = {"id": "a", "scope": "s", "kind": "k", "content": {}, "author": "u",
-            "source_kind": "o", "authority": 1}
+    item = {
+        "id": "a",
+        "scope": "s",
+        "kind": "k",
+        "content": {},
+        "author": "u",
+        "source_kind": "o",
+        "authority": 1,
+    }
     result = fold(EMPTY_STATES, [(1, "tool", {"type": "memory.create", "item": item})])
     assert list(result.states.mem.items) == ["a"] and result.last == 1

@@ -31,11 +31,28 @@ from memex.search import RRF_K, default_text
 NOW = 1_700_000_000_000
 
 
-def _item(i: str, text: Any, *, scope: str = "s", authority: float = 0.5, parents: list[str] | None = None,
-          **kw: Any) -> MemoryItem:
+def _item(
+    i: str,
+    text: Any,
+    *,
+    scope: str = "s",
+    authority: float = 0.5,
+    parents: list[str] | None = None,
+    **kw: Any,
+) -> MemoryItem:
     content = text if isinstance(text, dict) else {"text": text}
-    return MemoryItem(id=i, scope=scope, kind="observation", content=content, author="u",
-                      source_kind="observed", authority=authority, created_at=NOW, parents=parents, **kw)
+    return MemoryItem(
+        id=i,
+        scope=scope,
+        kind="observation",
+        content=content,
+        author="u",
+        source_kind="observed",
+        authority=authority,
+        created_at=NOW,
+        parents=parents,
+        **kw,
+    )
 
 
 def _state(*items: MemoryItem) -> GraphState:
@@ -46,8 +63,16 @@ def _state(*items: MemoryItem) -> GraphState:
 
 
 def _link(state: GraphState, eid: str, frm: str, to: str, kind: str) -> GraphState:
-    edge = create_edge(edge_id=eid, from_=frm, to=to, kind=kind, author="u", source_kind="observed",
-                       authority=0.9, now=NOW)
+    edge = create_edge(
+        edge_id=eid,
+        from_=frm,
+        to=to,
+        kind=kind,
+        author="u",
+        source_kind="observed",
+        authority=0.9,
+        now=NOW,
+    )
     return apply_command(state, EdgeCreate(edge=edge)).state
 
 
@@ -82,7 +107,9 @@ def test_search_ranks_by_bm25_with_stemming() -> None:
     assert len(index) == 5 and "m4" in index
 
 
-@pytest.mark.parametrize("query", ['"', "tea AND", "NEAR(tea", "body:tea", "tea*", "-tea", "(", "^tea"])
+@pytest.mark.parametrize(
+    "query", ['"', "tea AND", "NEAR(tea", "body:tea", "tea*", "-tea", "(", "^tea"]
+)
 def test_query_syntax_is_never_interpreted(query: str) -> None:
     index = TextIndex.from_state(_sample())
     assert {i for i, _ in index.search(query)} <= {"m0", "m2"}
@@ -105,7 +132,9 @@ def test_text_fn_must_return_a_string() -> None:
 def test_apply_follows_created_updated_and_retracted() -> None:
     state = _sample()
     index = TextIndex.from_state(state)
-    r = apply_command(state, MemoryUpdate(item_id="m1", partial={"content": {"text": "green coffee"}}, author="u"))
+    r = apply_command(
+        state, MemoryUpdate(item_id="m1", partial={"content": {"text": "green coffee"}}, author="u")
+    )
     index.apply(r.events)
     assert [i for i, _ in index.search("coffee")] == ["m1"]
     assert "m1" in {i for i, _ in index.search("green")}
@@ -160,8 +189,13 @@ def test_relevance_is_bm25_over_the_best_and_enters_the_score_linearly() -> None
     state = _sample()
     index = TextIndex.from_state(state)
     raw = dict(index.search("green tea"))
-    got = get_scored_items(state, {"relevance": 2, "authority": 1, "importance": 5}, query="green tea",
-                           index=index, now=NOW)
+    got = get_scored_items(
+        state,
+        {"relevance": 2, "authority": 1, "importance": 5},
+        query="green tea",
+        index=index,
+        now=NOW,
+    )
     assert [e.item.id for e in got] == ["m2", "m0"]
     top = max(raw.values())
     for e in got:
@@ -201,13 +235,17 @@ def test_a_relevance_weight_expand_or_index_without_a_query_is_a_validation_erro
     ]
     for kw, path in cases:
         with pytest.raises(memex.ValidationError) as err:
-            get_scored_items(state, kw["weights"], kw.get("options"), index=kw.get("index"), now=NOW)
+            get_scored_items(
+                state, kw["weights"], kw.get("options"), index=kw.get("index"), now=NOW
+            )
         assert err.value.path == path
     with pytest.raises(memex.ValidationError) as err:
         smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, now=NOW)
     assert err.value.path == "weights.relevance"
     with pytest.raises(memex.ValidationError) as err:
-        memex.get_items_by_budget(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, now=NOW)
+        memex.get_items_by_budget(
+            state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, now=NOW
+        )
     assert err.value.path == "weights.relevance"
 
 
@@ -216,8 +254,9 @@ def test_candidates_are_the_best_matches_that_pass_pre() -> None:
     items = [_item(f"o{k}", "tea tea tea green", scope="other") for k in range(5)]
     items += [_item(f"s{k}", f"tea {'filler ' * k}", scope="mine") for k in range(5)]
     state = _state(*items)
-    got = get_scored_items(state, {"relevance": 1}, {"pre": {"scope": "mine"}, "candidates": 3},
-                           query="tea", now=NOW)
+    got = get_scored_items(
+        state, {"relevance": 1}, {"pre": {"scope": "mine"}, "candidates": 3}, query="tea", now=NOW
+    )
     assert [e.item.id for e in got] == ["s0", "s1", "s2"]  # shorter text = higher BM25
     assert got[0].relevance == 1.0
     everything = get_scored_items(state, {"relevance": 1}, {"candidates": 3}, query="tea", now=NOW)
@@ -250,7 +289,9 @@ def _evidence() -> GraphState:
         _item("concl", "water boils at 100 degrees", authority=0.7, parents=["fact"]),
         _item("other", "unrelated remark", authority=0.5),
     )
-    state = apply_command(state, MemoryUpdate(item_id="fact", partial={"parents": ["root"]}, author="u")).state
+    state = apply_command(
+        state, MemoryUpdate(item_id="fact", partial={"parents": ["root"]}, author="u")
+    ).state
     return _link(state, "e1", "other", "concl", "SUPPORTS")
 
 
@@ -259,27 +300,49 @@ def test_expand_brings_parents_and_linked_items_with_damped_relevance() -> None:
     w = {"relevance": 1}
     plain = get_scored_items(state, w, query="boils", now=NOW)
     assert [e.item.id for e in plain] == ["concl"]
-    got = get_scored_items(state, w, {"expand": {"parents": 2, "edges": ["SUPPORTS"], "damping": 0.5}},
-                           query="boils", now=NOW)
+    got = get_scored_items(
+        state,
+        w,
+        {"expand": {"parents": 2, "edges": ["SUPPORTS"], "damping": 0.5}},
+        query="boils",
+        now=NOW,
+    )
     assert [(e.item.id, e.relevance) for e in got] == [
-        ("concl", 1.0), ("fact", 0.5), ("other", 0.5), ("root", 0.25)]
+        ("concl", 1.0),
+        ("fact", 0.5),
+        ("other", 0.5),
+        ("root", 0.25),
+    ]
     one = get_scored_items(state, w, {"expand": {"parents": 1}}, query="boils", now=NOW)
     assert [(e.item.id, e.relevance) for e in one] == [("concl", 1.0), ("fact", 0.5)]
 
 
 def test_expanded_items_pass_the_pre_filter() -> None:
     state = _evidence()
-    got = get_scored_items(state, {"relevance": 1},
-                           {"pre": {"ids": ["concl", "root"]}, "expand": {"parents": 2}}, query="boils", now=NOW)
+    got = get_scored_items(
+        state,
+        {"relevance": 1},
+        {"pre": {"ids": ["concl", "root"]}, "expand": {"parents": 2}},
+        query="boils",
+        now=NOW,
+    )
     assert [e.item.id for e in got] == ["concl"]  # "fact" fails pre, so "root" is not reached
 
 
 def test_a_superseded_item_never_comes_back_through_expansion_under_filter() -> None:
     state = _evidence()
-    state = apply_command(state, MemoryCreate(item=_item("newfact", "recalibrated measurement", authority=0.95))).state
+    state = apply_command(
+        state, MemoryCreate(item=_item("newfact", "recalibrated measurement", authority=0.95))
+    ).state
     state = _link(state, "e2", "newfact", "fact", "SUPERSEDES")
-    common: dict[str, Any] = {"budget": 100, "cost_fn": lambda it: 1, "weights": {"relevance": 1}, "query": "boils",
-                              "expand": {"parents": 1}, "now": NOW}
+    common: dict[str, Any] = {
+        "budget": 100,
+        "cost_fn": lambda it: 1,
+        "weights": {"relevance": 1},
+        "query": "boils",
+        "expand": {"parents": 1},
+        "now": NOW,
+    }
     assert [e.item.id for e in smart_retrieve(state, **common)] == ["concl", "fact"]
     filtered = smart_retrieve(state, contradictions="filter", **common)
     assert [e.item.id for e in filtered] == ["concl"]
@@ -289,18 +352,31 @@ def test_a_superseded_item_never_comes_back_through_expansion_under_filter() -> 
 
 def test_smart_retrieve_with_a_query_keeps_relevance_through_diversity_and_budget() -> None:
     state = _sample()
-    got = smart_retrieve(state, budget=1, cost_fn=lambda it: 1, weights={"relevance": 1}, query="green tea",
-                         diversity={"author_penalty": 0.01}, now=NOW)
+    got = smart_retrieve(
+        state,
+        budget=1,
+        cost_fn=lambda it: 1,
+        weights={"relevance": 1},
+        query="green tea",
+        diversity={"author_penalty": 0.01},
+        now=NOW,
+    )
     assert [(e.item.id, e.relevance) for e in got] == [("m2", 1.0)]
 
 
 def test_smart_retrieve_checks_candidates_and_expand() -> None:
     state = _sample()
-    for kw, path in (({"candidates": 0}, "candidates"), ({"candidates": True}, "candidates"),
-                     ({"expand": {"parents": -1}, "query": "tea"}, "expand.parents"),
-                     ({"expand": {"parents": 1}}, "expand"), ({"query": 7}, "query")):
+    for kw, path in (
+        ({"candidates": 0}, "candidates"),
+        ({"candidates": True}, "candidates"),
+        ({"expand": {"parents": -1}, "query": "tea"}, "expand.parents"),
+        ({"expand": {"parents": 1}}, "expand"),
+        ({"query": 7}, "query"),
+    ):
         with pytest.raises(memex.ValidationError) as err:
-            smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"authority": 1}, now=NOW, **kw)
+            smart_retrieve(
+                state, budget=9, cost_fn=lambda it: 1, weights={"authority": 1}, now=NOW, **kw
+            )
         assert err.value.path == path
 
 
@@ -311,7 +387,9 @@ def ngram_embed(texts: list[str], dim: int = 64) -> np.ndarray:
     for row, text in enumerate(texts):
         t = f"  {text.lower()}  "
         for k in range(len(t) - 2):
-            h = int.from_bytes(hashlib.blake2b(t[k : k + 3].encode(), digest_size=4).digest(), "little")
+            h = int.from_bytes(
+                hashlib.blake2b(t[k : k + 3].encode(), digest_size=4).digest(), "little"
+            )
             out[row, h % dim] += 1.0
     return out
 
@@ -343,15 +421,24 @@ def test_vectors_follow_events() -> None:
     assert index.nearest("espresso coffee", 1)[0][0] == "m8"
 
 
-@pytest.mark.parametrize("bad", [lambda ts: np.zeros((len(ts),)), lambda ts: np.zeros((len(ts) + 1, 3)),
-                                 lambda ts: np.full((len(ts), 3), np.nan), lambda ts: "x"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda ts: np.zeros((len(ts),)),
+        lambda ts: np.zeros((len(ts) + 1, 3)),
+        lambda ts: np.full((len(ts), 3), np.nan),
+        lambda ts: "x",
+    ],
+)
 def test_a_misbehaving_embedder_is_a_validation_error(bad: Any) -> None:
     with pytest.raises(memex.ValidationError) as err:
         TextIndex.from_state(_sample(), embed=bad)
     assert err.value.path == "embed"
 
 
-def test_above_ann_min_usearch_proposes_neighbours_and_follows_events(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_above_ann_min_usearch_proposes_neighbours_and_follows_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import memex.search as search
 
     monkeypatch.setattr(search, "ANN_MIN", 3)
@@ -379,9 +466,14 @@ def test_one_apply_call_with_an_item_created_and_updated_keeps_its_last_text() -
     events: list[Any] = []
     r = apply_command(state, MemoryCreate(item=_item("n1", "first draft")))
     events += r.events
-    r = apply_command(r.state, MemoryUpdate(item_id="n1", partial={"content": {"text": "final wording"}}, author="u"))
+    r = apply_command(
+        r.state,
+        MemoryUpdate(item_id="n1", partial={"content": {"text": "final wording"}}, author="u"),
+    )
     events += r.events
-    r = apply_command(r.state, MemoryUpdate(item_id="m1", partial={"content": {"text": "tea again"}}, author="u"))
+    r = apply_command(
+        r.state, MemoryUpdate(item_id="m1", partial={"content": {"text": "tea again"}}, author="u")
+    )
     index.apply(events + r.events)
     assert [i for i, _ in index.search("wording")] == ["n1"] and index.search("draft") == []
     assert "m1" in {i for i, _ in index.search("tea")} and index.search("coffee") == []
@@ -389,43 +481,75 @@ def test_one_apply_call_with_an_item_created_and_updated_keeps_its_last_text() -
 
 # -- regressions found by trying it as a user would ------------------------------------------
 def _contested_pair() -> GraphState:
-    state = _state(_item("tea", "drinks green tea", authority=0.9), _item("esp", "ordered an espresso", authority=0.3))
+    state = _state(
+        _item("tea", "drinks green tea", authority=0.9),
+        _item("esp", "ordered an espresso", authority=0.3),
+    )
     return _link(state, "c1", "esp", "tea", "CONTRADICTS")
 
 
 def test_a_query_under_a_contradiction_policy_sees_the_other_side_of_the_contest() -> None:
     # regression: only the text matches reached the policy, so a contradicted match came back unflagged
     state = _contested_pair()
-    common: dict[str, Any] = {"budget": 9, "cost_fn": lambda it: 1, "weights": {"relevance": 1, "authority": 1},
-                              "query": "espresso", "now": NOW}
+    common: dict[str, Any] = {
+        "budget": 9,
+        "cost_fn": lambda it: 1,
+        "weights": {"relevance": 1, "authority": 1},
+        "query": "espresso",
+        "now": NOW,
+    }
     assert [e.item.id for e in smart_retrieve(state, contradictions="filter", **common)] == ["tea"]
     surfaced = smart_retrieve(state, contradictions="surface", **common)
-    assert [(e.item.id, e.relevance, [c.id for c in e.contradicted_by or []]) for e in surfaced] == [
-        ("tea", 1.0, ["esp"]), ("esp", 1.0, ["tea"])]
+    assert [
+        (e.item.id, e.relevance, [c.id for c in e.contradicted_by or []]) for e in surfaced
+    ] == [("tea", 1.0, ["esp"]), ("esp", 1.0, ["tea"])]
     # without a policy the ranking is the text matches only
     assert [e.item.id for e in smart_retrieve(state, **common)] == ["esp"]
 
 
 def test_a_superseded_match_does_not_take_a_candidate_place_under_a_policy() -> None:
-    state = _state(_item("old", "favourite fruit durian"), _item("new", "favourite fruit durian, now mango"))
+    state = _state(
+        _item("old", "favourite fruit durian"), _item("new", "favourite fruit durian, now mango")
+    )
     state = _link(state, "s1", "new", "old", "SUPERSEDES")
-    got = smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, query="favourite fruit durian",
-                         contradictions="filter", candidates=1, now=NOW)
+    got = smart_retrieve(
+        state,
+        budget=9,
+        cost_fn=lambda it: 1,
+        weights={"relevance": 1},
+        query="favourite fruit durian",
+        contradictions="filter",
+        candidates=1,
+        now=NOW,
+    )
     assert [e.item.id for e in got] == ["new"]
 
 
 def test_apply_reads_wire_events_and_rejects_what_is_not_an_event(tmp_path: Any) -> None:
     store = memex.MemexStore.open(str(tmp_path / "m.db"))
-    store.create(id="w1", scope="s", kind="observation", content={"text": "wire tea"}, author="u",
-                 source_kind="observed", authority=0.5, now=NOW)
+    store.create(
+        id="w1",
+        scope="s",
+        kind="observation",
+        content={"text": "wire tea"},
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+        now=NOW,
+    )
     records = list(store.read_log(0))
     store.close()
     index = TextIndex.from_state(create_graph_state())
     index.apply(e for r in records for e in r.events)  # mappings, as a log record holds them
     assert [i for i, _ in index.search("tea")] == ["w1"]
-    for bad, path in (("memory.created", "events"), (None, "events"), ({"type": "memory.created"}, "events"),
-                      ([{"type": "memory.created", "item": None}], "events[0].item"),
-                      ([{"type": "memory.created", "item": {"id": 3}}], "events[0].item"), ([7], "events[0]")):
+    for bad, path in (
+        ("memory.created", "events"),
+        (None, "events"),
+        ({"type": "memory.created"}, "events"),
+        ([{"type": "memory.created", "item": None}], "events[0].item"),
+        ([{"type": "memory.created", "item": {"id": 3}}], "events[0].item"),
+        ([7], "events[0]"),
+    ):
         with pytest.raises(memex.ValidationError) as err:
             index.apply(bad)
         assert err.value.path.startswith(path)
@@ -437,8 +561,16 @@ def test_limits_and_candidates_beyond_sqlite_integers_are_capped_and_bad_ones_na
     state = _sample()
     index = TextIndex.from_state(state)
     assert [i for i, _ in index.search("tea", limit=10**20)] == ["m2", "m0"]
-    got = smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, query="tea",
-                         index=index, candidates=2**70, now=NOW)
+    got = smart_retrieve(
+        state,
+        budget=9,
+        cost_fn=lambda it: 1,
+        weights={"relevance": 1},
+        query="tea",
+        index=index,
+        candidates=2**70,
+        now=NOW,
+    )
     assert [e.item.id for e in got] == ["m2", "m0"]
     for bad in ("a", 1.5, -1, True):
         with pytest.raises(memex.ValidationError) as err:
@@ -452,22 +584,39 @@ def test_limits_and_candidates_beyond_sqlite_integers_are_capped_and_bad_ones_na
 
 def test_a_large_parents_depth_ends_when_nothing_is_left_to_bring() -> None:
     # regression: the walk went on for every requested level (26 s for 10**8 on 53 items)
-    got = get_scored_items(_evidence(), {"relevance": 1}, {"expand": {"parents": 10**12}}, query="boils", now=NOW)
-    assert [(e.item.id, e.relevance) for e in got] == [("concl", 1.0), ("fact", 0.5), ("root", 0.25)]
+    got = get_scored_items(
+        _evidence(), {"relevance": 1}, {"expand": {"parents": 10**12}}, query="boils", now=NOW
+    )
+    assert [(e.item.id, e.relevance) for e in got] == [
+        ("concl", 1.0),
+        ("fact", 0.5),
+        ("root", 0.25),
+    ]
 
 
 def test_an_index_the_store_replaced_stays_usable_and_a_closed_one_says_so() -> None:
     store = memex.MemexStore()
-    store.create(id="a", scope="s", kind="observation", content={"text": "tea"}, author="u",
-                 source_kind="observed", authority=0.5, now=NOW)
+    store.create(
+        id="a",
+        scope="s",
+        kind="observation",
+        content={"text": "tea"},
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+        now=NOW,
+    )
     held = store.text_index
     store.mem = _sample()  # replaced: the store builds a new index on next use
     assert store.text_index is not held
     assert [i for i, _ in held.search("tea")] == ["a"]
     held.close()
     held.close()  # idempotent
-    for call in (lambda: held.search("tea"), lambda: held.apply([]),
-                 lambda: get_scored_items(store.mem, {"relevance": 1}, query="tea", index=held, now=NOW)):
+    for call in (
+        lambda: held.search("tea"),
+        lambda: held.apply([]),
+        lambda: get_scored_items(store.mem, {"relevance": 1}, query="tea", index=held, now=NOW),
+    ):
         with pytest.raises(memex.ValidationError) as err:
             call()
         assert err.value.path == "index"
@@ -505,7 +654,8 @@ def test_an_underscore_separates_words_as_in_the_index() -> None:
 def test_scored_item_repr_shows_relevance_and_contradictions() -> None:
     a, b = _item("a", "x"), _item("b", "y")
     assert repr(memex.ScoredItem(item=a, score=1.0, relevance=0.5, contradicted_by=[b])) == (
-        "ScoredItem(id='a', score=1.0, relevance=0.5, contradicted_by=['b'])")
+        "ScoredItem(id='a', score=1.0, relevance=0.5, contradicted_by=['b'])"
+    )
 
 
 def test_one_index_with_vectors_serves_threads_while_it_follows_events() -> None:
@@ -552,8 +702,14 @@ def test_a_word_with_separate_accents_or_a_dotted_capital_finds_its_own_text() -
     assert [i for i, _ in index.search("İstanbul")] == ["i"]
 
 
-@pytest.mark.parametrize("event", [{"type": ["memory.created"], "item": {}}, {"type": {}, "item": {}},
-                                   type("E", (), {"type": ["x"]})()])
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": ["memory.created"], "item": {}},
+        {"type": {}, "item": {}},
+        type("E", (), {"type": ["x"]})(),
+    ],
+)
 def test_an_event_type_that_is_not_a_string_is_named(event: Any) -> None:
     # regression: an unhashable type raised a raw TypeError
     with pytest.raises(memex.ValidationError) as err:
@@ -566,8 +722,15 @@ def test_a_contested_end_that_matched_on_its_own_keeps_the_larger_relevance() ->
     state = _state(_item("c1", "vegan diet"), _item("c2", "ate a steak", authority=0.3))
     state = _link(state, "x", "c2", "c1", "CONTRADICTS")
     for q in ("vegan", "vegan steak"):
-        got = smart_retrieve(state, budget=9, cost_fn=lambda it: 1, weights={"relevance": 1}, query=q,
-                             contradictions="surface", now=NOW)
+        got = smart_retrieve(
+            state,
+            budget=9,
+            cost_fn=lambda it: 1,
+            weights={"relevance": 1},
+            query=q,
+            contradictions="surface",
+            now=NOW,
+        )
         assert {e.item.id: e.relevance for e in got} == {"c1": 1.0, "c2": 1.0}
 
 
@@ -591,8 +754,17 @@ def test_candidates_that_are_not_an_integer_say_at_least_1_and_need_a_query() ->
     index = TextIndex.from_state(state)
     for bad in (0, -1, 1.5, "10", True, []):
         with pytest.raises(memex.ValidationError, match=r"candidates: expected an integer >= 1"):
-            get_scored_items(state, {"relevance": 1.0}, {"candidates": bad}, query="tea", index=index, now=NOW)
+            get_scored_items(
+                state, {"relevance": 1.0}, {"candidates": bad}, query="tea", index=index, now=NOW
+            )
     with pytest.raises(memex.ValidationError, match="options.candidates needs a query") as info:
         get_scored_items(state, {"authority": 1.0}, {"candidates": 5}, now=NOW)
     assert info.value.path == "options.candidates"
-    assert len(get_scored_items(state, {"relevance": 1.0}, {"candidates": 1}, query="tea", index=index, now=NOW)) == 1
+    assert (
+        len(
+            get_scored_items(
+                state, {"relevance": 1.0}, {"candidates": 1}, query="tea", index=index, now=NOW
+            )
+        )
+        == 1
+    )

@@ -153,7 +153,9 @@ def test_to_json_entity_key_order() -> None:
         created_at=1,
         content={"b": 1, "a": 2},
     )
-    j = to_json(run(MemoryCreate(item=it), EdgeCreate(edge=edge("e", "a", "b", meta={"m": 1}, weight=1))))
+    j = to_json(
+        run(MemoryCreate(item=it), EdgeCreate(edge=edge("e", "a", "b", meta={"m": 1}, weight=1)))
+    )
     assert list(j["items"][0][1]) == [
         "id",
         "scope",
@@ -277,7 +279,10 @@ def test_from_json_indexes() -> None:
         ({"items": [["a", {**item("a").to_dict(), "authority": "2"}]]}, "items[0][1].authority"),
         ({"items": [["a", {**item("a").to_dict(), "authority": None}]]}, "items[0][1].authority"),
         ({"items": [["a", item("a").to_dict()], ["b", {"id": "b"}]]}, "items[1][1]"),
-        ({"edges": [["e", {**edge("e", "a", "b").to_dict(), "active": "no"}]]}, "edges[0][1].active"),
+        (
+            {"edges": [["e", {**edge("e", "a", "b").to_dict(), "active": "no"}]]},
+            "edges[0][1].active",
+        ),
         ({"items": 5}, "items"),
         ({"items": {"a": item("a").to_dict()}}, "items"),
         ({"items": [["a"]]}, "items[0]"),
@@ -325,7 +330,14 @@ def test_stringify_js_numbers() -> None:
                 authority=1.0,
                 conviction=0.0,
                 importance=0.1,
-                content={"a": 100.0, "b": 1e20, "c": 1.5e-7, "d": 0.000001, "e": 123456789012.5, "f": 2**53},
+                content={
+                    "a": 100.0,
+                    "b": 1e20,
+                    "c": 1.5e-7,
+                    "d": 0.000001,
+                    "e": 123456789012.5,
+                    "f": 2**53,
+                },
             )
         )
     )
@@ -345,7 +357,9 @@ def test_non_finite_numbers_never_reach_the_state() -> None:
     with pytest.raises(ValidationError, match="partial.content.x"):
         run(
             MemoryCreate(item=item("a")),
-            MemoryUpdate(item_id="a", partial={"content": {"x": float("nan"), "y": float("inf")}}, author="u"),
+            MemoryUpdate(
+                item_id="a", partial={"content": {"x": float("nan"), "y": float("inf")}}, author="u"
+            ),
         )
     assert parse(stringify(s)) == s
 
@@ -376,7 +390,18 @@ def test_parse_keeps_order_and_values() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "{", "not json", '{"items": [}', "[1,2]", '"x"', "5", "null", '{"items": 5}', '{"items": [["a", {}]]}'],
+    [
+        "",
+        "{",
+        "not json",
+        '{"items": [}',
+        "[1,2]",
+        '"x"',
+        "5",
+        "null",
+        '{"items": 5}',
+        '{"items": [["a", {}]]}',
+    ],
 )
 def test_parse_bad_input(text: str) -> None:
     with pytest.raises(ValidationError):

@@ -28,7 +28,9 @@ pytestmark = pytest.mark.usefixtures("limits", "plain_terminal")
 def test_slice_import_from_dev_zero_stops_at_once() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "memex", "slice", "import", os.devnull, "/dev/zero"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert r.returncode == 1
     assert r.stderr.strip().splitlines() == [
@@ -66,7 +68,10 @@ def test_slice_import_from_a_pipe_stops_at_the_record_limit(
     code = main(["slice", "import", os.devnull, "-"])
     err = capsys.readouterr().err
     assert code == 1
-    assert "slice is longer than the maximum record size (100000 bytes)" in err and "nothing imported" in err
+    assert (
+        "slice is longer than the maximum record size (100000 bytes)" in err
+        and "nothing imported" in err
+    )
     sys.stdin.buffer.close()  # type: ignore[attr-defined]
     feeder.join(10)
 

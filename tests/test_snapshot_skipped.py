@@ -48,7 +48,11 @@ def test_records_skipped_on_open_stay_reported_after_a_snapshot(
 
 
 def test_snapshot_skipped_list_round_trips_and_old_snapshots_decode() -> None:
-    mem, ist, tst = memex.create_graph_state(), memex.create_intent_state(), memex.create_task_state()
+    mem, ist, tst = (
+        memex.create_graph_state(),
+        memex.create_intent_state(),
+        memex.create_task_state(),
+    )
     old = encode_states(mem, ist, tst)
     assert b"skipped" not in old
     assert decode_snapshot(old)[3] == []

@@ -32,7 +32,9 @@ pytestmark = pytest.mark.usefixtures("plain_terminal")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def target(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
     """A new, empty store on each backend (a SQLite file, or a PostgreSQL database of its own)."""
     monkeypatch.delenv(SNAPSHOT_KEY_ENV, raising=False)
     if request.param == "sqlite":
@@ -59,8 +61,13 @@ def _sql(target: str, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, .
 
 def _create(store: memex.MemexStore, text: str, **kw: Any) -> memex.MemoryItem:
     return store.create(
-        scope="u", kind="observation", content={"text": text}, author="u", source_kind="observed",
-        authority=0.9, **kw,
+        scope="u",
+        kind="observation",
+        content={"text": text},
+        author="u",
+        source_kind="observed",
+        authority=0.9,
+        **kw,
     )
 
 
@@ -78,7 +85,8 @@ def _forge(target: str, position: int, old: bytes, new: bytes) -> None:
     forged = bytes(state).replace(old, new)
     assert forged != bytes(state)
     _sql(
-        target, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
+        target,
+        "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
         (forged, hashlib.sha256(forged).digest(), position),
     )
 
@@ -99,14 +107,19 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 # --------------------------------------------------------------------------- the finding
-def test_forged_snapshot_state_is_reported_by_verify(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_forged_snapshot_state_is_reported_by_verify(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     pos = _store_with_snapshot(target)
     _forge(target, pos, b"original", b"FORGED!!")
     report = _verify(target)
     assert report.chain.ok and not report.ok
     assert [(s.position, s.ok) for s in report.snapshots] == [(pos, False)]
     assert report.mismatched[0].reason is not None
-    assert "memory items differ from the fold of the log (1 changed, 0 missing" in report.mismatched[0].reason
+    assert (
+        "memory items differ from the fold of the log (1 changed, 0 missing"
+        in report.mismatched[0].reason
+    )
     code, out, _err = run(capsys, "audit", "verify", "--db", target)
     assert code == 1
     assert "ok: the hash chain verifies" in out
@@ -117,7 +130,9 @@ def test_forged_snapshot_state_is_reported_by_verify(target: str, capsys: pytest
     assert [(s["position"], s["ok"]) for s in doc["snapshots"]] == [(pos, False)]
 
 
-def test_forged_snapshot_is_not_served_from_the_log_alone(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_forged_snapshot_is_not_served_from_the_log_alone(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     pos = _store_with_snapshot(target)
     _forge(target, pos, b"original", b"FORGED!!")
     with memex.MemexStore.open(target, read_only=True) as st:  # no key: trusted, as documented
@@ -127,7 +142,9 @@ def test_forged_snapshot_is_not_served_from_the_log_alone(target: str, capsys: p
         assert _texts(st.as_of(position=pos)) == ["original"]
     code, out, _ = run(capsys, "replay", "--db", target, "--no-snapshot", "--json")
     assert code == 0 and "original" in out and "FORGED" not in out
-    code, out, _ = run(capsys, "replay", "--db", target, "--no-snapshot", "--as-of", f"@{pos}", "--json")
+    code, out, _ = run(
+        capsys, "replay", "--db", target, "--no-snapshot", "--as-of", f"@{pos}", "--json"
+    )
     assert code == 0 and "original" in out and "FORGED" not in out
     code, out, _ = run(capsys, "recall", "--db", target, "--no-snapshot", "--json", "original")
     assert code == 0 and "original" in out and "FORGED" not in out
@@ -137,8 +154,14 @@ def test_every_snapshot_of_a_healthy_store_equals_the_fold(target: str) -> None:
     with memex.MemexStore.open(target, snapshot_every=3) as st:
         items = [_create(st, f"t{i}") for i in range(10)]
         st.update(items[0].id, {"authority": 0.2}, author="u")
-        st.add_edge(from_=items[1].id, to=items[2].id, kind="SUPERSEDES", author="u",
-                    source_kind="agent_inferred", authority=0.5)
+        st.add_edge(
+            from_=items[1].id,
+            to=items[2].id,
+            kind="SUPERSEDES",
+            author="u",
+            source_kind="agent_inferred",
+            authority=0.5,
+        )
         st.retract(items[3].id, author="u")
     report = _verify(target)
     assert report.ok, report
@@ -159,7 +182,14 @@ def test_verify_names_the_forged_one_among_many_snapshots(target: str) -> None:
 def test_forged_intent_and_edge_fields_are_found_too(target: str) -> None:
     with memex.MemexStore.open(target, snapshot_every=None) as st:
         a, b = _create(st, "a"), _create(st, "b")
-        st.add_edge(from_=a.id, to=b.id, kind="SUPPORTS", author="u", source_kind="agent_inferred", authority=0.25)
+        st.add_edge(
+            from_=a.id,
+            to=b.id,
+            kind="SUPPORTS",
+            author="u",
+            source_kind="agent_inferred",
+            authority=0.25,
+        )
         st.create_intent(label="find the answer", priority=0.5, owner="agent:x")
         pos = st.snapshot()
     _forge(target, pos, b'"authority":0.25', b'"authority":0.95')
@@ -176,36 +206,57 @@ def test_snapshot_listing_an_applied_record_as_left_out_is_a_mismatch(target: st
     doc = json.loads(bytes(state))
     doc["skipped"] = [[1, None, "invented"]]
     forged = json.dumps(doc).encode()
-    _sql(target, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
-         (forged, hashlib.sha256(forged).digest(), pos))
+    _sql(
+        target,
+        "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
+        (forged, hashlib.sha256(forged).digest(), pos),
+    )
     (check,) = _verify(target).snapshots
-    assert not check.ok and "lists 1 record(s) as left out of its state that the log applies" in (check.reason or "")
+    assert not check.ok and "lists 1 record(s) as left out of its state that the log applies" in (
+        check.reason or ""
+    )
 
 
 # --------------------------------------------------------------------------- other rows an attacker writes
-def test_snapshot_swapped_from_another_store_is_reported_and_ignored(target: str, tmp_path: Path) -> None:
+def test_snapshot_swapped_from_another_store_is_reported_and_ignored(
+    target: str, tmp_path: Path
+) -> None:
     pos = _store_with_snapshot(target)
     other = str(tmp_path / "other.db")
     _store_with_snapshot(other, ("from elsewhere",))
     (row,) = _sql(other, "SELECT hash, state, state_hash FROM snapshots WHERE position = ?", (pos,))
-    _sql(target, "UPDATE snapshots SET hash = ?, state = ?, state_hash = ? WHERE position = ?",
-         (bytes(row[0]), bytes(row[1]), bytes(row[2]), pos))
+    _sql(
+        target,
+        "UPDATE snapshots SET hash = ?, state = ?, state_hash = ? WHERE position = ?",
+        (bytes(row[0]), bytes(row[1]), bytes(row[2]), pos),
+    )
     report = _verify(target)
     assert not report.ok and report.snapshots == []
     assert [(u.kind, u.position) for u in report.unreadable] == [("snapshot", pos)]
     assert "does not match the log's chain" in report.unreadable[0].reason
-    with pytest.warns(RuntimeWarning, match=f"snapshot at position {pos} does not match the log's chain"):
+    with pytest.warns(
+        RuntimeWarning, match=f"snapshot at position {pos} does not match the log's chain"
+    ):
         st = memex.MemexStore.open(target, read_only=True)
     with st:
         assert _texts(st) == ["original"]
 
 
-def test_snapshot_past_the_head_is_reported_and_never_served(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_snapshot_past_the_head_is_reported_and_never_served(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     pos = _store_with_snapshot(target)
-    (row,) = _sql(target, "SELECT hash, state, state_hash, created_ms FROM snapshots WHERE position = ?", (pos,))
+    (row,) = _sql(
+        target,
+        "SELECT hash, state, state_hash, created_ms FROM snapshots WHERE position = ?",
+        (pos,),
+    )
     forged = bytes(row[1]).replace(b"original", b"PLANTED!")
-    _sql(target, "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
-         (pos + 5, bytes(row[0]), forged, hashlib.sha256(forged).digest(), row[3]))
+    _sql(
+        target,
+        "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
+        (pos + 5, bytes(row[0]), forged, hashlib.sha256(forged).digest(), row[3]),
+    )
     report = _verify(target)
     assert not report.ok
     assert [(u.kind, u.position) for u in report.unreadable] == [("snapshot", pos + 5)]
@@ -215,7 +266,11 @@ def test_snapshot_past_the_head_is_reported_and_never_served(target: str, capsys
         with memex.MemexStore.open(target, read_only=True) as st:
             assert _texts(st) == ["original"]
     code, out, _ = run(capsys, "audit", "verify", "--db", target)
-    assert code == 1 and f"UNREADABLE snapshot at position {pos + 5}: snapshot at position {pos + 5} lies past" in out
+    assert (
+        code == 1
+        and f"UNREADABLE snapshot at position {pos + 5}: snapshot at position {pos + 5} lies past"
+        in out
+    )
 
 
 def test_snapshot_row_with_mismatched_hashes_is_reported_and_ignored(target: str) -> None:
@@ -231,7 +286,9 @@ def test_snapshot_row_with_mismatched_hashes_is_reported_and_ignored(target: str
 
 
 # --------------------------------------------------------------------------- keyed snapshots
-def test_keyed_store_never_serves_a_forged_snapshot(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keyed_store_never_serves_a_forged_snapshot(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(SNAPSHOT_KEY_ENV, "correct horse battery staple")
     pos = _store_with_snapshot(target)
     with warnings.catch_warnings():
@@ -239,22 +296,31 @@ def test_keyed_store_never_serves_a_forged_snapshot(target: str, monkeypatch: py
         with memex.MemexStore.open(target, read_only=True) as st:
             assert _texts(st) == ["original"]
     _forge(target, pos, b"original", b"FORGED!!")
-    with pytest.warns(RuntimeWarning, match=f"snapshot at position {pos} has an HMAC that does not verify"):
+    with pytest.warns(
+        RuntimeWarning, match=f"snapshot at position {pos} has an HMAC that does not verify"
+    ):
         st = memex.MemexStore.open(target, read_only=True)
     with st:
         assert _texts(st) == ["original"]
         assert st.position == pos
 
 
-def test_keyed_store_ignores_a_snapshot_signed_with_a_wrong_key(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keyed_store_ignores_a_snapshot_signed_with_a_wrong_key(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(SNAPSHOT_KEY_ENV, "attacker's guess")
     pos = _store_with_snapshot(target)
     _forge(target, pos, b"original", b"FORGED!!")
     (row,) = _sql(target, "SELECT hash, state FROM snapshots WHERE position = ?", (pos,))
-    _sql(target, "UPDATE snapshots SET mac = ? WHERE position = ?",
-         (snapshot_mac(b"attacker's guess", pos, bytes(row[0]), bytes(row[1])), pos))
+    _sql(
+        target,
+        "UPDATE snapshots SET mac = ? WHERE position = ?",
+        (snapshot_mac(b"attacker's guess", pos, bytes(row[0]), bytes(row[1])), pos),
+    )
     monkeypatch.setenv(SNAPSHOT_KEY_ENV, "the real key")
-    with pytest.warns(RuntimeWarning, match=f"snapshot at position {pos} has an HMAC that does not verify"):
+    with pytest.warns(
+        RuntimeWarning, match=f"snapshot at position {pos} has an HMAC that does not verify"
+    ):
         st = memex.MemexStore.open(target, read_only=True)
     with st:
         assert _texts(st) == ["original"]
@@ -263,7 +329,9 @@ def test_keyed_store_ignores_a_snapshot_signed_with_a_wrong_key(target: str, mon
     assert [(s.position, s.ok, s.keyed) for s in report.snapshots] == [(pos, False, False)]
 
 
-def test_keyed_store_ignores_an_unkeyed_snapshot(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keyed_store_ignores_an_unkeyed_snapshot(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pos = _store_with_snapshot(target)
     _forge(target, pos, b"original", b"FORGED!!")
     monkeypatch.setenv(SNAPSHOT_KEY_ENV, "k")
@@ -282,15 +350,22 @@ def test_keyed_hmac_is_bound_to_its_position(target: str, monkeypatch: pytest.Mo
         st.snapshot()
     # the signed state of position 1, moved to position 2 with position 2's chain hash
     (one,) = _sql(target, "SELECT state, state_hash, mac FROM snapshots WHERE position = 1")
-    _sql(target, "UPDATE snapshots SET state = ?, state_hash = ?, mac = ? WHERE position = 2",
-         (bytes(one[0]), bytes(one[1]), bytes(one[2])))
-    with pytest.warns(RuntimeWarning, match="snapshot at position 2 has an HMAC that does not verify"):
+    _sql(
+        target,
+        "UPDATE snapshots SET state = ?, state_hash = ?, mac = ? WHERE position = 2",
+        (bytes(one[0]), bytes(one[1]), bytes(one[2])),
+    )
+    with pytest.warns(
+        RuntimeWarning, match="snapshot at position 2 has an HMAC that does not verify"
+    ):
         st = memex.MemexStore.open(target, read_only=True)
     with st:
         assert _texts(st) == ["one", "two"]
 
 
-def test_a_log_without_the_mac_column_gains_it_on_a_writable_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_log_without_the_mac_column_gains_it_on_a_writable_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = str(tmp_path / "old.db")
     monkeypatch.delenv(SNAPSHOT_KEY_ENV, raising=False)
     _store_with_snapshot(db)
@@ -322,7 +397,9 @@ def test_a_log_without_the_mac_column_gains_it_on_a_writable_open(tmp_path: Path
 
 
 # --------------------------------------------------------------------------- the pinned head
-def test_expect_head_hash_alone_must_be_the_head(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_expect_head_hash_alone_must_be_the_head(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     pos = _store_with_snapshot(target)
     with open_log(target, read_only=True) as lg:
         pinned = lg.head_hash()
@@ -338,13 +415,21 @@ def test_expect_head_hash_alone_must_be_the_head(target: str, capsys: pytest.Cap
         "(1 record(s) appended since; pin POSITION:HASH to allow appends)"
     )
     assert _verify(target, expected_head=(pos, pinned)).ok  # the prefix form allows appends
-    code, out, _ = run(capsys, "audit", "verify", "--db", target, "--expect-head", f"{pos}:{pinned}")
+    code, out, _ = run(
+        capsys, "audit", "verify", "--db", target, "--expect-head", f"{pos}:{pinned}"
+    )
     assert code == 0
     code, out, _ = run(capsys, "audit", "verify", "--db", target, "--expect-head", "ab" * 32)
-    assert code == 1 and "TAMPERED: the pinned head hash is not in the chain: records were cut off the end" in out
+    assert (
+        code == 1
+        and "TAMPERED: the pinned head hash is not in the chain: records were cut off the end"
+        in out
+    )
 
 
-def test_expect_head_rewritten_chain_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_expect_head_rewritten_chain_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # someone who can rewrite the whole file can rebuild a valid chain; the pinned head catches it
     db, forged = str(tmp_path / "a.db"), str(tmp_path / "b.db")
     _store_with_snapshot(db, ("original",))
@@ -359,7 +444,9 @@ def test_expect_head_rewritten_chain_fails(tmp_path: Path, capsys: pytest.Captur
 
 
 @pytest.mark.parametrize("bad", ["xyz", "12:zz", "x1:" + "a" * 64, "a" * 63, ":" + "a" * 64])
-def test_expect_head_malformed_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str) -> None:
+def test_expect_head_malformed_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str
+) -> None:
     db = str(tmp_path / "a.db")
     _store_with_snapshot(db)
     code, _out, err = run(capsys, "audit", "verify", "--db", db, "--expect-head", bad)
@@ -390,23 +477,51 @@ def test_open_snapshots_must_be_a_boolean(tmp_path: Path) -> None:
     assert e.value.path == "snapshots"
 
 
-def test_verify_lists_a_supersedes_cycle_without_failing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_lists_a_supersedes_cycle_without_failing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # a foreign log (raw appends, as the TypeScript library may write) may hold a cycle
     db = str(tmp_path / "a.db")
-    a = memex.create_memory_item(id="a", scope="u", kind="observation", content={"text": "a"}, author="u",
-                                 source_kind="observed", authority=0.5)
-    b = memex.create_memory_item(id="b", scope="u", kind="observation", content={"text": "b"}, author="u",
-                                 source_kind="observed", authority=0.5)
+    a = memex.create_memory_item(
+        id="a",
+        scope="u",
+        kind="observation",
+        content={"text": "a"},
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+    )
+    b = memex.create_memory_item(
+        id="b",
+        scope="u",
+        kind="observation",
+        content={"text": "b"},
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+    )
     cmds: list[Any] = [memex.MemoryCreate(item=a), memex.MemoryCreate(item=b)]
     for f, t in (("a", "b"), ("b", "a")):
-        cmds.append(memex.EdgeCreate(edge=memex.create_edge(
-            from_=f, to=t, kind="SUPERSEDES", author="u", source_kind="agent_inferred", authority=0.5)))
+        cmds.append(
+            memex.EdgeCreate(
+                edge=memex.create_edge(
+                    from_=f,
+                    to=t,
+                    kind="SUPERSEDES",
+                    author="u",
+                    source_kind="agent_inferred",
+                    authority=0.5,
+                )
+            )
+        )
     with open_log(db) as lg:
         lg.append([memex.create_event_envelope(c.type, c) for c in cmds])
     report = _verify(db)
     assert report.ok and report.supersedes_cycles == [("a", "b")]
     code, out, _ = run(capsys, "audit", "verify", "--db", db)
-    assert code == 0 and "SUPERSEDES cycles: 1 (every item on a cycle is hidden from retrieval)" in out
+    assert (
+        code == 0 and "SUPERSEDES cycles: 1 (every item on a cycle is hidden from retrieval)" in out
+    )
     assert "1. a → b → a" in out
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--json")
     assert code == 0 and json.loads(out)["supersedes_cycles"] == [["a", "b"]]
@@ -420,8 +535,11 @@ def test_snapshot_planted_at_position_0_is_a_mismatch(target: str) -> None:
     planted = memex.MemexStore()
     _create(planted, "planted")
     state = memex.store.encode_states(planted.mem, planted.intents, planted.tasks)
-    _sql(target, "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
-         (0, bytes(32), state, hashlib.sha256(state).digest(), 0))
+    _sql(
+        target,
+        "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
+        (0, bytes(32), state, hashlib.sha256(state).digest(), 0),
+    )
     with memex.MemexStore.open(target, read_only=True) as st:  # never read: nothing precedes 1
         assert _texts(st) == ["real"]
         assert _texts(st.as_of(position=0)) == []
@@ -430,15 +548,20 @@ def test_snapshot_planted_at_position_0_is_a_mismatch(target: str) -> None:
     assert "0 changed, 0 missing, 1 not in the log" in (report.mismatched[0].reason or "")
 
 
-def test_mismatch_at_position_0_is_not_called_served(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mismatch_at_position_0_is_not_called_served(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = str(tmp_path / "a.db")
     with memex.MemexStore.open(db, snapshot_every=None) as st:
         _create(st, "real")
     planted = memex.MemexStore()
     _create(planted, "planted")
     state = memex.store.encode_states(planted.mem, planted.intents, planted.tasks)
-    _sql(db, "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
-         (0, bytes(32), state, hashlib.sha256(state).digest(), 0))
+    _sql(
+        db,
+        "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
+        (0, bytes(32), state, hashlib.sha256(state).digest(), 0),
+    )
     code, out, _ = run(capsys, "audit", "verify", "--db", db)
     assert code == 1 and "MISMATCH snapshot at position 0" in out
     assert "would serve them" not in out and "a snapshot at position 0 is never read" in out
@@ -455,8 +578,11 @@ def test_reordered_snapshot_is_a_mismatch(target: str) -> None:
     doc = json.loads(bytes(state))
     doc["mem"]["items"].reverse()
     forged = json.dumps(doc).encode()
-    _sql(target, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
-         (forged, hashlib.sha256(forged).digest(), pos))
+    _sql(
+        target,
+        "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
+        (forged, hashlib.sha256(forged).digest(), pos),
+    )
     (check,) = _verify(target).snapshots
     assert not check.ok
     assert "memory items are in another order than in the fold of the log" in (check.reason or "")
@@ -471,20 +597,33 @@ def test_verify_names_every_graph_that_differs(target: str) -> None:
     _forge(target, pos, b"intent label", b"INTENT LABEL")
     _forge(target, pos, b"task action", b"TASK ACTION")
     (check,) = _verify(target).snapshots
-    assert check.reason is not None and "intents differ" in check.reason and "tasks differ" in check.reason
+    assert (
+        check.reason is not None
+        and "intents differ" in check.reason
+        and "tasks differ" in check.reason
+    )
 
 
-def test_records_that_fail_to_apply_fail_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_records_that_fail_to_apply_fail_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # a raw append of an update to an item that never existed: an open leaves it out, verify says so
     db = str(tmp_path / "a.db")
     with memex.MemexStore.open(db, snapshot_every=None) as st:
         _create(st, "real")
-    cmd = {"type": "memory.update", "item_id": "ghost", "partial": {"authority": 0.5}, "author": "u"}
+    cmd = {
+        "type": "memory.update",
+        "item_id": "ghost",
+        "partial": {"authority": 0.5},
+        "author": "u",
+    }
     with open_log(db) as lg:
         lg.append([memex.create_event_envelope("memory.update", cmd)])
     report = _verify(db)
     assert not report.ok and report.chain.ok
-    assert [(f.position, f.reason.split(":")[0]) for f in report.failed] == [(2, "MemoryNotFoundError")]
+    assert [(f.position, f.reason.split(":")[0]) for f in report.failed] == [
+        (2, "MemoryNotFoundError")
+    ]
     code, out, _ = run(capsys, "audit", "verify", "--db", db)
     assert code == 1 and "LEFT OUT record at position 2 (envelope " in out
     code, out, _ = run(capsys, "audit", "verify", "--db", db, "--json")
@@ -495,7 +634,12 @@ def test_snapshot_omitting_a_left_out_record_is_a_mismatch(tmp_path: Path) -> No
     db = str(tmp_path / "a.db")
     with memex.MemexStore.open(db, snapshot_every=None) as st:
         _create(st, "real")
-    cmd = {"type": "memory.update", "item_id": "ghost", "partial": {"authority": 0.5}, "author": "u"}
+    cmd = {
+        "type": "memory.update",
+        "item_id": "ghost",
+        "partial": {"authority": 0.5},
+        "author": "u",
+    }
     with open_log(db) as lg:
         lg.append([memex.create_event_envelope("memory.update", cmd)])
     with memex.MemexStore.open(db) as st:
@@ -506,10 +650,15 @@ def test_snapshot_omitting_a_left_out_record_is_a_mismatch(tmp_path: Path) -> No
     doc = json.loads(bytes(state))
     del doc["skipped"]
     forged = json.dumps(doc).encode()
-    _sql(db, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
-         (forged, hashlib.sha256(forged).digest()))
+    _sql(
+        db,
+        "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
+        (forged, hashlib.sha256(forged).digest()),
+    )
     (check,) = _verify(db).snapshots
-    assert not check.ok and "it omits 1 record(s) the log leaves out (first: position 2)" in (check.reason or "")
+    assert not check.ok and "it omits 1 record(s) the log leaves out (first: position 2)" in (
+        check.reason or ""
+    )
 
 
 @pytest.mark.parametrize("position", [0, -1])
@@ -517,25 +666,43 @@ def test_record_row_outside_the_chain_fails_verify(target: str, position: int) -
     # such a row is never folded, but its envelope id would answer an idempotent append
     with memex.MemexStore.open(target, snapshot_every=None) as st:
         _create(st, "real")
-    (row,) = _sql(target, "SELECT ts_ms, max_ts, envelope, events, hash FROM records WHERE position = 1")
-    _sql(target, "INSERT INTO records (position, id, ts_ms, max_ts, envelope, events, hash) "
-         "VALUES (?, ?, ?, ?, ?, ?, ?)", (position, "planted-id", row[0], row[1], bytes(row[2]), bytes(row[3]), bytes(row[4])))
+    (row,) = _sql(
+        target, "SELECT ts_ms, max_ts, envelope, events, hash FROM records WHERE position = 1"
+    )
+    _sql(
+        target,
+        "INSERT INTO records (position, id, ts_ms, max_ts, envelope, events, hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (position, "planted-id", row[0], row[1], bytes(row[2]), bytes(row[3]), bytes(row[4])),
+    )
     report = _verify(target)
     assert not report.ok and report.chain.first_bad == position
-    assert report.chain.reason == f"a record row at position {position} lies outside the chain (positions start at 1)"
+    assert (
+        report.chain.reason
+        == f"a record row at position {position} lies outside the chain (positions start at 1)"
+    )
 
 
 def test_snapshot_row_before_position_0_is_reported(target: str) -> None:
     pos = _store_with_snapshot(target)
-    (row,) = _sql(target, "SELECT hash, state, state_hash, created_ms FROM snapshots WHERE position = ?", (pos,))
-    _sql(target, "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
-         (-3, bytes(row[0]), bytes(row[1]), bytes(row[2]), row[3]))
+    (row,) = _sql(
+        target,
+        "SELECT hash, state, state_hash, created_ms FROM snapshots WHERE position = ?",
+        (pos,),
+    )
+    _sql(
+        target,
+        "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
+        (-3, bytes(row[0]), bytes(row[1]), bytes(row[2]), row[3]),
+    )
     report = _verify(target)
     assert [(u.kind, u.position) for u in report.unreadable] == [("snapshot", -3)]
     assert "lies before position 0" in report.unreadable[0].reason
 
 
-def test_dropped_snapshots_table_never_stops_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dropped_snapshots_table_never_stops_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = str(tmp_path / "a.db")
     _store_with_snapshot(db)
     _sql(db, "DROP TABLE snapshots")
@@ -553,7 +720,9 @@ def test_dropped_snapshots_table_never_stops_reading(tmp_path: Path, capsys: pyt
     assert _verify(db).ok
 
 
-def test_blank_snapshot_key_is_refused_not_read_as_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_blank_snapshot_key_is_refused_not_read_as_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = str(tmp_path / "a.db")
     _store_with_snapshot(db)
     for blank in ("", "  "):
@@ -571,8 +740,12 @@ def test_read_commands_say_when_a_snapshot_is_ignored(
     _forge(db, pos, b"original", b"FORGED!!")
     monkeypatch.setenv(SNAPSHOT_KEY_ENV, "k")
     shown = f"memex: snapshot at position {pos} carries no HMAC under the key in {SNAPSHOT_KEY_ENV}; ignored"
-    for args in (("replay", "--db", db), ("contradictions", "--db", db), ("stale", "--db", db),
-                 ("recall", "--db", db, "original")):
+    for args in (
+        ("replay", "--db", db),
+        ("contradictions", "--db", db),
+        ("stale", "--db", db),
+        ("recall", "--db", db, "original"),
+    ):
         code, out, err = run(capsys, *args)
         assert code == 0 and shown in err.splitlines(), args
         assert "FORGED" not in out
@@ -582,7 +755,12 @@ def test_snapshot_rewording_a_left_out_record_is_a_mismatch(tmp_path: Path) -> N
     db = str(tmp_path / "a.db")
     with memex.MemexStore.open(db, snapshot_every=None) as st:
         _create(st, "real")
-    cmd = {"type": "memory.update", "item_id": "ghost", "partial": {"authority": 0.5}, "author": "u"}
+    cmd = {
+        "type": "memory.update",
+        "item_id": "ghost",
+        "partial": {"authority": 0.5},
+        "author": "u",
+    }
     with open_log(db) as lg:
         lg.append([memex.create_event_envelope("memory.update", cmd)])
     with memex.MemexStore.open(db) as st:
@@ -593,14 +771,21 @@ def test_snapshot_rewording_a_left_out_record_is_a_mismatch(tmp_path: Path) -> N
         changed = json.loads(json.dumps(doc))
         changed["skipped"][0][field] = value
         forged = json.dumps(changed).encode()
-        _sql(db, "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
-             (forged, hashlib.sha256(forged).digest()))
+        _sql(
+            db,
+            "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
+            (forged, hashlib.sha256(forged).digest()),
+        )
         (check,) = _verify(db).snapshots
         assert not check.ok
-        assert "it gives 1 left-out record(s) another envelope id or reason than the log" in (check.reason or "")
+        assert "it gives 1 left-out record(s) another envelope id or reason than the log" in (
+            check.reason or ""
+        )
 
 
-def test_snapshots_table_with_other_columns_never_stops_verify(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_snapshots_table_with_other_columns_never_stops_verify(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     _store_with_snapshot(target)
     _sql(target, "DROP TABLE snapshots")
     _sql(target, "CREATE TABLE snapshots (position BIGINT PRIMARY KEY, junk TEXT)")
@@ -609,7 +794,9 @@ def test_snapshots_table_with_other_columns_never_stops_verify(target: str, caps
     assert report.chain.ok and not report.ok
     assert [u.kind for u in report.unreadable] == ["table"]
     code, out, _ = run(capsys, "audit", "verify", "--db", target)
-    assert code == 1 and "ok: the hash chain verifies" in out and "UNREADABLE snapshots table" in out
+    assert (
+        code == 1 and "ok: the hash chain verifies" in out and "UNREADABLE snapshots table" in out
+    )
     with pytest.warns(RuntimeWarning, match="the snapshots table cannot be read"):
         st = memex.MemexStore.open(target, read_only=True)
     with st:

@@ -75,7 +75,9 @@ BOUNDED = ("authority", "conviction", "importance", "weight", "priority")
 
 def out_of_bounds(partial: dict[str, Any]) -> bool:
     """Whether an update ``partial`` sets a score outside [0, 1] (a store's door refuses it)."""
-    return any(isinstance(partial.get(k), int | float) and not 0 <= partial[k] <= 1 for k in BOUNDED)
+    return any(
+        isinstance(partial.get(k), int | float) and not 0 <= partial[k] <= 1 for k in BOUNDED
+    )
 
 
 def refused_by_the_door(partial: dict[str, Any]) -> bool:
@@ -328,7 +330,10 @@ class GraphMachine(RuleBasedStateMachine):
         assert self.store.log is not None and self.store.log.head() == head
 
     def refused_at_the_door(
-        self, on_store: Callable[[], Any], commands: list[tuple[str, Any]], error: type[Exception] = memex.ValidationError
+        self,
+        on_store: Callable[[], Any],
+        commands: list[tuple[str, Any]],
+        error: type[Exception] = memex.ValidationError,
     ) -> None:
         """The store refuses what the pure reducers kept (``error``, nothing changes); the same
         ``(namespace, command)`` pairs then come into the store as a foreign log brings them."""
@@ -338,8 +343,12 @@ class GraphMachine(RuleBasedStateMachine):
             on_store()
         assert self.store.states.mem is store_before.mem and self.store.states == store_before
         assert self.store.log is not None and self.store.log.head() == head
-        envs = [memex.create_event_envelope(c["type"] if isinstance(c, dict) else c.type, c, namespace=ns)
-                for ns, c in commands]
+        envs = [
+            memex.create_event_envelope(
+                c["type"] if isinstance(c, dict) else c.type, c, namespace=ns
+            )
+            for ns, c in commands
+        ]
         done = self.store.import_envelopes(envs)
         assert (done.applied, done.rejected) == (len(envs), [])
 
@@ -506,12 +515,19 @@ class GraphMachine(RuleBasedStateMachine):
             return
         old = self.mem.edges[eid]
         closing = (
-            old.kind == "SUPERSEDES" and not old.active and partial.get("active") is True
-            and "kind" not in partial and memex.supersedes_path(self.mem, old.to, old.from_) is not None
+            old.kind == "SUPERSEDES"
+            and not old.active
+            and partial.get("active") is True
+            and "kind" not in partial
+            and memex.supersedes_path(self.mem, old.to, old.from_) is not None
         )
         self.mem, _ = memex.apply_command(self.mem, cmd)
         if refused_by_the_door(partial) or closing:
-            error = memex.ValidationError if refused_by_the_door(partial) else memex.SupersedesCycleError
+            error = (
+                memex.ValidationError
+                if refused_by_the_door(partial)
+                else memex.SupersedesCycleError
+            )
             self.refused_at_the_door(lambda: self.store.apply(scmd), [("memory", scmd)], error)
         else:
             self.store.apply(scmd)
@@ -727,14 +743,19 @@ class GraphMachine(RuleBasedStateMachine):
             and (d["from"], d["to"]) in ((w, lo), (lo, w))
         ]
         before_pure, before_store = self.mem, self.store.mem
-        closing = bool(between) and memex.supersedes_path(self.mem, lo, w) is not None  # w SUPERSEDES lo
+        closing = (
+            bool(between) and memex.supersedes_path(self.mem, lo, w) is not None
+        )  # w SUPERSEDES lo
         result = memex.resolve_contradiction(self.mem, w, lo, "judge", reason="checked")
         self.mem = result.state
         if closing:
-            planned = memex.integrity.plan_resolve_contradiction(self.store.mem, w, lo, "judge", "checked")
+            planned = memex.integrity.plan_resolve_contradiction(
+                self.store.mem, w, lo, "judge", "checked"
+            )
             self.refused_at_the_door(
                 lambda: self.store.resolve_contradiction(w, lo, "judge", reason="checked"),
-                [("memory", c) for c in planned], memex.SupersedesCycleError,
+                [("memory", c) for c in planned],
+                memex.SupersedesCycleError,
             )
         else:
             self.store.resolve_contradiction(w, lo, "judge", reason="checked")
@@ -1038,9 +1059,24 @@ def test_out_of_range_scores_kept_by_updates_survive_close_and_reopen() -> None:
             )
             store.create_intent(id="i", label="g", priority=0.5, owner="u")
             foreign = [
-                ("memory", {"type": "memory.update", "item_id": "m", "author": "u",
-                            "partial": {"authority": 1.5, "importance": -0.5}}),
-                ("intent", {"type": "intent.update", "intent_id": "i", "partial": {"priority": 2}, "author": "u"}),
+                (
+                    "memory",
+                    {
+                        "type": "memory.update",
+                        "item_id": "m",
+                        "author": "u",
+                        "partial": {"authority": 1.5, "importance": -0.5},
+                    },
+                ),
+                (
+                    "intent",
+                    {
+                        "type": "intent.update",
+                        "intent_id": "i",
+                        "partial": {"priority": 2},
+                        "author": "u",
+                    },
+                ),
             ]
             done = store.import_envelopes(
                 [memex.create_event_envelope(c["type"], c, namespace=ns) for ns, c in foreign]
@@ -1168,12 +1204,7 @@ BAD_CALLS: list[tuple[str, Callable[[GraphState], Any]]] = [
 
 @pytest.mark.parametrize(
     "name, call",
-    [
-        pytest.param(
-            name, call, id=name
-        )
-        for name, call in BAD_CALLS
-    ],
+    [pytest.param(name, call, id=name) for name, call in BAD_CALLS],
 )
 def test_rejected_call_raises_a_memex_error_and_changes_nothing(
     name: str, call: Callable[[GraphState], Any]

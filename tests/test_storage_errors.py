@@ -109,7 +109,10 @@ def test_opening_an_existing_database_needs_no_write_lock(
     ids=lambda a: " ".join(a[:2]),
 )
 def test_read_only_commands_work_while_a_writer_holds_the_lock(
-    capsys: pytest.CaptureFixture[str], db: str, write_lock_held: sqlite3.Connection, args: tuple[str, ...]
+    capsys: pytest.CaptureFixture[str],
+    db: str,
+    write_lock_held: sqlite3.Connection,
+    args: tuple[str, ...],
 ) -> None:
     code, out, err = _run(capsys, *args, db)
     assert (code, err) == (0, "")
@@ -173,7 +176,14 @@ def test_a_full_disk_is_a_storage_error_naming_the_path(tmp_path: Path) -> None:
     s.log._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL on the next page
     before = s.mem
     with pytest.raises(memex.StorageError) as caught:
-        s.create(scope="u", kind="o", content={"t": "x" * 100_000}, author="a", source_kind="o", authority=0.5)
+        s.create(
+            scope="u",
+            kind="o",
+            content={"t": "x" * 100_000},
+            author="a",
+            source_kind="o",
+            authority=0.5,
+        )
     err = caught.value
     assert type(err) is memex.StorageError and not err.retryable
     assert err.path == path and "full" in err.cause
@@ -229,7 +239,12 @@ def test_storage_errors_pickle_with_their_attributes() -> None:
         memex.UnreadableRecordError("m.db", 7, "e-7", "invalid JSON"),
     ):
         back = pickle.loads(pickle.dumps(err))
-        assert (type(back), str(back), back.path, back.cause) == (type(err), str(err), err.path, err.cause)
+        assert (type(back), str(back), back.path, back.cause) == (
+            type(err),
+            str(err),
+            err.path,
+            err.cause,
+        )
     back = pickle.loads(pickle.dumps(memex.UnreadableRecordError("m.db", 7, "e-7", "invalid JSON")))
     assert (back.position, back.envelope_id) == (7, "e-7")
 
@@ -254,7 +269,9 @@ def test_a_closed_log_raises_storage_error_not_sqlite3(tmp_path: Path) -> None:
         ({"busy_timeout": "5"}, "busy_timeout"),
     ],
 )
-def test_bad_log_options_are_validation_errors(tmp_path: Path, kwargs: dict[str, Any], path: str) -> None:
+def test_bad_log_options_are_validation_errors(
+    tmp_path: Path, kwargs: dict[str, Any], path: str
+) -> None:
     with pytest.raises(memex.ValidationError) as caught:
         memex.SQLiteEventLog(tmp_path / "m.db", **kwargs)
     assert caught.value.path == path
@@ -349,7 +366,9 @@ def test_many_processes_opening_a_new_database_at_once_never_fail(tmp_path: Path
         ("sqlite:///m.db", "got another URI"),
     ],
 )
-@pytest.mark.parametrize("command", ["log init", "log import", "replay", "audit verify", "log export"])
+@pytest.mark.parametrize(
+    "command", ["log init", "log import", "replay", "audit verify", "log export"]
+)
 def test_db_option_refuses_names_that_persist_nothing_or_read_two_ways(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
@@ -412,7 +431,9 @@ def test_a_non_database_file_is_refused_by_import_without_leaving_a_lock(
 def test_dev_null_as_db_is_refused_and_leaves_no_files(
     capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    existed = {p for p in ("/dev/null.lock", "/dev/null-journal", "/dev/null-wal") if os.path.exists(p)}
+    existed = {
+        p for p in ("/dev/null.lock", "/dev/null-journal", "/dev/null-wal") if os.path.exists(p)
+    }
     extra = [str(EXAMPLE)] if command == "log import" else []
     code, _, err = _run(capsys, *command.split(), *extra, "--db", "/dev/null")
     assert code == 2 and "not a regular file" in err
@@ -582,7 +603,9 @@ def test_an_import_that_meets_a_conflicting_writer_reports_the_envelope(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = importer.import_envelopes([env])
-    assert result.applied == 0 and [type(e).__name__ for _, e in result.rejected] == ["MemoryNotFoundError"]
+    assert result.applied == 0 and [type(e).__name__ for _, e in result.rejected] == [
+        "MemoryNotFoundError"
+    ]
     assert "target" not in importer.mem.items and importer.position == lg.head() == 2
     assert lg.rejection(env.id) is not None
     importer.close()

@@ -31,7 +31,13 @@ import memex
 from memex import MemexStore, SupersedesCycleError, ValidationError
 from memex.cli import main
 
-ITEM: dict[str, Any] = {"scope": "s", "kind": "observation", "author": "u", "source_kind": "observed", "authority": 0.5}
+ITEM: dict[str, Any] = {
+    "scope": "s",
+    "kind": "observation",
+    "author": "u",
+    "source_kind": "observed",
+    "authority": 0.5,
+}
 
 
 @pytest.fixture
@@ -48,11 +54,21 @@ def items(st: MemexStore, *ids: str) -> list[str]:
 
 def sup(st: MemexStore, a: str, b: str, edge_id: str | None = None, **kw: Any) -> memex.Edge:
     extra = {"edge_id": edge_id} if edge_id else {}
-    return st.add_edge(from_=a, to=b, kind="SUPERSEDES", author="u", source_kind="observed",
-                       authority=0.5, **extra, **kw)
+    return st.add_edge(
+        from_=a,
+        to=b,
+        kind="SUPERSEDES",
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+        **extra,
+        **kw,
+    )
 
 
-def unchanged(st: MemexStore, act: Callable[[], Any], error: type[Exception] = ValidationError) -> Exception:
+def unchanged(
+    st: MemexStore, act: Callable[[], Any], error: type[Exception] = ValidationError
+) -> Exception:
     """Run ``act``, which must raise ``error``; the store's states and its log must not change."""
     states, head = st.states, st.log.head() if st.log is not None else None
     with pytest.raises(error) as info:
@@ -62,9 +78,19 @@ def unchanged(st: MemexStore, act: Callable[[], Any], error: type[Exception] = V
     return info.value
 
 
-def wire_edge(a: str, b: str, edge_id: str, kind: str = "SUPERSEDES", active: bool = True) -> dict[str, Any]:
-    return {"edge_id": edge_id, "from": a, "to": b, "kind": kind, "author": "u",
-            "source_kind": "observed", "authority": 0.5, "active": active}
+def wire_edge(
+    a: str, b: str, edge_id: str, kind: str = "SUPERSEDES", active: bool = True
+) -> dict[str, Any]:
+    return {
+        "edge_id": edge_id,
+        "from": a,
+        "to": b,
+        "kind": kind,
+        "author": "u",
+        "source_kind": "observed",
+        "authority": 0.5,
+        "active": active,
+    }
 
 
 # ====================================================================== point 2: SUPERSEDES cycles
@@ -84,7 +110,9 @@ def test_store_add_edge_refuses_supersedes_self_edge(store: MemexStore) -> None:
     e = unchanged(store, lambda: sup(store, a, a, "self"), SupersedesCycleError)
     assert (e.edge_id, e.cycle) == ("self", ("a",))  # type: ignore[attr-defined]
     # another kind of self-edge, and an inactive SUPERSEDES self-edge, close no cycle
-    store.add_edge(from_=a, to=a, kind="SUPPORTS", author="u", source_kind="observed", authority=0.5)
+    store.add_edge(
+        from_=a, to=a, kind="SUPPORTS", author="u", source_kind="observed", authority=0.5
+    )
     sup(store, a, a, "off", active=False)
     assert len(store.mem.edges) == 2
 
@@ -103,21 +131,33 @@ def test_store_add_edge_refuses_a_cycle_through_other_items(store: MemexStore) -
 def test_store_apply_wire_edge_create_refuses_a_cycle(store: MemexStore) -> None:
     a, b = items(store, "a", "b")
     store.apply({"type": "edge.create", "edge": wire_edge(a, b, "e1")})
-    e = unchanged(store, lambda: store.apply({"type": "edge.create", "edge": wire_edge(b, a, "e2")}))
+    e = unchanged(
+        store, lambda: store.apply({"type": "edge.create", "edge": wire_edge(b, a, "e2")})
+    )
     assert isinstance(e, SupersedesCycleError) and e.cycle == ("b", "a")
 
 
 def test_edge_update_to_kind_supersedes_closing_a_cycle_is_refused(store: MemexStore) -> None:
     a, b = items(store, "a", "b")
     sup(store, a, b, "e1")
-    store.add_edge(edge_id="e2", from_=b, to=a, kind="SUPPORTS", author="u", source_kind="observed", authority=0.5)
+    store.add_edge(
+        edge_id="e2",
+        from_=b,
+        to=a,
+        kind="SUPPORTS",
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+    )
     cmd = {"type": "edge.update", "edge_id": "e2", "partial": {"kind": "SUPERSEDES"}, "author": "u"}
     e = unchanged(store, lambda: store.apply(cmd), SupersedesCycleError)
     assert (e.edge_id, e.cycle, e.path) == ("e2", ("b", "a"), "edge_id")  # type: ignore[attr-defined]
     assert store.mem.edges["e2"].kind == "SUPPORTS"
 
 
-def test_edge_update_reactivating_a_supersedes_edge_closing_a_cycle_is_refused(store: MemexStore) -> None:
+def test_edge_update_reactivating_a_supersedes_edge_closing_a_cycle_is_refused(
+    store: MemexStore,
+) -> None:
     a, b = items(store, "a", "b")
     sup(store, a, b, "e1")
     sup(store, b, a, "e2", active=False)
@@ -125,7 +165,9 @@ def test_edge_update_reactivating_a_supersedes_edge_closing_a_cycle_is_refused(s
     unchanged(store, lambda: store.apply(cmd), SupersedesCycleError)
     assert store.mem.edges["e2"].active is False
     # retire the other edge first, and the same update is let in
-    store.apply({"type": "edge.update", "edge_id": "e1", "partial": {"active": False}, "author": "u"})
+    store.apply(
+        {"type": "edge.update", "edge_id": "e1", "partial": {"active": False}, "author": "u"}
+    )
     store.apply(cmd)
     assert store.mem.edges["e2"].active is True
 
@@ -133,14 +175,25 @@ def test_edge_update_reactivating_a_supersedes_edge_closing_a_cycle_is_refused(s
 def test_an_update_of_an_edge_already_on_a_foreign_cycle_is_let_in(store: MemexStore) -> None:
     """A cycle a foreign log brought in is not made worse by changing a weight; retiring it works."""
     a, b = "a", "b"
-    envs = [memex.create_event_envelope("memory.create", {"type": "memory.create", "item": memex.create_memory_item(
-        id=i, content={}, **ITEM)}) for i in (a, b)]
-    envs += [memex.create_event_envelope("edge.create", {"type": "edge.create", "edge": wire_edge(x, y, eid)})
-             for x, y, eid in ((a, b, "e1"), (b, a, "e2"))]
+    envs = [
+        memex.create_event_envelope(
+            "memory.create",
+            {"type": "memory.create", "item": memex.create_memory_item(id=i, content={}, **ITEM)},
+        )
+        for i in (a, b)
+    ]
+    envs += [
+        memex.create_event_envelope(
+            "edge.create", {"type": "edge.create", "edge": wire_edge(x, y, eid)}
+        )
+        for x, y, eid in ((a, b, "e1"), (b, a, "e2"))
+    ]
     store.import_envelopes(envs)  # a foreign log is not a door
     assert memex.find_supersedes_cycles(store.mem) == [("a", "b")]
     store.apply({"type": "edge.update", "edge_id": "e1", "partial": {"weight": 0.3}, "author": "u"})
-    store.apply({"type": "edge.update", "edge_id": "e2", "partial": {"active": False}, "author": "u"})
+    store.apply(
+        {"type": "edge.update", "edge_id": "e2", "partial": {"active": False}, "author": "u"}
+    )
     assert memex.find_supersedes_cycles(store.mem) == []
 
 
@@ -148,7 +201,9 @@ def test_resolve_contradiction_through_the_store_refuses_a_cycle(store: MemexSto
     a, b = items(store, "a", "b")
     sup(store, a, b)
     store.mark_contradiction(a, b, author="u")
-    e = unchanged(store, lambda: store.resolve_contradiction(b, a, author="u"), SupersedesCycleError)
+    e = unchanged(
+        store, lambda: store.resolve_contradiction(b, a, author="u"), SupersedesCycleError
+    )
     assert e.cycle == ("b", "a")  # type: ignore[attr-defined]
     assert len(memex.get_contradictions(store.mem)) == 1  # the CONTRADICTS edge is still there
     store.resolve_contradiction(a, b, author="u")  # the other way round is no cycle
@@ -159,8 +214,10 @@ def test_transact_refuses_a_cycle_and_keeps_the_whole_batch_out(store: MemexStor
     a, b = items(store, "a", "b")
 
     def plan(_states: Any) -> list[tuple[str, Any]]:
-        return [("memory", {"type": "edge.create", "edge": wire_edge(a, b, "e1")}),
-                ("memory", {"type": "edge.create", "edge": wire_edge(b, a, "e2")})]
+        return [
+            ("memory", {"type": "edge.create", "edge": wire_edge(a, b, "e1")}),
+            ("memory", {"type": "edge.create", "edge": wire_edge(b, a, "e2")}),
+        ]
 
     unchanged(store, lambda: store.transact(plan), SupersedesCycleError)
     unchanged(store, lambda: store.transact(plan, idempotency_key="k1"), SupersedesCycleError)
@@ -170,8 +227,12 @@ def test_transact_refuses_a_cycle_and_keeps_the_whole_batch_out(store: MemexStor
 def test_a_batch_that_retracts_first_is_checked_command_by_command(store: MemexStore) -> None:
     a, b = items(store, "a", "b")
     sup(store, a, b, "old")
-    store.transact(lambda _s: [("memory", {"type": "edge.retract", "edge_id": "old", "author": "u"}),
-                               ("memory", {"type": "edge.create", "edge": wire_edge(b, a, "new")})])
+    store.transact(
+        lambda _s: [
+            ("memory", {"type": "edge.retract", "edge_id": "old", "author": "u"}),
+            ("memory", {"type": "edge.create", "edge": wire_edge(b, a, "new")}),
+        ]
+    )
     assert list(store.mem.edges) == ["new"]
 
 
@@ -181,25 +242,49 @@ def test_store_import_slice_refuses_supersedes_cycle_edges(store: MemexStore) ->
     e = unchanged(store, lambda: store.import_slice(cyclic), SupersedesCycleError)
     assert e.edge_id == "e2"  # type: ignore[attr-defined]
     sup(store, b, a, "mine")
-    unchanged(store, lambda: store.import_slice({"edges": [wire_edge(a, b, "theirs")]}), SupersedesCycleError)
-    unchanged(store, lambda: store.import_slice({"edges": [wire_edge(a, a, "self")]}), SupersedesCycleError)
+    unchanged(
+        store,
+        lambda: store.import_slice({"edges": [wire_edge(a, b, "theirs")]}),
+        SupersedesCycleError,
+    )
+    unchanged(
+        store,
+        lambda: store.import_slice({"edges": [wire_edge(a, a, "self")]}),
+        SupersedesCycleError,
+    )
     # an update in place (skip_existing_ids=False) that turns an edge into a closing one
-    store.add_edge(edge_id="e3", from_=a, to=b, kind="SUPPORTS", author="u", source_kind="observed", authority=0.5)
-    unchanged(store, lambda: store.import_slice({"edges": [wire_edge(a, b, "e3")]}, skip_existing_ids=False),
-              SupersedesCycleError)
+    store.add_edge(
+        edge_id="e3",
+        from_=a,
+        to=b,
+        kind="SUPPORTS",
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+    )
+    unchanged(
+        store,
+        lambda: store.import_slice({"edges": [wire_edge(a, b, "e3")]}, skip_existing_ids=False),
+        SupersedesCycleError,
+    )
     assert store.mem.edges["e3"].kind == "SUPPORTS"
 
 
 def test_pure_reducer_and_import_slice_keep_accepting_a_cycle() -> None:
     g = memex.create_graph_state()
     for i in ("a", "b"):
-        g = memex.apply_command(g, {"type": "memory.create",
-                                    "item": memex.create_memory_item(id=i, content={}, **ITEM)}).state
+        g = memex.apply_command(
+            g, {"type": "memory.create", "item": memex.create_memory_item(id=i, content={}, **ITEM)}
+        ).state
     g = memex.apply_command(g, {"type": "edge.create", "edge": wire_edge("a", "b", "e1")}).state
     g = memex.apply_command(g, {"type": "edge.create", "edge": wire_edge("b", "a", "e2")}).state
     assert memex.find_supersedes_cycles(g) == [("a", "b")]
-    merged = memex.import_slice(memex.create_graph_state(), memex.create_intent_state(), memex.create_task_state(),
-                                {"edges": [wire_edge("x", "x", "self")]})
+    merged = memex.import_slice(
+        memex.create_graph_state(),
+        memex.create_intent_state(),
+        memex.create_task_state(),
+        {"edges": [wire_edge("x", "x", "self")]},
+    )
     assert memex.find_supersedes_cycles(merged.mem_state) == [("x",)]
 
 
@@ -208,13 +293,19 @@ def test_a_supersedes_cycle_hides_every_item_on_it_from_retrieval(policy: str) -
     """Today's behaviour for foreign logs, pinned: no item of a cycle is returned, the rest are."""
     g = memex.create_graph_state()
     for i, auth in (("a", 0.9), ("b", 0.8), ("c", 0.7), ("free", 0.1)):
-        g = memex.apply_command(g, {"type": "memory.create", "item": memex.create_memory_item(
-            id=i, content={}, **{**ITEM, "authority": auth})}).state
+        g = memex.apply_command(
+            g,
+            {
+                "type": "memory.create",
+                "item": memex.create_memory_item(id=i, content={}, **{**ITEM, "authority": auth}),
+            },
+        ).state
     for x, y, eid in (("a", "b", "e1"), ("b", "c", "e2"), ("c", "a", "e3")):
         g = memex.apply_command(g, {"type": "edge.create", "edge": wire_edge(x, y, eid)}).state
     assert memex.find_supersedes_cycles(g) == [("a", "b", "c")]
-    found = memex.smart_retrieve(g, budget=10, cost_fn=lambda i: 1, weights={"authority": 1},
-                                 contradictions=policy)
+    found = memex.smart_retrieve(
+        g, budget=10, cost_fn=lambda i: 1, weights={"authority": 1}, contradictions=policy
+    )
     assert [s.item.id for s in found] == ["free"]
     ignored = memex.smart_retrieve(g, budget=10, cost_fn=lambda i: 1, weights={"authority": 1})
     assert [s.item.id for s in ignored] == ["a", "b", "c", "free"]
@@ -222,14 +313,26 @@ def test_a_supersedes_cycle_hides_every_item_on_it_from_retrieval(policy: str) -
 
 def test_find_supersedes_cycles_lists_each_component_once() -> None:
     g = memex.create_graph_state()
-    edges = [("a", "b"), ("b", "a"), ("b", "c"), ("c", "a"),  # a tangle: one component
-             ("z", "y"), ("y", "x"), ("x", "z"),  # a ring, listed in its order from its smallest id
-             ("s", "s"),  # a self-edge
-             ("a", "q"), ("q", "r")]  # no cycle
+    edges = [
+        ("a", "b"),
+        ("b", "a"),
+        ("b", "c"),
+        ("c", "a"),  # a tangle: one component
+        ("z", "y"),
+        ("y", "x"),
+        ("x", "z"),  # a ring, listed in its order from its smallest id
+        ("s", "s"),  # a self-edge
+        ("a", "q"),
+        ("q", "r"),
+    ]  # no cycle
     for n, (x, y) in enumerate(edges):
         g = memex.apply_command(g, {"type": "edge.create", "edge": wire_edge(x, y, f"e{n}")}).state
-    g = memex.apply_command(g, {"type": "edge.create", "edge": wire_edge("r", "q", "off", active=False)}).state
-    g = memex.apply_command(g, {"type": "edge.create", "edge": wire_edge("q", "a", "sup", kind="SUPPORTS")}).state
+    g = memex.apply_command(
+        g, {"type": "edge.create", "edge": wire_edge("r", "q", "off", active=False)}
+    ).state
+    g = memex.apply_command(
+        g, {"type": "edge.create", "edge": wire_edge("q", "a", "sup", kind="SUPPORTS")}
+    ).state
     assert memex.find_supersedes_cycles(g) == [("a", "b", "c"), ("s",), ("x", "z", "y")]
     assert memex.find_supersedes_cycles(memex.create_graph_state()) == []
     with pytest.raises(ValidationError, match="state"):
@@ -250,7 +353,9 @@ def test_supersedes_path_is_the_check_the_door_and_mcp_use(store: MemexStore) ->
 def test_supersedes_cycle_error_pickles_with_its_attributes() -> None:
     e = pickle.loads(pickle.dumps(SupersedesCycleError("e1", ("a", "b"), "edge_id")))
     assert (e.edge_id, e.cycle, e.path, str(e)) == (
-        "e1", ("a", "b"), "edge_id",
+        "e1",
+        ("a", "b"),
+        "edge_id",
         "edge_id: e1 would close a SUPERSEDES cycle a → b → a; every item on a cycle is hidden from retrieval",
     )
     assert isinstance(e, ValidationError)
@@ -275,12 +380,20 @@ def test_contradictions_command_lists_the_cycles_a_log_holds(
     monkeypatch.setenv("NO_COLOR", "1")
     log = tmp_path / "ts.jsonl"
     cmds: list[dict[str, Any]] = [
-        {"type": "memory.create", "item": memex.create_memory_item(id=i, content={}, **ITEM).to_dict()}
+        {
+            "type": "memory.create",
+            "item": memex.create_memory_item(id=i, content={}, **ITEM).to_dict(),
+        }
         for i in ("a", "b")
     ]
-    cmds += [{"type": "edge.create", "edge": wire_edge(x, y, e)} for x, y, e in (("a", "b", "e1"), ("b", "a", "e2"))]
-    lines = [json.dumps(memex.create_event_envelope(c["type"], c, now=1_710_000_000_000 + n).to_dict())
-             for n, c in enumerate(cmds)]
+    cmds += [
+        {"type": "edge.create", "edge": wire_edge(x, y, e)}
+        for x, y, e in (("a", "b", "e1"), ("b", "a", "e2"))
+    ]
+    lines = [
+        json.dumps(memex.create_event_envelope(c["type"], c, now=1_710_000_000_000 + n).to_dict())
+        for n, c in enumerate(cmds)
+    ]
     log.write_text("\n".join(lines) + "\n", "utf-8")
     assert main(["contradictions", str(log)]) == 0
     out = capsys.readouterr().out
@@ -291,13 +404,18 @@ def test_contradictions_command_lists_the_cycles_a_log_holds(
         "1. a → b → a",
     ]
     assert main(["contradictions", str(log), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"contradictions": [], "supersedes_cycles": [["a", "b"]]}
+    assert json.loads(capsys.readouterr().out) == {
+        "contradictions": [],
+        "supersedes_cycles": [["a", "b"]],
+    }
 
 
 # ====================================================================== point 4: update bounds
 @pytest.mark.parametrize("field", ["authority", "conviction", "importance"])
 @pytest.mark.parametrize("value", [1.5, -0.1, 2, -1])
-def test_update_out_of_range_authority_refused_at_store(store: MemexStore, field: str, value: float) -> None:
+def test_update_out_of_range_authority_refused_at_store(
+    store: MemexStore, field: str, value: float
+) -> None:
     (a,) = items(store, "a")
     e = unchanged(store, lambda: store.update(a, {field: value}, author="u"))
     assert e.path == f"partial.{field}"  # type: ignore[attr-defined]
@@ -314,15 +432,27 @@ def test_update_bounds_let_the_ends_and_a_cleared_score_in(store: MemexStore) ->
     store.update(a, {"conviction": None}, author="u")
     item = store.item(a)
     assert (item.authority, item.conviction, item.importance) == (1, None, 1.0)
-    unchanged(store, lambda: store.update(a, {"authority": math.nan}, author="u"))  # non-finite: refused as before
+    unchanged(
+        store, lambda: store.update(a, {"authority": math.nan}, author="u")
+    )  # non-finite: refused as before
     unchanged(store, lambda: store.update(a, {"importance": math.inf}, author="u"))
 
 
 @pytest.mark.parametrize(("field", "value"), [("authority", 1.5), ("weight", -0.5), ("weight", 7)])
-def test_edge_update_out_of_range_refused_at_store(store: MemexStore, field: str, value: float) -> None:
+def test_edge_update_out_of_range_refused_at_store(
+    store: MemexStore, field: str, value: float
+) -> None:
     a, b = items(store, "a", "b")
-    store.add_edge(edge_id="e", from_=a, to=b, kind="SUPPORTS", author="u", source_kind="observed",
-                   authority=0.5, weight=0.5)
+    store.add_edge(
+        edge_id="e",
+        from_=a,
+        to=b,
+        kind="SUPPORTS",
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+        weight=0.5,
+    )
     cmd = {"type": "edge.update", "edge_id": "e", "partial": {field: value}, "author": "u"}
     e = unchanged(store, lambda: store.apply(cmd))
     assert e.path == f"partial.{field}"  # type: ignore[attr-defined]
@@ -331,7 +461,12 @@ def test_edge_update_out_of_range_refused_at_store(store: MemexStore, field: str
 
 def test_intent_priority_update_out_of_range_refused_at_store(store: MemexStore) -> None:
     intent = store.create_intent(label="l", owner="o", priority=0.5)
-    cmd = {"type": "intent.update", "intent_id": intent.id, "partial": {"priority": 2}, "author": "a"}
+    cmd = {
+        "type": "intent.update",
+        "intent_id": intent.id,
+        "partial": {"priority": 2},
+        "author": "a",
+    }
     e = unchanged(store, lambda: store.apply_intent(cmd))
     assert e.path == "partial.priority"  # type: ignore[attr-defined]
     assert store.intents.intents[intent.id].priority == 0.5
@@ -347,8 +482,12 @@ def test_task_priority_update_out_of_range_refused_at_store(store: MemexStore) -
 
 def test_apply_many_with_an_out_of_range_transform_changes_nothing(store: MemexStore) -> None:
     items(store, "a", "b", "c")
-    unchanged(store, lambda: store.apply_many({"scope": "s"}, lambda i: {"importance": 0.2 if i.id != "c" else 1.2},
-                                              author="u"))
+    unchanged(
+        store,
+        lambda: store.apply_many(
+            {"scope": "s"}, lambda i: {"importance": 0.2 if i.id != "c" else 1.2}, author="u"
+        ),
+    )
     assert [store.item(i).importance for i in "abc"] == [None, None, None]
     store.bulk_adjust_scores({"scope": "s"}, {"authority": 0.9}, author="u")  # clamped: in bounds
     assert [store.item(i).authority for i in "abc"] == [1, 1, 1]
@@ -361,32 +500,58 @@ def test_mcp_update_out_of_range_is_refused(tmp_path: Path) -> None:
         tools = MemoryTools(st)
         a = tools.remember("tea", scope="s")["id"]
         head = st.position
-        with pytest.raises(ValidationError, match=r"partial\.conviction: expected a number in \[0, 1\]"):
+        with pytest.raises(
+            ValidationError, match=r"partial\.conviction: expected a number in \[0, 1\]"
+        ):
             tools.update(a, conviction=1.01)
         assert st.position == head
 
 
 def test_pure_reducers_and_foreign_logs_keep_out_of_range_updates(store: MemexStore) -> None:
-    g = memex.apply_command(memex.create_graph_state(), {"type": "memory.create", "item": memex.create_memory_item(
-        id="a", content={}, **ITEM)}).state
-    assert memex.apply_command(g, {"type": "memory.update", "item_id": "a", "partial": {"authority": 1.5},
-                                   "author": "u"}).state.items["a"].authority == 1.5
+    g = memex.apply_command(
+        memex.create_graph_state(),
+        {"type": "memory.create", "item": memex.create_memory_item(id="a", content={}, **ITEM)},
+    ).state
+    assert (
+        memex.apply_command(
+            g,
+            {"type": "memory.update", "item_id": "a", "partial": {"authority": 1.5}, "author": "u"},
+        )
+        .state.items["a"]
+        .authority
+        == 1.5
+    )
     i = memex.create_intent(id="i", label="l", owner="o", priority=0.5)
-    ist = memex.apply_intent_command(memex.create_intent_state(), {"type": "intent.create", "intent": i}).state
-    ist = memex.apply_intent_command(ist, {"type": "intent.update", "intent_id": "i", "partial": {"priority": 2},
-                                           "author": "a"}).state
+    ist = memex.apply_intent_command(
+        memex.create_intent_state(), {"type": "intent.create", "intent": i}
+    ).state
+    ist = memex.apply_intent_command(
+        ist, {"type": "intent.update", "intent_id": "i", "partial": {"priority": 2}, "author": "a"}
+    ).state
     assert ist.intents["i"].priority == 2
     # a foreign log imported into the store keeps the value, as the TypeScript library wrote it
     (a,) = items(store, "a")
-    store.import_envelopes([memex.create_event_envelope("memory.update", {
-        "type": "memory.update", "item_id": a, "partial": {"authority": 1.5}, "author": "ts"})])
+    store.import_envelopes(
+        [
+            memex.create_event_envelope(
+                "memory.update",
+                {
+                    "type": "memory.update",
+                    "item_id": a,
+                    "partial": {"authority": 1.5},
+                    "author": "ts",
+                },
+            )
+        ]
+    )
     assert store.item(a).authority == 1.5
 
 
 def test_negative_diversity_penalties_stay_allowed(store: MemexStore) -> None:
     items(store, "a", "b")
-    found = store.smart_retrieve(budget=10, cost_fn=lambda i: 1, weights={"authority": 1},
-                                 diversity={"author_penalty": -0.5})
+    found = store.smart_retrieve(
+        budget=10, cost_fn=lambda i: 1, weights={"authority": 1}, diversity={"author_penalty": -0.5}
+    )
     assert sorted(s.item.id for s in found) == ["a", "b"]
 
 
@@ -397,10 +562,20 @@ def mem(i: str, text: str = "x") -> dict[str, Any]:
 
 DUPLICATES: dict[str, dict[str, Any]] = {
     "memories": {"memories": [mem("m1"), mem("m2"), mem("m1", "other")]},
-    "edges": {"memories": [mem("m1"), mem("m2")],
-              "edges": [wire_edge("m1", "m2", "e1", "SUPPORTS"), wire_edge("m2", "m1", "e1", "SUPPORTS")]},
-    "intents": {"intents": [{"id": "i1", "label": "l", "owner": "o", "priority": 0.5, "status": "active"}] * 2},
-    "tasks": {"tasks": [{"id": "t1", "intent_id": "i1", "action": "a", "priority": 0.5, "status": "pending"}] * 2},
+    "edges": {
+        "memories": [mem("m1"), mem("m2")],
+        "edges": [wire_edge("m1", "m2", "e1", "SUPPORTS"), wire_edge("m2", "m1", "e1", "SUPPORTS")],
+    },
+    "intents": {
+        "intents": [{"id": "i1", "label": "l", "owner": "o", "priority": 0.5, "status": "active"}]
+        * 2
+    },
+    "tasks": {
+        "tasks": [
+            {"id": "t1", "intent_id": "i1", "action": "a", "priority": 0.5, "status": "pending"}
+        ]
+        * 2
+    },
 }
 
 
@@ -413,7 +588,11 @@ def test_store_import_slice_refuses_one_id_listed_twice(store: MemexStore, bucke
     dup = sl[bucket][0][id_attr]
     assert e.path == f"{bucket}[{second}].{id_attr}"  # type: ignore[attr-defined]
     assert f'"{dup}" is listed twice in the slice' in str(e)
-    assert len(store.mem.items) == 0 and len(store.intents.intents) == 0 and len(store.tasks.tasks) == 0
+    assert (
+        len(store.mem.items) == 0
+        and len(store.intents.intents) == 0
+        and len(store.tasks.tasks) == 0
+    )
 
 
 def test_import_slice_duplicate_ids_refused_in_memory_store_too() -> None:
@@ -424,16 +603,25 @@ def test_import_slice_duplicate_ids_refused_in_memory_store_too() -> None:
 
 
 def test_one_id_in_two_lists_is_no_duplicate(store: MemexStore) -> None:
-    sl = {"memories": [mem("x")], "intents": [{"id": "x", "label": "l", "owner": "o", "priority": 0.5,
-                                               "status": "active"}]}
+    sl = {
+        "memories": [mem("x")],
+        "intents": [{"id": "x", "label": "l", "owner": "o", "priority": 0.5, "status": "active"}],
+    }
     report = store.import_slice(sl)
     assert (report.created.memories, report.created.intents) == (["x"], ["x"])
 
 
 def test_pure_import_slice_keeps_the_typescript_behaviour_for_duplicates() -> None:
-    result = memex.import_slice(memex.create_graph_state(), memex.create_intent_state(), memex.create_task_state(),
-                                DUPLICATES["memories"])
-    assert (result.report.created.memories, result.report.skipped.memories) == (["m1", "m2"], ["m1"])
+    result = memex.import_slice(
+        memex.create_graph_state(),
+        memex.create_intent_state(),
+        memex.create_task_state(),
+        DUPLICATES["memories"],
+    )
+    assert (result.report.created.memories, result.report.skipped.memories) == (
+        ["m1", "m2"],
+        ["m1"],
+    )
     assert result.mem_state.items["m1"].content == {"text": "x"}
 
 
@@ -449,7 +637,10 @@ def test_cli_slice_import_refuses_one_id_listed_twice(
     code = main(["slice", "import", str(log), str(sl), "-o", str(merged)])
     err = capsys.readouterr().err
     assert code == 1
-    assert 'tasks[1].id: "t1" is listed twice in the slice (tasks[0] and tasks[1]); nothing imported' in err
+    assert (
+        'tasks[1].id: "t1" is listed twice in the slice (tasks[0] and tasks[1]); nothing imported'
+        in err
+    )
     assert not merged.exists()
 
 
@@ -460,7 +651,9 @@ _ids = st.sampled_from("abcdefg")
 @settings(max_examples=200, deadline=None)
 @given(
     edges=st.lists(
-        st.tuples(_ids, _ids, st.sampled_from(["SUPERSEDES", "SUPERSEDES", "SUPPORTS"]), st.booleans()),
+        st.tuples(
+            _ids, _ids, st.sampled_from(["SUPERSEDES", "SUPERSEDES", "SUPPORTS"]), st.booleans()
+        ),
         max_size=25,
     ),
     start=_ids,
@@ -476,10 +669,14 @@ def test_supersedes_path_is_a_shortest_path_of_active_supersedes_edges(
     plain = nx.DiGraph()
     plain.add_nodes_from("abcdefg")
     for f, t, kind, active in edges:
-        e = memex.create_edge(from_=f, to=t, kind=kind, author="u", source_kind="observed", authority=0.5)
+        e = memex.create_edge(
+            from_=f, to=t, kind=kind, author="u", source_kind="observed", authority=0.5
+        )
         g = memex.apply_command(g, memex.EdgeCreate(edge=e)).state
         if not active:
-            g = memex.apply_command(g, {"type": "edge.retract", "edge_id": e.edge_id, "author": "u"}).state
+            g = memex.apply_command(
+                g, {"type": "edge.retract", "edge_id": e.edge_id, "author": "u"}
+            ).state
         elif kind == "SUPERSEDES":
             plain.add_edge(f, t)
     got = memex.supersedes_path(g, start, goal)
@@ -497,5 +694,8 @@ def test_store_import_slice_unknown_option_is_named() -> None:
     with pytest.raises(ValidationError, match="re_id: not an option of import_slice") as e:
         st.import_slice({"memories": []}, re_id=True)
     assert e.value.path == "re_id"
-    with pytest.raises(ValidationError, match=r"skip_existing: not an option of import_slice \(did you mean skip_existing_ids\?\)"):
+    with pytest.raises(
+        ValidationError,
+        match=r"skip_existing: not an option of import_slice \(did you mean skip_existing_ids\?\)",
+    ):
         st.import_slice({"memories": []}, skip_existing=True)

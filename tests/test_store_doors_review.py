@@ -44,7 +44,13 @@ from memex.models import (
 from memex.store.doors import UPDATABLE_FIELDS
 from memex.transplant import slice_from_json
 
-ITEM: dict[str, Any] = {"scope": "s", "kind": "observation", "author": "u", "source_kind": "observed", "authority": 0.5}
+ITEM: dict[str, Any] = {
+    "scope": "s",
+    "kind": "observation",
+    "author": "u",
+    "source_kind": "observed",
+    "authority": 0.5,
+}
 REFERENCE = Path(__file__).parent / "fixtures" / "reference"
 
 
@@ -54,7 +60,9 @@ def store(tmp_path: Path) -> Iterator[MemexStore]:
         yield st
 
 
-def unchanged(st: MemexStore, act: Callable[[], Any], error: type[Exception] = ValidationError) -> Any:
+def unchanged(
+    st: MemexStore, act: Callable[[], Any], error: type[Exception] = ValidationError
+) -> Any:
     """Run ``act``, which must raise ``error``; the store's states and its log must not change."""
     states, head = st.states, st.log.head() if st.log is not None else None
     with pytest.raises(error) as info:
@@ -68,8 +76,16 @@ def graph(st: MemexStore) -> dict[str, str]:
     """An item ``a``, an item ``b``, an edge ``e`` a → b, an intent and a task: their ids."""
     st.create(id="a", content={"text": "a"}, **ITEM)
     st.create(id="b", content={"text": "b"}, **ITEM)
-    st.add_edge(edge_id="e", from_="a", to="b", kind="SUPPORTS", author="u", source_kind="observed",
-                authority=0.5, weight=0.5)
+    st.add_edge(
+        edge_id="e",
+        from_="a",
+        to="b",
+        kind="SUPPORTS",
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+        weight=0.5,
+    )
     intent = st.create_intent(id="i", label="l", owner="o", priority=0.5)
     task = st.create_task(id="t", intent_id=intent.id, action="x", priority=0.5)
     return {"memory": "a", "edge": "e", "intent": intent.id, "task": task.id}
@@ -78,7 +94,9 @@ def graph(st: MemexStore) -> dict[str, str]:
 def update(kind: str, target: str, partial: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The ``(namespace, wire command)`` of a ``<kind>.update``."""
     ns = "memory" if kind in ("memory", "edge") else kind
-    id_key = {"memory": "item_id", "edge": "edge_id", "intent": "intent_id", "task": "task_id"}[kind]
+    id_key = {"memory": "item_id", "edge": "edge_id", "intent": "intent_id", "task": "task_id"}[
+        kind
+    ]
     return ns, {"type": f"{kind}.update", id_key: target, "partial": partial, "author": "u"}
 
 
@@ -88,7 +106,9 @@ def apply(st: MemexStore, ns: str, cmd: Any) -> Any:
 
 # ====================================================================== misspelled update fields
 @pytest.mark.parametrize("key", ["autority", "Authority", "AUTHORITY", "authorty"])
-def test_misspelled_update_field_autority_is_refused_with_a_suggestion(store: MemexStore, key: str) -> None:
+def test_misspelled_update_field_autority_is_refused_with_a_suggestion(
+    store: MemexStore, key: str
+) -> None:
     graph(store)
     e = unchanged(store, lambda: store.update("a", {key: 0.9}, author="u"))
     assert e.path == f"partial.{key}"
@@ -133,35 +153,52 @@ def test_empty_update_partial_is_refused(store: MemexStore, kind: str) -> None:
     assert str(e).startswith("partial: an update must set at least one field of ")
 
 
-@pytest.mark.parametrize(("kind", "key", "why"), [
-    ("memory", "id", "an entity keeps its id"),
-    ("memory", "created_at", "an item keeps its creation time"),
-    ("edge", "edge_id", "an entity keeps its id"),
-    ("edge", "to", "an edge keeps its ends"),
-    ("edge", "from", "an edge keeps its ends"),
-    ("edge", "from_", "an edge keeps its ends"),
-    ("intent", "id", "an entity keeps its id"),
-    ("intent", "status", "the status changes through intent.complete, intent.cancel, intent.pause"),
-    ("task", "id", "an entity keeps its id"),
-    ("task", "status", "the status changes through task.start, task.complete, task.fail"),
-])
+@pytest.mark.parametrize(
+    ("kind", "key", "why"),
+    [
+        ("memory", "id", "an entity keeps its id"),
+        ("memory", "created_at", "an item keeps its creation time"),
+        ("edge", "edge_id", "an entity keeps its id"),
+        ("edge", "to", "an edge keeps its ends"),
+        ("edge", "from", "an edge keeps its ends"),
+        ("edge", "from_", "an edge keeps its ends"),
+        ("intent", "id", "an entity keeps its id"),
+        (
+            "intent",
+            "status",
+            "the status changes through intent.complete, intent.cancel, intent.pause",
+        ),
+        ("task", "id", "an entity keeps its id"),
+        ("task", "status", "the status changes through task.start, task.complete, task.fail"),
+    ],
+)
 def test_update_partial_setting_a_field_an_update_never_changes_is_refused(
     store: MemexStore, kind: str, key: str, why: str
 ) -> None:
     """``{"id": ...}``, an edge's ``to``/``from``/``edge_id``, a status: ignored by the reducers."""
     ids = graph(store)
     value: Any = 1 if key == "created_at" else ("completed" if key == "status" else "b")
-    ns, cmd = update(kind, ids[kind], {"priority" if kind in ("intent", "task") else "authority": 0.7, key: value})
+    ns, cmd = update(
+        kind,
+        ids[kind],
+        {"priority" if kind in ("intent", "task") else "authority": 0.7, key: value},
+    )
     e = unchanged(store, lambda: apply(store, ns, cmd))
     assert e.path == f"partial.{key}"
     assert str(e).startswith(f"partial.{key}: {kind}.update cannot set {key} ({why}")
 
 
-@pytest.mark.parametrize(("kind", "key", "close"), [
-    ("edge", "wieght", "weight"), ("edge", "Active", "active"),
-    ("intent", "priorty", "priority"), ("intent", "lable", "label"),
-    ("task", "Label", "label"), ("task", "agentid", "agent_id"),
-])
+@pytest.mark.parametrize(
+    ("kind", "key", "close"),
+    [
+        ("edge", "wieght", "weight"),
+        ("edge", "Active", "active"),
+        ("intent", "priorty", "priority"),
+        ("intent", "lable", "label"),
+        ("task", "Label", "label"),
+        ("task", "agentid", "agent_id"),
+    ],
+)
 def test_misspelled_edge_intent_and_task_update_fields_are_refused(
     store: MemexStore, kind: str, key: str, close: str
 ) -> None:
@@ -173,16 +210,54 @@ def test_misspelled_edge_intent_and_task_update_fields_are_refused(
 
 # a value every field an update sets accepts, per record
 SETTABLE: dict[str, dict[str, Any]] = {
-    "memory": {"scope": "s2", "kind": "k2", "content": {"x": 1}, "author": "v", "source_kind": "o2",
-               "parents": ["b"], "authority": 0.4, "conviction": 0.3, "importance": 0.2, "intent_id": "i",
-               "task_id": "t", "meta": {"agent_id": "x"}},
-    "edge": {"kind": "CONTRADICTS", "weight": 0.1, "author": "v", "source_kind": "o2", "authority": 0.9,
-             "active": False, "meta": {"m": 1}},
-    "intent": {"parent_id": "p", "label": "l2", "description": "d", "priority": 0.9, "owner": "o2",
-               "context": {"c": 1}, "root_memory_ids": ["a"], "meta": {"m": 1}},
-    "task": {"intent_id": "i", "parent_id": "p", "action": "y", "label": "l", "priority": 0.1,
-             "context": {"c": 1}, "result": {"r": 1}, "error": "e", "input_memory_ids": ["a"],
-             "output_memory_ids": ["b"], "agent_id": "ag", "attempt": 2, "meta": {"m": 1}},
+    "memory": {
+        "scope": "s2",
+        "kind": "k2",
+        "content": {"x": 1},
+        "author": "v",
+        "source_kind": "o2",
+        "parents": ["b"],
+        "authority": 0.4,
+        "conviction": 0.3,
+        "importance": 0.2,
+        "intent_id": "i",
+        "task_id": "t",
+        "meta": {"agent_id": "x"},
+    },
+    "edge": {
+        "kind": "CONTRADICTS",
+        "weight": 0.1,
+        "author": "v",
+        "source_kind": "o2",
+        "authority": 0.9,
+        "active": False,
+        "meta": {"m": 1},
+    },
+    "intent": {
+        "parent_id": "p",
+        "label": "l2",
+        "description": "d",
+        "priority": 0.9,
+        "owner": "o2",
+        "context": {"c": 1},
+        "root_memory_ids": ["a"],
+        "meta": {"m": 1},
+    },
+    "task": {
+        "intent_id": "i",
+        "parent_id": "p",
+        "action": "y",
+        "label": "l",
+        "priority": 0.1,
+        "context": {"c": 1},
+        "result": {"r": 1},
+        "error": "e",
+        "input_memory_ids": ["a"],
+        "output_memory_ids": ["b"],
+        "agent_id": "ag",
+        "attempt": 2,
+        "meta": {"m": 1},
+    },
 }
 COMMAND = {"memory": MemoryUpdate, "edge": EdgeUpdate, "intent": IntentUpdate, "task": TaskUpdate}
 
@@ -228,10 +303,18 @@ def test_update_keys_the_typescript_reference_logs_send_are_let_in() -> None:
     """Every key in a partial of the TypeScript reference logs is a field the door lets in,
     but for those the TypeScript reducer ignores (the logs send them to pin that): a store
     refuses those, replay keeps ignoring them."""
-    tags = {"memory.update": MemoryUpdate, "edge.update": EdgeUpdate,
-            "intent.update": IntentUpdate, "task.update": TaskUpdate}
-    ignored = {"memory.update": {"id", "created_at"}, "edge.update": {"from", "to"},
-               "intent.update": {"id", "status"}, "task.update": {"status"}}
+    tags = {
+        "memory.update": MemoryUpdate,
+        "edge.update": EdgeUpdate,
+        "intent.update": IntentUpdate,
+        "task.update": TaskUpdate,
+    }
+    ignored = {
+        "memory.update": {"id", "created_at"},
+        "edge.update": {"from", "to"},
+        "intent.update": {"id", "status"},
+        "task.update": {"status"},
+    }
     found = _reference_partial_keys()
     assert set(found) == set(tags)
     for tag, keys in found.items():
@@ -247,26 +330,46 @@ def test_mcp_update_sends_only_fields_the_door_lets_in(tmp_path: Path) -> None:
         a = tools.remember("tea", scope="s")["id"]
         tools.update(a, authority=0.6, conviction=0.7, importance=0.8, meta={"k": "v"})
         item = st.item(a)
-        assert (item.authority, item.conviction, item.importance, item.meta) == (0.6, 0.7, 0.8, {"k": "v"})
+        assert (item.authority, item.conviction, item.importance, item.meta) == (
+            0.6,
+            0.7,
+            0.8,
+            {"k": "v"},
+        )
 
 
-def test_pure_reducers_and_foreign_logs_keep_ignoring_unknown_and_fixed_keys(store: MemexStore) -> None:
-    g = memex.apply_command(memex.create_graph_state(), {"type": "memory.create", "item": memex.create_memory_item(
-        id="a", content={}, **ITEM)}).state
+def test_pure_reducers_and_foreign_logs_keep_ignoring_unknown_and_fixed_keys(
+    store: MemexStore,
+) -> None:
+    g = memex.apply_command(
+        memex.create_graph_state(),
+        {"type": "memory.create", "item": memex.create_memory_item(id="a", content={}, **ITEM)},
+    ).state
     for partial in ({"autority": 0.9}, {}, {"id": "z", "created_at": 5}):
-        result = memex.apply_command(g, {"type": "memory.update", "item_id": "a", "partial": partial, "author": "u"})
-        assert [e.type for e in result.events] == ["memory.updated"] and result.state.items["a"].id == "a"
+        result = memex.apply_command(
+            g, {"type": "memory.update", "item_id": "a", "partial": partial, "author": "u"}
+        )
+        assert [e.type for e in result.events] == ["memory.updated"] and result.state.items[
+            "a"
+        ].id == "a"
     graph(store)
-    envs = [memex.create_event_envelope(c["type"], c, namespace=ns) for ns, c in (
-        update("memory", "a", {"autority": 0.9}), update("edge", "e", {"to": "a"}),
-        update("intent", "i", {"status": "completed"}), update("task", "t", {}),
-    )]
+    envs = [
+        memex.create_event_envelope(c["type"], c, namespace=ns)
+        for ns, c in (
+            update("memory", "a", {"autority": 0.9}),
+            update("edge", "e", {"to": "a"}),
+            update("intent", "i", {"status": "completed"}),
+            update("task", "t", {}),
+        )
+    ]
     done = store.import_envelopes(envs)  # a foreign log is not a door
     assert (done.applied, done.rejected) == (4, [])
     assert store.mem.edges["e"].to == "b" and store.intents.intents["i"].status == "active"
 
 
-def test_import_slice_updating_in_place_keeps_passing_the_items_created_at(store: MemexStore) -> None:
+def test_import_slice_updating_in_place_keeps_passing_the_items_created_at(
+    store: MemexStore,
+) -> None:
     """An import's own ``memory.update`` carries the slice item's ``created_at`` (as the
     TypeScript import does; the reducer ignores it): the door lets the import's updates in."""
     graph(store)
@@ -283,38 +386,72 @@ def _create(i: str) -> dict[str, Any]:
 
 def test_transact_planner_returning_none_commits_nothing(store: MemexStore) -> None:
     assert store.transact(lambda _s: None) == memex.Transaction([], [], [], False)
-    assert store.transact(lambda _s: None, idempotency_key="k") == memex.Transaction([], [], [], False)
+    assert store.transact(lambda _s: None, idempotency_key="k") == memex.Transaction(
+        [], [], [], False
+    )
     assert store.transact(lambda _s: iter(())).commands == []
     assert store.position == 0
 
 
 def test_transact_planner_returning_bare_commands_commits_them(store: MemexStore) -> None:
     intent = memex.create_intent(id="i", label="l", owner="o", priority=0.5)
-    done = store.transact(lambda _s: [
-        _create("a"),  # a wire mapping: its namespace follows from its type
-        MemoryCreate(item=memex.create_memory_item(id="b", content={}, **ITEM)),  # a record
-        IntentCreate(intent=intent),
-        {"type": "task.create", "task": memex.create_task(id="t", intent_id="i", action="x", priority=0.5)},
-        ("memory", {"type": "edge.create", "edge": memex.create_edge(
-            from_="a", to="b", kind="SUPPORTS", author="u", source_kind="o", authority=0.5)}),
-    ])
+    done = store.transact(
+        lambda _s: [
+            _create("a"),  # a wire mapping: its namespace follows from its type
+            MemoryCreate(item=memex.create_memory_item(id="b", content={}, **ITEM)),  # a record
+            IntentCreate(intent=intent),
+            {
+                "type": "task.create",
+                "task": memex.create_task(id="t", intent_id="i", action="x", priority=0.5),
+            },
+            (
+                "memory",
+                {
+                    "type": "edge.create",
+                    "edge": memex.create_edge(
+                        from_="a",
+                        to="b",
+                        kind="SUPPORTS",
+                        author="u",
+                        source_kind="o",
+                        authority=0.5,
+                    ),
+                },
+            ),
+        ]
+    )
     assert [ns for ns, _ in done.commands] == ["memory", "memory", "intent", "task", "memory"]
-    assert list(store.mem.items) == ["a", "b"] and "i" in store.intents.intents and "t" in store.tasks.tasks
+    assert (
+        list(store.mem.items) == ["a", "b"]
+        and "i" in store.intents.intents
+        and "t" in store.tasks.tasks
+    )
 
 
-@pytest.mark.parametrize(("result", "path", "message"), [
-    (5, "plan", "plan: expected None or an iterable of commands or (namespace, command) pairs, got 5"),
-    ("memory", "plan", "got 'memory'"),
-    ({"type": "memory.create"}, "plan", "got a single command (return a list of commands)"),
-    ([5], "plan[0]", "plan[0]: expected a command or a (namespace, command) pair, got 5"),
-    ([None], "plan[0]", "got None"),
-    (["memory"], "plan[0]", "got 'memory'"),
-    ([("memory", {}, 1)], "plan[0]", "got a tuple of 3"),
-    ([("memory",)], "plan[0]", "got a tuple of 1"),
-    ([(1, {})], "plan[0]", "got a pair whose first entry 1 is no namespace"),
-    ([{"type": "bogus.create"}], "plan[0]", "a mapping whose type 'bogus.create' is no command type"),
-    ([{"item": {}}], "plan[0]", "a mapping whose type None is no command type"),
-])
+@pytest.mark.parametrize(
+    ("result", "path", "message"),
+    [
+        (
+            5,
+            "plan",
+            "plan: expected None or an iterable of commands or (namespace, command) pairs, got 5",
+        ),
+        ("memory", "plan", "got 'memory'"),
+        ({"type": "memory.create"}, "plan", "got a single command (return a list of commands)"),
+        ([5], "plan[0]", "plan[0]: expected a command or a (namespace, command) pair, got 5"),
+        ([None], "plan[0]", "got None"),
+        (["memory"], "plan[0]", "got 'memory'"),
+        ([("memory", {}, 1)], "plan[0]", "got a tuple of 3"),
+        ([("memory",)], "plan[0]", "got a tuple of 1"),
+        ([(1, {})], "plan[0]", "got a pair whose first entry 1 is no namespace"),
+        (
+            [{"type": "bogus.create"}],
+            "plan[0]",
+            "a mapping whose type 'bogus.create' is no command type",
+        ),
+        ([{"item": {}}], "plan[0]", "a mapping whose type None is no command type"),
+    ],
+)
 def test_transact_planner_entry_of_wrong_shape_is_a_validation_error_naming_its_index(
     store: MemexStore, result: Any, path: str, message: str
 ) -> None:
@@ -324,15 +461,25 @@ def test_transact_planner_entry_of_wrong_shape_is_a_validation_error_naming_its_
 
 
 def test_transact_names_the_index_of_a_bad_entry_after_good_ones(store: MemexStore) -> None:
-    e = unchanged(store, lambda: store.transact(lambda _s: [_create("a"), ("memory", _create("b")), 7]))
+    e = unchanged(
+        store, lambda: store.transact(lambda _s: [_create("a"), ("memory", _create("b")), 7])
+    )
     assert e.path == "plan[2]"
     assert len(store.mem.items) == 0
 
 
-@pytest.mark.parametrize(("name", "hint"), [("bogus", "expected memory, intent or task"),
-                                            ("memroy", "did you mean memory?"), ("Memory", "did you mean memory?"),
-                                            ("agent", "expected memory, intent or task")])
-def test_transact_unknown_namespace_is_refused_not_folded_as_memory(store: MemexStore, name: str, hint: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("bogus", "expected memory, intent or task"),
+        ("memroy", "did you mean memory?"),
+        ("Memory", "did you mean memory?"),
+        ("agent", "expected memory, intent or task"),
+    ],
+)
+def test_transact_unknown_namespace_is_refused_not_folded_as_memory(
+    store: MemexStore, name: str, hint: str
+) -> None:
     e = unchanged(store, lambda: store.transact(lambda _s: [(name, _create("a"))]))
     assert (e.path, str(e)) == ("plan[0]", f"plan[0]: unknown namespace {name!r} ({hint})")
     assert len(store.mem.items) == 0
@@ -351,12 +498,29 @@ def test_supersedes_cycle_error_message_is_bounded_for_a_3001_item_cycle() -> No
     """A store refusing the edge that closes a chain of 3,001 items raised a 117 KB message."""
     st = MemexStore()
     ids = [f"item-{n:05d}" for n in range(3001)]
-    sup = {"kind": "SUPERSEDES", "author": "u", "source_kind": "observed", "authority": 0.5, "active": True}
-    st.transact(lambda _s: [_create(i) for i in ids] + [
-        {"type": "edge.create", "edge": {"edge_id": f"e{n}", "from": ids[n], "to": ids[n + 1], **sup}}
-        for n in range(3000)
-    ])
-    closing = {"type": "edge.create", "edge": {"edge_id": "closing", "from": ids[-1], "to": ids[0], **sup}}
+    sup = {
+        "kind": "SUPERSEDES",
+        "author": "u",
+        "source_kind": "observed",
+        "authority": 0.5,
+        "active": True,
+    }
+    st.transact(
+        lambda _s: (
+            [_create(i) for i in ids]
+            + [
+                {
+                    "type": "edge.create",
+                    "edge": {"edge_id": f"e{n}", "from": ids[n], "to": ids[n + 1], **sup},
+                }
+                for n in range(3000)
+            ]
+        )
+    )
+    closing = {
+        "type": "edge.create",
+        "edge": {"edge_id": "closing", "from": ids[-1], "to": ids[0], **sup},
+    }
     e = unchanged(st, lambda: st.apply(closing), SupersedesCycleError)
     assert e.cycle == (ids[-1], *ids[:-1])  # the whole cycle, from the edge's from
     assert str(e) == (
@@ -378,10 +542,19 @@ def test_supersedes_cycle_error_message_cuts_long_ids_and_keeps_short_cycles_who
 
 
 # ====================================================================== a slice's top-level keys
-@pytest.mark.parametrize(("key", "hint"), [("Memories", "did you mean memories?"), ("memory", "did you mean memories?"),
-                                           ("edge", "did you mean edges?"), ("tsks", "did you mean tasks?"),
-                                           ("a", "a slice has memories, edges, intents and tasks")])
-def test_store_import_slice_refuses_an_unknown_top_level_key(store: MemexStore, key: str, hint: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("Memories", "did you mean memories?"),
+        ("memory", "did you mean memories?"),
+        ("edge", "did you mean edges?"),
+        ("tsks", "did you mean tasks?"),
+        ("a", "a slice has memories, edges, intents and tasks"),
+    ],
+)
+def test_store_import_slice_refuses_an_unknown_top_level_key(
+    store: MemexStore, key: str, hint: str
+) -> None:
     item = {"id": "m1", "content": {}, "created_at": 0, **ITEM}
     e = unchanged(store, lambda: store.import_slice({key: [item]}))
     assert (e.path, str(e)) == (key, f"{key}: unknown key of a slice ({hint})")
@@ -391,10 +564,14 @@ def test_store_import_slice_refuses_an_unknown_top_level_key(store: MemexStore, 
 
 
 @pytest.mark.parametrize("value", [5, "slice", [{"memories": []}], None, b"{}"])
-def test_store_import_slice_refuses_a_slice_that_is_not_a_mapping(store: MemexStore, value: Any) -> None:
+def test_store_import_slice_refuses_a_slice_that_is_not_a_mapping(
+    store: MemexStore, value: Any
+) -> None:
     e = unchanged(store, lambda: store.import_slice(value))
     assert e.path == "slice"
-    assert str(e).startswith("slice: expected a MemexExport or a mapping of memories, edges, intents and tasks, got ")
+    assert str(e).startswith(
+        "slice: expected a MemexExport or a mapping of memories, edges, intents and tasks, got "
+    )
 
 
 def test_store_import_slice_still_takes_null_lists_and_a_memex_export(store: MemexStore) -> None:
@@ -421,6 +598,11 @@ def test_cli_slice_import_refuses_an_unknown_top_level_key(
     merged = tmp_path / "merged.jsonl"
     code = main(["slice", "import", str(log), str(sl), "-o", str(merged)])
     err = capsys.readouterr().err
-    assert code == 1  # bad input records (docs/cli.md's table), as a malformed or duplicate-id slice
-    assert err == f"memex: error: {sl}: Memories: unknown key of a slice (did you mean memories?); nothing imported\n"
+    assert (
+        code == 1
+    )  # bad input records (docs/cli.md's table), as a malformed or duplicate-id slice
+    assert (
+        err
+        == f"memex: error: {sl}: Memories: unknown key of a slice (did you mean memories?); nothing imported\n"
+    )
     assert not merged.exists()

@@ -28,8 +28,15 @@ SAFETY = 30.0  # seconds a follower waits for a record before a test gives up
 
 
 def _create(store: MemexStore, i: str, text: str | None = None) -> None:
-    store.create(id=i, scope="s", kind="observation", content={"text": text or f"note {i}"}, author="u",
-                 source_kind="observed", authority=0.5)
+    store.create(
+        id=i,
+        scope="s",
+        kind="observation",
+        content={"text": text or f"note {i}"},
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+    )
 
 
 def _retrying(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -112,7 +119,9 @@ def test_a_follower_sees_each_record_of_a_writer_thread_once_in_order(target: st
         assert follower.text_index is index
         with MemexStore.open(target, read_only=True) as fresh:
             _same_state(follower, fresh)
-            assert [i for i, _ in index.search("tea")] == [i for i, _ in fresh.text_index.search("tea")]
+            assert [i for i, _ in index.search("tea")] == [
+                i for i, _ in fresh.text_index.search("tea")
+            ]
     finally:
         thread.join()
         writer.close()
@@ -191,23 +200,32 @@ def test_a_record_whose_command_fails_is_recorded_and_following_goes_on(target: 
     with MemexStore.open(target) as s:
         lg = memex.open_log(target)
         try:
-            item = memex.create_memory_item(id="x", scope="s", kind="k", content={}, author="a",
-                                            source_kind="o", authority=0.5)
-            bad = memex.create_event_envelope(
-                "memory.update", memex.MemoryUpdate(item_id="ghost", partial={"importance": 0.5}, author="a")
+            item = memex.create_memory_item(
+                id="x", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5
             )
-            item2 = memex.create_memory_item(id="y", scope="s", kind="k", content={}, author="a",
-                                             source_kind="o", authority=0.5)
-            lg.append([
-                memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item)),
-                bad,
-                memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item2)),
-            ])
+            bad = memex.create_event_envelope(
+                "memory.update",
+                memex.MemoryUpdate(item_id="ghost", partial={"importance": 0.5}, author="a"),
+            )
+            item2 = memex.create_memory_item(
+                id="y", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5
+            )
+            lg.append(
+                [
+                    memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item)),
+                    bad,
+                    memex.create_event_envelope("memory.create", memex.MemoryCreate(item=item2)),
+                ]
+            )
         finally:
             lg.close()
         got = [r.position for r in s.follow(idle_timeout=0.3)]
         assert got == [1, 2, 3]
-        expected = [memex.SkippedOnOpen(2, bad.id, "MemoryNotFoundError: Memory item not found: ghost", "record")]
+        expected = [
+            memex.SkippedOnOpen(
+                2, bad.id, "MemoryNotFoundError: Memory item not found: ghost", "record"
+            )
+        ]
         assert s.skipped_on_open == expected
         assert sorted(s.mem.items) == ["x", "y"]
         with MemexStore.open(target, read_only=True) as fresh:
@@ -221,7 +239,9 @@ def _corrupt_envelope(path: str, position: int) -> None:
     try:
         conn.execute("UPDATE records SET envelope = ? WHERE position = ?", (b"[1, 2, 3]", position))
         prev = GENESIS_HASH
-        rows = conn.execute("SELECT position, ts_ms, envelope, events FROM records ORDER BY position").fetchall()
+        rows = conn.execute(
+            "SELECT position, ts_ms, envelope, events FROM records ORDER BY position"
+        ).fetchall()
         for pos, ts, env, evs in rows:
             prev = record_hash(prev, pos, ts, bytes(env), bytes(evs))
             conn.execute("UPDATE records SET hash = ? WHERE position = ?", (prev, pos))
@@ -230,7 +250,9 @@ def _corrupt_envelope(path: str, position: int) -> None:
         conn.close()
 
 
-def test_an_undecodable_record_is_recorded_with_a_warning_and_following_goes_on(tmp_path: Path) -> None:
+def test_an_undecodable_record_is_recorded_with_a_warning_and_following_goes_on(
+    tmp_path: Path,
+) -> None:
     db = str(tmp_path / "m.db")
     with MemexStore.open(db) as s, MemexStore.open(db) as writer:
         for i in ("a", "b", "c"):
@@ -311,7 +333,9 @@ def test_a_store_without_a_log_cannot_follow(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["idle_timeout", "poll_interval"])
 @pytest.mark.parametrize("value", [0, -1, math.nan, math.inf, True, "1", [1]])
-def test_a_bad_interval_is_named_before_anything_is_read(tmp_path: Path, name: str, value: object) -> None:
+def test_a_bad_interval_is_named_before_anything_is_read(
+    tmp_path: Path, name: str, value: object
+) -> None:
     with MemexStore.open(tmp_path / "m.db") as s:
         with pytest.raises(memex.ValidationError) as e:
             s.follow(**{name: value})  # type: ignore[arg-type]
@@ -323,10 +347,17 @@ def test_one_store_shared_by_threads_keeps_every_write(tmp_path: Path) -> None:
 
     db = tmp_path / "threads.db"
     with memex.MemexStore.open(db) as store:
+
         def work(k: int) -> None:
             for i in range(50):
-                store.create(scope="s", kind="observation", content={"text": f"{k}-{i}"}, author="a",
-                             source_kind="observed", authority=0.5)
+                store.create(
+                    scope="s",
+                    kind="observation",
+                    content={"text": f"{k}-{i}"},
+                    author="a",
+                    source_kind="observed",
+                    authority=0.5,
+                )
 
         threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
         for t in threads:

@@ -38,16 +38,22 @@ def _env(cmd: Any, ts: str) -> Mapping[str, Any]:
 
 
 def _item(i: str) -> memex.MemoryItem:
-    return memex.create_memory_item(id=i, scope="s", kind="k", content={"text": i}, author="u",
-                                    source_kind="o", authority=0.5)
+    return memex.create_memory_item(
+        id=i, scope="s", kind="k", content={"text": i}, author="u", source_kind="o", authority=0.5
+    )
 
 
-def test_a_batch_the_other_importer_stored_meanwhile_is_counted_as_duplicates(tmp_path: Path) -> None:
+def test_a_batch_the_other_importer_stored_meanwhile_is_counted_as_duplicates(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "m.db"
     x = _env(memex.MemoryCreate(item=_item("x")), "2024-01-01T00:00:00.000Z")
     e1 = _env(memex.MemoryCreate(item=_item("e1")), "2024-01-01T00:00:01.000Z")
     e2 = _env(memex.MemoryCreate(item=_item("e2")), "2024-01-01T00:00:02.000Z")
-    u = _env(memex.MemoryUpdate(item_id="x", partial={"importance": 0.9}, author="u"), "2024-01-01T00:00:03.000Z")
+    u = _env(
+        memex.MemoryUpdate(item_id="x", partial={"importance": 0.9}, author="u"),
+        "2024-01-01T00:00:03.000Z",
+    )
     with memex.SQLiteEventLog(db) as lg, MemexStore.open(db) as other:
         racing = _LosesTheRace(lg, lambda: other.import_envelopes([x, e1, e2]))
         store = MemexStore.open(log=racing)  # type: ignore[arg-type]

@@ -80,7 +80,9 @@ def test_rejected_command_is_not_logged(tmp_path: Path) -> None:
     assert s.mem is before and s.position == 1 and s.log is not None and s.log.head() == 1
 
 
-def test_failed_append_leaves_state_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_append_leaves_state_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     s = memex.MemexStore.open(tmp_path / "m.db")
     new_item(s, "a")
     before = (s.mem, s.intents, s.tasks, s.position)
@@ -183,13 +185,24 @@ def test_as_of_position_and_time(tmp_path: Path) -> None:
     s = memex.MemexStore.open(tmp_path / "m.db")
     for i in range(5):
         s.import_envelopes(
-            [memex.create_event_envelope(
-                "memory.create",
-                {"type": "memory.create", "item": {"id": f"i{i}", "scope": "s", "kind": "observation",
-                                                   "content": {}, "author": "a", "source_kind": "observed",
-                                                   "authority": 0.5}},
-                now=NOW + 1000 * i,
-            )]
+            [
+                memex.create_event_envelope(
+                    "memory.create",
+                    {
+                        "type": "memory.create",
+                        "item": {
+                            "id": f"i{i}",
+                            "scope": "s",
+                            "kind": "observation",
+                            "content": {},
+                            "author": "a",
+                            "source_kind": "observed",
+                            "authority": 0.5,
+                        },
+                    },
+                    now=NOW + 1000 * i,
+                )
+            ]
         )
     assert list(s.as_of(position=0).mem.items) == []
     assert list(s.as_of(position=2).mem.items) == ["i0", "i1"]
@@ -250,7 +263,11 @@ def test_as_of_every_position_equals_replay_of_the_prefix(tmp_path: Path, scenar
     stored = [(r.envelope.namespace, r.envelope.payload) for r in store.read_log()]
     n = len(stored)
     assert n == store.position and n > 20
-    mem, intents, tasks = memex.create_graph_state(), memex.create_intent_state(), memex.create_task_state()
+    mem, intents, tasks = (
+        memex.create_graph_state(),
+        memex.create_intent_state(),
+        memex.create_task_state(),
+    )
     for p in range(n + 1):
         if p:
             ns, cmd = stored[p - 1]
@@ -284,14 +301,40 @@ def test_example_log_round_trips_through_a_store(tmp_path: Path) -> None:
 def test_a_closed_durable_store_refuses_writes_instead_of_losing_them(tmp_path: Path) -> None:
     path = tmp_path / "closed.db"
     with memex.MemexStore.open(path) as store:
-        store.create(id="a", scope="s", kind="k", content={}, author="u", source_kind="o",
-                     authority=0.5, now=1_000)
+        store.create(
+            id="a",
+            scope="s",
+            kind="k",
+            content={},
+            author="u",
+            source_kind="o",
+            authority=0.5,
+            now=1_000,
+        )
     for write in (
-        lambda: store.create(id="b", scope="s", kind="k", content={}, author="u",
-                             source_kind="o", authority=0.5, now=1_001),
+        lambda: store.create(
+            id="b",
+            scope="s",
+            kind="k",
+            content={},
+            author="u",
+            source_kind="o",
+            authority=0.5,
+            now=1_001,
+        ),
         lambda: store.retract("a", author="u"),
-        lambda: store.apply_intent({"type": "intent.create", "intent": {
-            "id": "i", "label": "x", "priority": 0.5, "owner": "u", "status": "active"}}),
+        lambda: store.apply_intent(
+            {
+                "type": "intent.create",
+                "intent": {
+                    "id": "i",
+                    "label": "x",
+                    "priority": 0.5,
+                    "owner": "u",
+                    "status": "active",
+                },
+            }
+        ),
         lambda: store.import_envelopes([]),
         store.snapshot,
     ):
@@ -302,5 +345,13 @@ def test_a_closed_durable_store_refuses_writes_instead_of_losing_them(tmp_path: 
         assert list(again.mem.items) == ["a"]
     memory_only = memex.MemexStore()
     memory_only.close()  # an in-memory store has nothing to close: it stays writable
-    memory_only.create(id="c", scope="s", kind="k", content={}, author="u", source_kind="o",
-                       authority=0.5, now=1_002)
+    memory_only.create(
+        id="c",
+        scope="s",
+        kind="k",
+        content={},
+        author="u",
+        source_kind="o",
+        authority=0.5,
+        now=1_002,
+    )

@@ -15,8 +15,15 @@ from memex.store import keyed
 
 
 def _item(text: str, **kw: Any) -> Any:
-    return create_memory_item(scope="s", kind="observation", content={"text": text}, author="a",
-                              source_kind="observed", authority=0.5, **kw)
+    return create_memory_item(
+        scope="s",
+        kind="observation",
+        content={"text": text},
+        author="a",
+        source_kind="observed",
+        authority=0.5,
+        **kw,
+    )
 
 
 def _create(text: str) -> Any:
@@ -27,8 +34,12 @@ def _create(text: str) -> Any:
 def test_transact_commits_the_planned_batch_and_reports_it(tmp_path: Path) -> None:
     with MemexStore.open(os.fspath(tmp_path / "m.db")) as store:
         a, b = _item("a"), _item("b")
-        done = store.transact(lambda s: [("memory", {"type": "memory.create", "item": a}),
-                                         ("memory", {"type": "memory.create", "item": b})])
+        done = store.transact(
+            lambda s: [
+                ("memory", {"type": "memory.create", "item": a}),
+                ("memory", {"type": "memory.create", "item": b}),
+            ]
+        )
         assert isinstance(done, Transaction) and not done.replayed
         assert done.positions == [1, 2] and store.position == 2
         assert [c["type"] for _, c in done.commands] == ["memory.create", "memory.create"]
@@ -48,9 +59,17 @@ def test_transact_plans_again_on_the_newer_state_after_a_lost_race(tmp_path: Pat
                 return []  # someone else wrote first: nothing to do
             return [("memory", {"type": "memory.create", "item": _item("mine")})]
 
-        first.create(scope="s", kind="observation", content={"text": "theirs"}, author="x",
-                     source_kind="observed", authority=0.5)
-        done = second.transact(only_if_empty)  # second's view is stale: plans on 0 items, loses, plans on 1
+        first.create(
+            scope="s",
+            kind="observation",
+            content={"text": "theirs"},
+            author="x",
+            source_kind="observed",
+            authority=0.5,
+        )
+        done = second.transact(
+            only_if_empty
+        )  # second's view is stale: plans on 0 items, loses, plans on 1
         assert seen == [0, 1]
         assert done.commands == [] and second.position == 1
         assert [it.content["text"] for it in second.mem.items.values()] == ["theirs"]
@@ -60,7 +79,9 @@ def test_transact_with_a_key_applies_once_across_stores(tmp_path: Path) -> None:
     db = os.fspath(tmp_path / "m.db")
     with MemexStore.open(db) as s1, MemexStore.open(db) as s2:
         t1 = s1.transact(_create("once"), idempotency_key="req-1")
-        t2 = s2.transact(_create("once"), idempotency_key="req-1")  # a retry, through another process
+        t2 = s2.transact(
+            _create("once"), idempotency_key="req-1"
+        )  # a retry, through another process
         t3 = s1.transact(_create("once"), idempotency_key="req-1")
         assert not t1.replayed and t2.replayed and t3.replayed
         assert t1.positions == t2.positions == t3.positions == [1]
@@ -73,7 +94,9 @@ def test_transact_with_a_key_applies_once_across_stores(tmp_path: Path) -> None:
         assert s1.log.verify().ok  # type: ignore[union-attr]
 
 
-def test_transact_key_race_reads_the_winners_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_transact_key_race_reads_the_winners_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two writers pass the key lookup at once; the log's idempotency check stops the second."""
     db = os.fspath(tmp_path / "m.db")
     with MemexStore.open(db) as s1, MemexStore.open(db) as s2:
@@ -83,7 +106,9 @@ def test_transact_key_race_reads_the_winners_batch(tmp_path: Path, monkeypatch: 
 
         def late_lookup(log: Any, key: str) -> Any:
             calls.append(1)
-            return [] if len(calls) == 1 else real(log, key)  # the first lookup ran before s1's append
+            return (
+                [] if len(calls) == 1 else real(log, key)
+            )  # the first lookup ran before s1's append
 
         monkeypatch.setattr(keyed, "keyed_records", late_lookup)
         lost = s2.transact(_create("x"), idempotency_key="k")
@@ -95,13 +120,17 @@ def test_transact_key_race_reads_the_winners_batch(tmp_path: Path, monkeypatch: 
 def test_transact_failure_changes_nothing(tmp_path: Path) -> None:
     with MemexStore.open(os.fspath(tmp_path / "m.db")) as store:
         store.transact(_create("kept"))
-        bad = [("memory", {"type": "memory.create", "item": _item("new")}),
-               ("memory", {"type": "memory.retract", "item_id": "missing", "author": "a"})]
+        bad = [
+            ("memory", {"type": "memory.create", "item": _item("new")}),
+            ("memory", {"type": "memory.retract", "item_id": "missing", "author": "a"}),
+        ]
         with pytest.raises(MemoryNotFoundError):
             store.transact(lambda s: bad, idempotency_key="k")
         assert store.position == 1 and len(store.mem.items) == 1
         assert store.log.lookup(keyed.key_envelope_id("k", 0)) is None  # type: ignore[union-attr]
-        assert not store.transact(lambda s: bad[:1], idempotency_key="k").replayed  # the key is still free
+        assert not store.transact(
+            lambda s: bad[:1], idempotency_key="k"
+        ).replayed  # the key is still free
 
 
 @pytest.mark.parametrize("key", ["", "x" * 257, "a\ud800", 5])

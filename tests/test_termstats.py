@@ -15,13 +15,41 @@ NOW = 1_700_000_000_000
 
 # stems shared between words ("runs"/"running"), a word FTS5 splits in two (a combining
 # overline is a separator to unicode61), accents it folds, digits, and very common words
-WORDS = ["tea", "teas", "green", "run", "runs", "running", "the", "the", "the", "a", "café", "cafe",
-         "ab\u0305cd", "42", "x1", "leaves", "leaf", "morning", "dog", "zebra"]
+WORDS = [
+    "tea",
+    "teas",
+    "green",
+    "run",
+    "runs",
+    "running",
+    "the",
+    "the",
+    "the",
+    "a",
+    "café",
+    "cafe",
+    "ab\u0305cd",
+    "42",
+    "x1",
+    "leaves",
+    "leaf",
+    "morning",
+    "dog",
+    "zebra",
+]
 
 
 def _item(i: str, text: str) -> MemoryItem:
-    return MemoryItem(id=i, scope="s", kind="observation", content={"text": text}, author="u",
-                      source_kind="observed", authority=0.5, created_at=NOW)
+    return MemoryItem(
+        id=i,
+        scope="s",
+        kind="observation",
+        content={"text": text},
+        author="u",
+        source_kind="observed",
+        authority=0.5,
+        created_at=NOW,
+    )
 
 
 class _Event:
@@ -47,15 +75,24 @@ _op = st.tuples(st.sampled_from(["put", "put", "put", "remove"]), st.integers(0,
     st.sampled_from([None, 0, 1, 2, 3, 5, 10, 100]),
 )
 def test_pruned_top_k_equals_fts5_bm25_after_any_writes(
-    initial: list[str], batches: list[list[tuple[str, int, str]]], words: list[str], limit: int | None
+    initial: list[str],
+    batches: list[list[tuple[str, int, str]]],
+    words: list[str],
+    limit: int | None,
 ) -> None:
     index = TextIndex()
     index._put_many([_item(f"i{k}", t) for k, t in enumerate(initial)])
     query = " ".join(words)
     assert list(index.lexical(query, limit)) == _reference(index, query, limit)
     for batch in batches:  # each batch one apply; a query in between syncs the statistics
-        index.apply([_Event("memory.retracted" if op == "remove" else "memory.updated", _item(f"i{k}", t))
-                     for op, k, t in batch])
+        index.apply(
+            [
+                _Event(
+                    "memory.retracted" if op == "remove" else "memory.updated", _item(f"i{k}", t)
+                )
+                for op, k, t in batch
+            ]
+        )
         assert list(index.lexical(query, limit)) == _reference(index, query, limit)
 
 
@@ -86,10 +123,18 @@ def test_statistics_stay_exact_through_compaction_of_rewritten_rows() -> None:
     index = TextIndex()
     index._put_many([_item(f"i{k}", f"tea number {k} green") for k in range(3000)])
     for round_ in range(30):  # rewrite every row many times: garbage entries get compacted
-        index.apply([_Event("memory.updated", _item(f"i{k}", f"coffee {round_} leaves tea" * (k % 3 + 1)))
-                     for k in range(0, 3000, 2)])
+        index.apply(
+            [
+                _Event(
+                    "memory.updated", _item(f"i{k}", f"coffee {round_} leaves tea" * (k % 3 + 1))
+                )
+                for k in range(0, 3000, 2)
+            ]
+        )
         if round_ % 10 == 9:
-            assert list(index.lexical("tea leaves green", 25)) == _reference(index, "tea leaves green", 25)
+            assert list(index.lexical("tea leaves green", 25)) == _reference(
+                index, "tea leaves green", 25
+            )
     stats: Any = index._stats
     stats.sync()
     assert stats._garbage <= stats._used  # compacted along the way
@@ -110,7 +155,9 @@ def test_a_token_fts5_cuts_inside_a_character_is_no_error_and_leaves_the_statist
     # FTS5 cuts a token at 32,768 bytes: here inside a two-byte "ж", so the stored term is not
     # UTF-8; reading it as text raised OperationalError (and a failed sync lost the row's entries)
     long = "a" + "ж" * 20000
-    state = memex.GraphState(items={"1": _item("1", long + " hello"), "2": _item("2", "hello world")})
+    state = memex.GraphState(
+        items={"1": _item("1", long + " hello"), "2": _item("2", "hello world")}
+    )
     index = TextIndex.from_state(state)
     assert list(index.lexical("hello", 5)) == _reference(index, "hello", 5)
     assert [i for i, _ in index.lexical(long, 5)] == ["1"]

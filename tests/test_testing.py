@@ -139,7 +139,11 @@ def test_records_draw_fields_in_order_and_drop_none_optionals(d: dict[str, objec
 
 
 @settings(max_examples=30, deadline=None)
-@given(graph_states(["x", "y", "z"], lambda i: item_dicts(i, authority=st.sampled_from([0, 1])), min_items=2))
+@given(
+    graph_states(
+        ["x", "y", "z"], lambda i: item_dicts(i, authority=st.sampled_from([0, 1])), min_items=2
+    )
+)
 def test_graph_states_hold_a_subset_of_the_pool(state: memex.GraphState) -> None:
     assert 2 <= len(state.items) <= 3
     assert set(state.items) <= {"x", "y", "z"}

@@ -23,8 +23,14 @@ from tests.test_properties import command
 
 def _index_view(state: GraphState) -> tuple[Any, ...]:
     children = {k: sorted(v.keys()) for k, v in state._children.items()}
-    scopes = {k: sorted((seq, i, it.to_dict()) for i, (seq, it) in v.items()) for k, v in state._by_scope.items()}
-    nodes = {k: sorted((seq, e, ed.to_dict()) for e, (seq, ed) in v.items()) for k, v in state._edges_by_node.items()}
+    scopes = {
+        k: sorted((seq, i, it.to_dict()) for i, (seq, it) in v.items())
+        for k, v in state._by_scope.items()
+    }
+    nodes = {
+        k: sorted((seq, e, ed.to_dict()) for e, (seq, ed) in v.items())
+        for k, v in state._edges_by_node.items()
+    }
     return children, scopes, nodes, state._seq
 
 

@@ -288,7 +288,9 @@ def test_update_rules_per_kind() -> None:
 
 # ----------------------------------------------------------------------------- re-id
 def test_re_id_rewrites_every_reference_and_fixes_links(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transplant_plan, "uuid7", lambda ms: uid(ms, 0xF))  # plan and import mint alike
+    monkeypatch.setattr(
+        transplant_plan, "uuid7", lambda ms: uid(ms, 0xF)
+    )  # plan and import mint alike
     im, ii, it = uid(T0 + 100, 3), uid(T0 + 200, 4), uid(T0 + 300, 5)
     base = graphs(
         items=[item(M1, created_at=T0 + 5)],
@@ -549,7 +551,12 @@ def test_truncated_or_broken_slice_text_names_the_entity() -> None:
 )
 def test_export_rejects_id_lists_of_the_wrong_shape(kwargs: dict, path: str) -> None:
     with pytest.raises(memex.ValidationError) as info:
-        memex.export_slice(memex.create_graph_state(), memex.create_intent_state(), memex.create_task_state(), **kwargs)
+        memex.export_slice(
+            memex.create_graph_state(),
+            memex.create_intent_state(),
+            memex.create_task_state(),
+            **kwargs,
+        )
     assert info.value.path == path
 
 

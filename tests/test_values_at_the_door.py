@@ -65,7 +65,9 @@ def create(state: memex.GraphState, **fields: Any) -> memex.GraphState:
         ({"task_id": "\udfff"}, "item.task_id"),
     ],
 )
-def test_lone_surrogate_in_any_item_field_is_rejected_at_create(fields: dict[str, Any], path: str) -> None:
+def test_lone_surrogate_in_any_item_field_is_rejected_at_create(
+    fields: dict[str, Any], path: str
+) -> None:
     with pytest.raises(ValidationError) as e:
         create(memex.create_graph_state(), **fields)
     assert e.value.path == path
@@ -78,7 +80,9 @@ def test_lone_surrogate_is_rejected_by_factories_edges_intents_and_tasks() -> No
         memex.create_memory_item(**{**ITEM, "content": {"t": LONE}}, now=NOW)
     assert e.value.path == "content.t"
     with pytest.raises(ValidationError) as e:
-        memex.create_edge(from_="a", to=LONE, kind="K", author="u", source_kind="o", authority=1, now=NOW)
+        memex.create_edge(
+            from_="a", to=LONE, kind="K", author="u", source_kind="o", authority=1, now=NOW
+        )
     assert e.value.path == "to"
     with pytest.raises(ValidationError) as e:
         memex.create_intent(label="l", owner="o", priority=0.5, context={"c": LONE})
@@ -91,11 +95,34 @@ def test_lone_surrogate_is_rejected_by_factories_edges_intents_and_tasks() -> No
 def test_lone_surrogate_in_update_partial_and_other_command_fields_is_rejected() -> None:
     s = create(memex.create_graph_state())
     for cmd, path in [
-        ({"type": "memory.update", "item_id": "a", "partial": {"content": {"t": LONE}}, "author": "x"}, "partial.content.t"),
-        ({"type": "memory.update", "item_id": "a", "partial": {"scope": LONE}, "author": "x"}, "partial.scope"),
-        ({"type": "memory.update", "item_id": "a", "partial": {"unknown": LONE}, "author": "x"}, "partial.unknown"),
+        (
+            {
+                "type": "memory.update",
+                "item_id": "a",
+                "partial": {"content": {"t": LONE}},
+                "author": "x",
+            },
+            "partial.content.t",
+        ),
+        (
+            {"type": "memory.update", "item_id": "a", "partial": {"scope": LONE}, "author": "x"},
+            "partial.scope",
+        ),
+        (
+            {"type": "memory.update", "item_id": "a", "partial": {"unknown": LONE}, "author": "x"},
+            "partial.unknown",
+        ),
         ({"type": "memory.update", "item_id": "a", "partial": {}, "author": LONE}, "author"),
-        ({"type": "memory.update", "item_id": "a", "partial": {}, "author": "x", "basis": {"b": LONE}}, "basis.b"),
+        (
+            {
+                "type": "memory.update",
+                "item_id": "a",
+                "partial": {},
+                "author": "x",
+                "basis": {"b": LONE},
+            },
+            "basis.b",
+        ),
         ({"type": "memory.retract", "item_id": "a", "author": "x", "reason": LONE}, "reason"),
     ]:
         with pytest.raises(ValidationError) as e:
@@ -121,11 +148,23 @@ def test_lone_surrogate_in_a_filter_string_is_rejected() -> None:
 def test_lone_surrogate_in_the_store_is_rejected_and_the_store_reopens(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     with memex.MemexStore.open(db, snapshot_every=None) as st_:
-        st_.create(id="ok", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5)
+        st_.create(
+            id="ok", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5
+        )
         with pytest.raises(ValidationError) as e:
-            st_.create(id="bad", scope="s", kind="k", content={"t": LONE}, author="a", source_kind="o", authority=0.5)
+            st_.create(
+                id="bad",
+                scope="s",
+                kind="k",
+                content={"t": LONE},
+                author="a",
+                source_kind="o",
+                authority=0.5,
+            )
         assert e.value.path.endswith("content.t")
-        st_.create(id="after", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5)
+        st_.create(
+            id="after", scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5
+        )
     with memex.MemexStore.open(db) as again:
         assert sorted(again.mem.items) == ["after", "ok"]
 
@@ -149,7 +188,10 @@ def test_valid_non_ascii_text_and_surrogate_pairs_are_kept() -> None:
 def test_int_beyond_the_double_range_is_rejected_at_the_door(big: int) -> None:
     s = create(memex.create_graph_state())
     with pytest.raises(ValidationError) as e:
-        memex.apply_command(s, {"type": "memory.update", "item_id": "a", "partial": {"authority": big}, "author": "x"})
+        memex.apply_command(
+            s,
+            {"type": "memory.update", "item_id": "a", "partial": {"authority": big}, "author": "x"},
+        )
     assert e.value.path == "partial.authority"
     with pytest.raises(ValidationError) as e:
         create(memex.create_graph_state(), content={"n": [1, big]})
@@ -163,14 +205,28 @@ def test_int_beyond_the_double_range_is_rejected_at_the_door(big: int) -> None:
     with pytest.raises(ValidationError):
         memex.apply_intent_command(
             memex.create_intent_state(),
-            {"type": "intent.create", "intent": {"id": "i", "label": "l", "priority": 0.5, "owner": "o",
-                                                  "status": "active", "context": {"n": big}}},
+            {
+                "type": "intent.create",
+                "intent": {
+                    "id": "i",
+                    "label": "l",
+                    "priority": 0.5,
+                    "owner": "o",
+                    "status": "active",
+                    "context": {"n": big},
+                },
+            },
         )
 
 
 def test_bigint_update_from_a_log_is_one_rejected_record() -> None:
     create_cmd = {"type": "memory.create", "item": {**ITEM, "id": "m1"}}
-    bad = {"type": "memory.update", "item_id": "m1", "partial": {"authority": 10**400}, "author": "a"}
+    bad = {
+        "type": "memory.update",
+        "item_id": "m1",
+        "partial": {"authority": 10**400},
+        "author": "a",
+    }
     s = memex.apply_command(memex.create_graph_state(), create_cmd).state
     with pytest.raises(ValidationError):
         MemoryCommandAdapter.validate_json(memex._jsonfmt.dumpb(bad))
@@ -183,9 +239,19 @@ def test_non_finite_numbers_are_rejected_in_content_partials_and_weights(bad: fl
     with pytest.raises(ValidationError):
         create(memex.create_graph_state(), content={"x": bad})
     with pytest.raises(ValidationError):
-        memex.apply_command(s, {"type": "memory.update", "item_id": "a", "partial": {"importance": bad}, "author": "x"})
+        memex.apply_command(
+            s,
+            {
+                "type": "memory.update",
+                "item_id": "a",
+                "partial": {"importance": bad},
+                "author": "x",
+            },
+        )
     with pytest.raises(ValidationError):
-        memex.apply_command(s, {"type": "memory.update", "item_id": "a", "partial": {"extra": [bad]}, "author": "x"})
+        memex.apply_command(
+            s, {"type": "memory.update", "item_id": "a", "partial": {"extra": [bad]}, "author": "x"}
+        )
     with pytest.raises(ValidationError):
         memex.get_scored_items(s, {"conviction": bad})
 
@@ -194,7 +260,9 @@ def test_large_but_representable_numbers_are_kept() -> None:
     big = 2**70
     s = create(memex.create_graph_state(), content={"n": big, "f": 1.5e308})
     assert memex.parse(memex.stringify(s)).items["a"].content == {"n": big, "f": 1.5e308}
-    s = memex.apply_command(s, {"type": "memory.update", "item_id": "a", "partial": {"authority": 1e308}, "author": "x"}).state
+    s = memex.apply_command(
+        s, {"type": "memory.update", "item_id": "a", "partial": {"authority": 1e308}, "author": "x"}
+    ).state
     [scored] = memex.get_scored_items(s, {"authority": 1e308}, now=NOW)
     assert scored.score == math.inf  # overflows to inf in float arithmetic, no OverflowError
 
@@ -222,7 +290,10 @@ def test_deep_meta_partial_context_and_result_are_validation_errors() -> None:
     with pytest.raises(ValidationError):
         create(memex.create_graph_state(), meta=deep(1000))
     with pytest.raises(ValidationError) as e:
-        memex.apply_command(s, {"type": "memory.update", "item_id": "a", "partial": {"x": deep(1000)}, "author": "x"})
+        memex.apply_command(
+            s,
+            {"type": "memory.update", "item_id": "a", "partial": {"x": deep(1000)}, "author": "x"},
+        )
     assert e.value.path.startswith("partial.x")
     with pytest.raises(ValidationError):
         memex.create_intent(label="l", owner="o", priority=0.5, context=deep(1000))
@@ -255,7 +326,9 @@ def test_deep_filter_or_and_filter_instances_are_validation_errors() -> None:
         memex.get_scored_items(s, {"authority": 1}, {"pre": deep(1000, "not")})
 
 
-def test_filter_and_content_at_the_largest_configurable_limits_work_without_recursion_error(limits: None) -> None:
+def test_filter_and_content_at_the_largest_configurable_limits_work_without_recursion_error(
+    limits: None,
+) -> None:
     set_limits(max_depth=MAX_DEPTH_CEILING, max_filter_depth=MAX_FILTER_DEPTH_CEILING)
     s = create(memex.create_graph_state(), content=deep(MAX_DEPTH_CEILING - 1))
     assert memex.parse(memex.stringify(s)) == s
@@ -286,7 +359,9 @@ def test_deep_json_text_into_parse_and_snapshots_is_a_validation_error() -> None
         memex.parse("[" * 100_000)
     with pytest.raises(ValidationError):
         decode_states(b'{"mem":' * 5000)
-    head = memex._jsonfmt.dumps(ITEM).replace('"content":{}', '"content":' + '{"a":' * 1000 + "1" + "}" * 1000)
+    head = memex._jsonfmt.dumps(ITEM).replace(
+        '"content":{}', '"content":' + '{"a":' * 1000 + "1" + "}" * 1000
+    )
     text = '{"items":[["a",' + head + "]]}"
     with pytest.raises(ValidationError):
         memex.parse(text)
@@ -319,8 +394,15 @@ def test_depth_limit_is_configurable(limits: None) -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"max_depth": 0}, {"max_depth": 10_000}, {"max_depth": "1"}, {"max_record_bytes": -1},
-     {"max_filter_depth": True}, {"max_filter_depth": 65}, {"max_depth": 513}],
+    [
+        {"max_depth": 0},
+        {"max_depth": 10_000},
+        {"max_depth": "1"},
+        {"max_record_bytes": -1},
+        {"max_filter_depth": True},
+        {"max_filter_depth": 65},
+        {"max_depth": 513},
+    ],
 )
 def test_bad_limits_are_rejected_and_change_nothing(kwargs: dict[str, Any], limits: None) -> None:
     before = get_limits()
@@ -336,7 +418,9 @@ def test_set_limits_returns_the_previous_limits(limits: None) -> None:
     previous = set_limits(max_depth=10)
     assert previous == Limits() and get_limits().max_depth == 10
     set_limits(previous)
-    assert get_limits() == Limits(max_depth=256, max_record_bytes=64 * 1024 * 1024, max_filter_depth=32)
+    assert get_limits() == Limits(
+        max_depth=256, max_record_bytes=64 * 1024 * 1024, max_filter_depth=32
+    )
 
 
 # ------------------------------------------------------------------ kept scores decode everywhere
@@ -359,7 +443,9 @@ def _graph() -> memex.GraphState:
 def test_out_of_range_score_kept_by_an_update_round_trips_through_state_json(
     tag: str, key: str, target: str, field: str, value: float
 ) -> None:
-    s = memex.apply_command(_graph(), {"type": tag, key: target, "partial": {field: value}, "author": "x"}).state
+    s = memex.apply_command(
+        _graph(), {"type": tag, key: target, "partial": {field: value}, "author": "x"}
+    ).state
     back = memex.parse(memex.stringify(s))
     assert back == s
     entity = back.items[target] if tag.startswith("memory") else back.edges[target]
@@ -371,20 +457,34 @@ def test_out_of_range_score_kept_by_an_update_round_trips_through_state_json(
 def test_out_of_range_score_kept_by_an_update_round_trips_through_a_snapshot(
     tag: str, key: str, target: str, field: str, value: float
 ) -> None:
-    s = memex.apply_command(_graph(), {"type": tag, key: target, "partial": {field: value}, "author": "x"}).state
-    mem, intents, tasks = decode_states(encode_states(s, memex.create_intent_state(), memex.create_task_state()))
+    s = memex.apply_command(
+        _graph(), {"type": tag, key: target, "partial": {field: value}, "author": "x"}
+    ).state
+    mem, intents, tasks = decode_states(
+        encode_states(s, memex.create_intent_state(), memex.create_task_state())
+    )
     assert mem == s
 
 
 def test_out_of_range_intent_and_task_priority_round_trip_through_a_snapshot() -> None:
     ist = memex.apply_intent_command(
-        memex.create_intent_state(), memex.models.IntentCreate(intent=memex.create_intent(id="i", label="l", owner="o", priority=0.5))
+        memex.create_intent_state(),
+        memex.models.IntentCreate(
+            intent=memex.create_intent(id="i", label="l", owner="o", priority=0.5)
+        ),
     ).state
-    ist = memex.apply_intent_command(ist, {"type": "intent.update", "intent_id": "i", "partial": {"priority": 2}, "author": "a"}).state
+    ist = memex.apply_intent_command(
+        ist, {"type": "intent.update", "intent_id": "i", "partial": {"priority": 2}, "author": "a"}
+    ).state
     tst = memex.apply_task_command(
-        memex.create_task_state(), memex.models.TaskCreate(task=memex.create_task(id="t", intent_id="i", action="a", priority=0.5))
+        memex.create_task_state(),
+        memex.models.TaskCreate(
+            task=memex.create_task(id="t", intent_id="i", action="a", priority=0.5)
+        ),
     ).state
-    tst = memex.apply_task_command(tst, {"type": "task.update", "task_id": "t", "partial": {"priority": -1}, "author": "a"}).state
+    tst = memex.apply_task_command(
+        tst, {"type": "task.update", "task_id": "t", "partial": {"priority": -1}, "author": "a"}
+    ).state
     mem, ist2, tst2 = decode_states(encode_states(memex.create_graph_state(), ist, tst))
     assert ist2.intents["i"].priority == 2 and tst2.tasks["t"].priority == -1
     assert ist2 == ist and tst2 == tst
@@ -395,7 +495,12 @@ def test_snapshot_with_out_of_range_authority_reopens(tmp_path: Path) -> None:
     db = tmp_path / "snap.db"
     with memex.MemexStore.open(db) as st_:
         it = st_.create(scope="s", kind="k", content={}, author="a", source_kind="o", authority=0.5)
-        cmd = {"type": "memory.update", "item_id": it.id, "partial": {"authority": 1.5}, "author": "a"}
+        cmd = {
+            "type": "memory.update",
+            "item_id": it.id,
+            "partial": {"authority": 1.5},
+            "author": "a",
+        }
         st_.import_envelopes([memex.create_event_envelope("memory.update", cmd)])
     with memex.MemexStore.open(db) as again:
         assert again.item(it.id).authority == 1.5  # type: ignore[union-attr]
@@ -405,8 +510,15 @@ def test_intent_priority_kept_by_an_update_reopens(tmp_path: Path) -> None:
     db = tmp_path / "intent.db"
     with memex.MemexStore.open(db) as st_:
         i = st_.create_intent(label="l", owner="o", priority=0.5)
-        cmd = {"type": "intent.update", "intent_id": i.id, "partial": {"priority": 2}, "author": "a"}
-        st_.import_envelopes([memex.create_event_envelope("intent.update", cmd, namespace="intent")])
+        cmd = {
+            "type": "intent.update",
+            "intent_id": i.id,
+            "partial": {"priority": 2},
+            "author": "a",
+        }
+        st_.import_envelopes(
+            [memex.create_event_envelope("intent.update", cmd, namespace="intent")]
+        )
     with memex.MemexStore.open(db) as again:
         assert again.intents.intents[i.id].priority == 2
 
@@ -414,11 +526,16 @@ def test_intent_priority_kept_by_an_update_reopens(tmp_path: Path) -> None:
 def test_create_still_enforces_score_bounds_even_for_an_updated_instance() -> None:
     with pytest.raises(ValidationError):
         create(memex.create_graph_state(), authority=1.5)
-    s = memex.apply_command(_graph(), {"type": "memory.update", "item_id": "a", "partial": {"authority": 1.5}, "author": "x"}).state
+    s = memex.apply_command(
+        _graph(),
+        {"type": "memory.update", "item_id": "a", "partial": {"authority": 1.5}, "author": "x"},
+    ).state
     with pytest.raises(ValidationError) as e:
         memex.MemoryCreate(item=s.items["a"])  # would log a create that cannot be decoded
     assert e.value.path == "item.authority"
-    s = memex.apply_command(_graph(), {"type": "edge.update", "edge_id": "e", "partial": {"weight": 3}, "author": "x"}).state
+    s = memex.apply_command(
+        _graph(), {"type": "edge.update", "edge_id": "e", "partial": {"weight": 3}, "author": "x"}
+    ).state
     with pytest.raises(ValidationError):
         memex.EdgeCreate(edge=s.edges["e"])
 
@@ -460,12 +577,19 @@ def test_snapshot_pair_key_differing_from_the_entity_id_is_rejected() -> None:
 
 # ------------------------------------------------------------------ properties
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(), st.just(LONE), st.just(10**400),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(),
+    st.just(LONE),
+    st.just(10**400),
 )
 _json = st.recursive(
     _scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -498,7 +622,9 @@ def test_any_json_like_content_is_either_rejected_or_round_trips(value: Any) -> 
 
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(_json, st.binary(max_size=200).map(lambda b: {"raw": b})))
-def test_any_value_into_the_decoders_and_validators_gives_a_value_or_a_memex_error(value: Any) -> None:
+def test_any_value_into_the_decoders_and_validators_gives_a_value_or_a_memex_error(
+    value: Any,
+) -> None:
     for fn in (
         lambda x: memex.from_json(x),
         lambda x: memex.MemoryItem.from_dict(x),
@@ -517,7 +643,13 @@ def test_any_value_into_the_decoders_and_validators_gives_a_value_or_a_memex_err
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_into_the_text_decoders_give_a_value_or_a_memex_error(data: bytes) -> None:
     text = data.decode("utf-8", "surrogateescape")  # lone surrogates for the invalid bytes
-    for fn in (decode_json, memex.parse, decode_states, MemoryCommandAdapter.validate_json, slice_from_json):
+    for fn in (
+        decode_json,
+        memex.parse,
+        decode_states,
+        MemoryCommandAdapter.validate_json,
+        slice_from_json,
+    ):
         for arg in (data, text):
             try:
                 fn(arg)  # type: ignore[operator]
@@ -555,13 +687,22 @@ def test_content_an_item_may_hold_may_be_set_by_an_update_at_the_same_depth(limi
     s = create(memex.create_graph_state(), content={})
     ok = deep(DEFAULT_MAX_DEPTH - 1)
     create(memex.create_graph_state(), content=ok)
-    r = memex.apply_command(s, {"type": "memory.update", "item_id": ITEM["id"], "partial": {"content": ok}, "author": "u"})
+    r = memex.apply_command(
+        s,
+        {"type": "memory.update", "item_id": ITEM["id"], "partial": {"content": ok}, "author": "u"},
+    )
     assert r.state.items[ITEM["id"]].content == ok
     too_deep = deep(DEFAULT_MAX_DEPTH)
     for call in (
         lambda: create(memex.create_graph_state(), content=too_deep),
         lambda: memex.apply_command(
-            s, {"type": "memory.update", "item_id": ITEM["id"], "partial": {"content": too_deep}, "author": "u"}
+            s,
+            {
+                "type": "memory.update",
+                "item_id": ITEM["id"],
+                "partial": {"content": too_deep},
+                "author": "u",
+            },
         ),
     ):
         with pytest.raises(memex.ValidationError, match="nested deeper than the maximum depth"):
@@ -581,7 +722,9 @@ def test_parse_of_a_str_subclass_or_str_enum_reads_the_text() -> None:
     assert memex.parse(Doc.EMPTY) == memex.create_graph_state()
 
 
-def test_a_path_with_a_lone_surrogate_that_stands_for_no_byte_is_a_validation_error(tmp_path: Path) -> None:
+def test_a_path_with_a_lone_surrogate_that_stands_for_no_byte_is_a_validation_error(
+    tmp_path: Path,
+) -> None:
     with pytest.raises(memex.ValidationError) as e:
         memex.MemexStore.open(str(tmp_path / "\ud800.db"))
     assert e.value.path == "path"

@@ -108,7 +108,9 @@ def installed_memex(python: Path) -> Path:
 def ours_side() -> Side:
     """Our package: the current interpreter, memex as it installed this project
     (this repository's ``memex/`` or its installed copy)."""
-    return Side("ours", Path(sys.executable), installed_memex(Path(sys.executable)), "memex (this repo)")
+    return Side(
+        "ours", Path(sys.executable), installed_memex(Path(sys.executable)), "memex (this repo)"
+    )
 
 
 def peer_side(venv: Path = PEER_VENV) -> Side:
@@ -118,7 +120,9 @@ def peer_side(venv: Path = PEER_VENV) -> Side:
 
 def fake_peer_side() -> Side:
     """Testing only: a "peer" that is our own package in a second subprocess."""
-    return Side("peer", Path(sys.executable), installed_memex(Path(sys.executable)), "fake peer (ours)")
+    return Side(
+        "peer", Path(sys.executable), installed_memex(Path(sys.executable)), "fake peer (ours)"
+    )
 
 
 def ensure_peer_venv(venv: Path = PEER_VENV, log: Callable[[str], None] = print) -> Path:
@@ -173,7 +177,9 @@ def ratio(peer_ms: float | None, ours_ms: float | None) -> float | None:
     return peer_ms / ours_ms
 
 
-def estimate_seconds(history: Sequence[tuple[int, float]], n: int, default_exponent: float) -> float | None:
+def estimate_seconds(
+    history: Sequence[tuple[int, float]], n: int, default_exponent: float
+) -> float | None:
     """Extrapolate a run's wall seconds at size ``n`` from ``(size, seconds)`` history.
 
     Two or more points: the exponent seen between the last two sizes, but never
@@ -315,7 +321,8 @@ def scale(
         "n": big,
         "smart_retrieve_scoped_ms": scoped["ms"] / calls("smart_retrieve", big),
         "smart_retrieve_unscoped_small_n": small_retrieve,
-        "smart_retrieve_unscoped_small_ms": unscoped["ms"] / calls("smart_retrieve", small_retrieve),
+        "smart_retrieve_unscoped_small_ms": unscoped["ms"]
+        / calls("smart_retrieve", small_retrieve),
         "create_us_big": create_big["ms"] * 1000 / create_big["check"]["commands"],
         "create_us_small": create_small["ms"] * 1000 / create_small["check"]["commands"],
         "create_small_n": small_create,
@@ -326,7 +333,9 @@ def scale(
         "commands are wire dicts that exist before the call, so it counts the item records, "
         "the state's maps and indexes and the returned lifecycle events",
     }
-    out["smart_retrieve_ratio"] = out["smart_retrieve_scoped_ms"] / out["smart_retrieve_unscoped_small_ms"]
+    out["smart_retrieve_ratio"] = (
+        out["smart_retrieve_scoped_ms"] / out["smart_retrieve_unscoped_small_ms"]
+    )
     out["create_ratio"] = out["create_us_big"] / out["create_us_small"]
     return out
 
@@ -391,7 +400,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "sides alternating (peer, ours, peer, ours, ...); times are the measured part only "
         "(setup excluded), in milliseconds for the whole workload. ratio = peer / ours "
         "(above 1: ours is faster). Workloads: `benchmarks/compare/workloads.py`. "
-        f"A peer run estimated above {meta['peer_cap_s']:g} s is skipped (\"capped\").",
+        f'A peer run estimated above {meta["peer_cap_s"]:g} s is skipped ("capped").',
         "",
         "| workload | n | peer ms | ours ms | ratio | notes |",
         "|---|---:|---:|---:|---:|---|",
@@ -423,7 +432,11 @@ def render_markdown(report: dict[str, Any]) -> str:
             "",
             f"Memory: {sc['memory_method']}.",
         ]
-    lines += ["", "Plot: `compare.png` next to this file (time per call against n, log-log). Raw results: `compare.json`.", ""]
+    lines += [
+        "",
+        "Plot: `compare.png` next to this file (time per call against n, log-log). Raw results: `compare.json`.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -441,7 +454,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     cols = min(4, len(workloads)) or 1
     nrows = math.ceil(len(workloads) / cols) or 1
     fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 2.8 * nrows), squeeze=False)
-    for ax in axes.flat[len(workloads):]:
+    for ax in axes.flat[len(workloads) :]:
         ax.set_visible(False)
     for ax, w in zip(axes.flat, workloads, strict=False):
         rows = [r for r in report["results"] if r["workload"] == w]
@@ -477,7 +490,9 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     return True
 
 
-def write_reports(report: dict[str, Any], out_dir: Path, log: Callable[[str], None] = print) -> dict[str, Path]:
+def write_reports(
+    report: dict[str, Any], out_dir: Path, log: Callable[[str], None] = print
+) -> dict[str, Path]:
     """Write compare.json, compare.md and (with matplotlib) compare.png into ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -510,7 +525,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--scale", action="store_true", help="also run our side at n=10^6")
     p.add_argument("--scale-n", type=int, default=SCALE_N, help=argparse.SUPPRESS)
     p.add_argument("--peer-cap", type=float, default=60.0, help="peer cap in seconds (default 60)")
-    p.add_argument("--out-dir", type=Path, default=REPO / "docs", help="where compare.* go (default docs/)")
+    p.add_argument(
+        "--out-dir", type=Path, default=REPO / "docs", help="where compare.* go (default docs/)"
+    )
     p.add_argument(
         "--fake-peer",
         action="store_true",

@@ -308,7 +308,9 @@ def w_get_scored_decay(n: int, data: Data) -> Result:
 def _retrieve(state: Any, **extra: Any) -> Any:
     """One ``smart_retrieve`` of the retrieval workloads: budget 2,000, :func:`token_cost`,
     :data:`RETRIEVE_WEIGHTS`, plus ``extra`` keywords."""
-    return memex.smart_retrieve(state, budget=2000, cost_fn=token_cost, weights=RETRIEVE_WEIGHTS, **extra)
+    return memex.smart_retrieve(
+        state, budget=2000, cost_fn=token_cost, weights=RETRIEVE_WEIGHTS, **extra
+    )
 
 
 def w_smart_retrieve(n: int, data: Data) -> Result:
@@ -419,7 +421,9 @@ def w_smart_retrieve_scoped(n: int, data: Data) -> Result:
     """20 ``smart_retrieve`` with a ``scope`` filter (one scope = 1% of the graph)."""
     state = load_state(*data.graph(n))
     t = _start()
-    results = [_retrieve(state, filter={"scope": SCOPES[k % len(SCOPES)]}) for k in range(SCORED_CALLS)]
+    results = [
+        _retrieve(state, filter={"scope": SCOPES[k % len(SCOPES)]}) for k in range(SCORED_CALLS)
+    ]
     ms = (time.perf_counter() - t) * 1000
     return ms, {"returned": len(results[-1])}
 

@@ -27,10 +27,18 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(prog="python -m benchmarks.recall", description=__doc__)
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
-    parser.add_argument("--users", type=int, default=DEFAULT_USERS,
-                        help=f"users in the memory (default {DEFAULT_USERS})")
-    parser.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS,
-                        help=f"sessions per user (default {DEFAULT_SESSIONS})")
+    parser.add_argument(
+        "--users",
+        type=int,
+        default=DEFAULT_USERS,
+        help=f"users in the memory (default {DEFAULT_USERS})",
+    )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=DEFAULT_SESSIONS,
+        help=f"sessions per user (default {DEFAULT_SESSIONS})",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     memory = build(seed=args.seed, users=args.users, sessions=args.sessions)
@@ -39,8 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(result, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(f"## Retrieval recall (seed {args.seed}, {args.users} users x "
-              f"{args.sessions} sessions)\n")
+        print(
+            f"## Retrieval recall (seed {args.seed}, {args.users} users x "
+            f"{args.sessions} sessions)\n"
+        )
         print(markdown(result))
     return 0 if result["stale"]["rate"] == 0 else 1
 

@@ -84,7 +84,10 @@ __all__ = [
 
 #: The weights of configuration (b): text match first, belief scores as tie-breakers.
 BELIEF_WEIGHTS: dict[str, float] = {
-    "relevance": 1.0, "authority": 0.3, "conviction": 0.1, "importance": 0.1,
+    "relevance": 1.0,
+    "authority": 0.3,
+    "conviction": 0.1,
+    "importance": 0.1,
 }
 #: The expansion of configuration (c).
 EXPAND: dict[str, Any] = {"parents": 1, "edges": ["SUPPORTS"], "damping": 0.5}
@@ -120,8 +123,9 @@ class Bm25Baseline:
         k1, b: the BM25 parameters (FTS5's are 1.2 and 0.75).
     """
 
-    def __init__(self, ids: Sequence[str], texts: Sequence[str], k1: float = 1.2,
-                 b: float = 0.75) -> None:
+    def __init__(
+        self, ids: Sequence[str], texts: Sequence[str], k1: float = 1.2, b: float = 0.75
+    ) -> None:
         self._stemmer = Stemmer.Stemmer("porter")
         self.ids = list(ids)
         self._bm25 = bm25s.BM25(k1=k1, b=b, method="robertson", dtype="float64")
@@ -186,8 +190,10 @@ def tokenisation_agreement(texts: Sequence[str], baseline: Bm25Baseline) -> dict
     try:
         db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{FTS5_TOKENIZE}')")
         db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        db.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)",
-                       [(i + 1, text) for i, text in enumerate(texts)])
+        db.executemany(
+            "INSERT INTO t(rowid, body) VALUES (?, ?)",
+            [(i + 1, text) for i, text in enumerate(texts)],
+        )
         streams: dict[int, list[tuple[int, str]]] = {}
         for term, doc, offset in db.execute('SELECT term, doc, "offset" FROM v'):
             streams.setdefault(doc, []).append((offset, term))
@@ -218,8 +224,9 @@ def tokenisation_agreement(texts: Sequence[str], baseline: Bm25Baseline) -> dict
     }
 
 
-def _timed(questions: Sequence[Question], ask: Callable[[str], list[str]]) -> tuple[
-        list[list[str]], float]:
+def _timed(
+    questions: Sequence[Question], ask: Callable[[str], list[str]]
+) -> tuple[list[list[str]], float]:
     """Each question's ranked ids, and the mean milliseconds per question."""
     ranked: list[list[str]] = []
     t0 = time.perf_counter()
@@ -275,26 +282,39 @@ def evaluate(memory: Memory) -> dict[str, Any]:
         if expand is not None:
             opts["expand"] = expand
 
-        def ask(q: str, weights: dict[str, float] = weights,
-                opts: dict[str, Any] = opts) -> list[str]:
+        def ask(
+            q: str, weights: dict[str, float] = weights, opts: dict[str, Any] = opts
+        ) -> list[str]:
             found = memex.get_scored_items(state, weights, opts, query=q, index=index, now=now)
             return [s.item.id for s in found]
 
         ranked, ms = _timed(questions, ask)
-        configs.append({"name": name, "label": label, **_scores(questions, ranked),
-                        "ms_per_question": ms})
+        configs.append(
+            {"name": name, "label": label, **_scores(questions, ranked), "ms_per_question": ms}
+        )
     ranked, ms = _timed(questions, lambda q: baseline.search(q, k))
-    configs.append({"name": "bm25s", "label": "bm25s BM25 baseline (same tokens)",
-                    **_scores(questions, ranked), "ms_per_question": ms})
+    configs.append(
+        {
+            "name": "bm25s",
+            "label": "bm25s BM25 baseline (same tokens)",
+            **_scores(questions, ranked),
+            "ms_per_question": ms,
+        }
+    )
 
     with_stale = [q for q in questions if q.stale]
     hits = {"filter": 0, "none": 0}
     for q in with_stale:
         for policy in ("filter", "none"):
             picked = memex.smart_retrieve(
-                state, budget=10, cost_fn=lambda it: 1.0, weights=BELIEF_WEIGHTS,
+                state,
+                budget=10,
+                cost_fn=lambda it: 1.0,
+                weights=BELIEF_WEIGHTS,
                 contradictions="filter" if policy == "filter" else None,
-                query=q.text, index=index, now=now,
+                query=q.text,
+                index=index,
+                now=now,
             )
             top = {s.item.id for s in picked[:_STALE_TOP]}
             hits[policy] += bool(top.intersection(q.stale))
@@ -327,13 +347,18 @@ def markdown(result: dict[str, Any]) -> str:
         "|---|---:|---:|---:|",
     ]
     for c in result["configs"]:
-        lines.append(f"| {c['label']} | {c['recall@5']:.3f} | {c['recall@10']:.3f} "
-                     f"| {c['ms_per_question']:.2f} |")
+        lines.append(
+            f"| {c['label']} | {c['recall@5']:.3f} | {c['recall@10']:.3f} "
+            f"| {c['ms_per_question']:.2f} |"
+        )
     cats = list(result["categories"])
-    lines += ["", "recall@10 by question category:", "",
-              "| configuration | " + " | ".join(f"{c} ({result['categories'][c]})"
-                                               for c in cats) + " |",
-              "|---|" + "---:|" * len(cats)]
+    lines += [
+        "",
+        "recall@10 by question category:",
+        "",
+        "| configuration | " + " | ".join(f"{c} ({result['categories'][c]})" for c in cats) + " |",
+        "|---|" + "---:|" * len(cats),
+    ]
     for c in result["configs"]:
         by = c["recall@10_by_category"]
         lines.append(f"| {c['name']} | " + " | ".join(f"{by[x]:.3f}" for x in cats) + " |")
@@ -342,15 +367,18 @@ def markdown(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"- stale-answer rate (a superseded id in the top {_STALE_TOP} of smart_retrieve, "
-        f"contradictions=\"filter\", {st['questions']} questions with a changed fact): "
+        f'contradictions="filter", {st["questions"]} questions with a changed fact): '
         f"**{st['rate']:.3f}** (without the filter: {st['rate_unfiltered']:.3f})",
         f"- items: {result['items']}, edges: {result['edges']}, questions: "
         f"{result['questions']} ({', '.join(f'{k} {v}' for k, v in result['categories'].items())})",
         f"- belief weights: {result['belief_weights']}; expand: {result['expand']}",
         f"- tokens vs FTS5 '{FTS5_TOKENIZE}': {tok['texts_identical']}/{tok['texts']} texts "
         f"identical, {tok['words_differing']}/{tok['words']} distinct words differ"
-        + (f" (e.g. {', '.join(f'{w!r}: {a!r} vs {b!r}' for w, a, b in tok['examples'][:3])})"
-           if tok["examples"] else ""),
+        + (
+            f" (e.g. {', '.join(f'{w!r}: {a!r} vs {b!r}' for w, a, b in tok['examples'][:3])})"
+            if tok["examples"]
+            else ""
+        ),
         f"- index build: FTS5 {result['index_build_s']['fts5']:.2f} s, "
         f"bm25s {result['index_build_s']['bm25s']:.2f} s",
     ]

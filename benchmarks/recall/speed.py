@@ -65,7 +65,12 @@ def replicate(memory: Memory, n: int) -> memex.GraphState:
         for edge_id, edge in edges:
             frm, to = edge["from"] + suffix, edge["to"] + suffix
             if frm in kept and to in kept:
-                out_edges.append([edge_id + suffix, dict(edge, edge_id=edge_id + suffix, **{"from": frm, "to": to})])
+                out_edges.append(
+                    [
+                        edge_id + suffix,
+                        dict(edge, edge_id=edge_id + suffix, **{"from": frm, "to": to}),
+                    ]
+                )
     return memex.parse(json.dumps({"items": out_items, "edges": out_edges}))
 
 
@@ -75,17 +80,26 @@ def _apply_cost(state: memex.GraphState, index: memex.TextIndex, now: int) -> fl
     events: list[Any] = []
     for j in range(1000):
         item = memex.create_memory_item(
-            id=f"speed-{j}", scope=template.scope, kind="observation",
+            id=f"speed-{j}",
+            scope=template.scope,
+            kind="observation",
             content={"text": f"new note {j} about the {template.content.get('text', '')}"},
-            author="agent:speed", source_kind="agent_inferred", authority=0.5, now=now,
+            author="agent:speed",
+            source_kind="agent_inferred",
+            authority=0.5,
+            now=now,
         )
         r = memex.apply_command(state, memex.MemoryCreate(item=item))
         state = r.state
         events.extend(r.events)
     for j in range(1000):
         r = memex.apply_command(
-            state, memex.MemoryUpdate(item_id=f"speed-{j}", partial={"content": {"text": f"revised {j}"}},
-                                      author="agent:speed"),
+            state,
+            memex.MemoryUpdate(
+                item_id=f"speed-{j}",
+                partial={"content": {"text": f"revised {j}"}},
+                author="agent:speed",
+            ),
         )
         state = r.state
         events.extend(r.events)
@@ -131,8 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="10000,100000,1000000")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
-    p.add_argument("--big-questions", type=int, default=50,
-                   help="questions asked at 10^6 items and above (default 50; all below)")
+    p.add_argument(
+        "--big-questions",
+        type=int,
+        default=50,
+        help="questions asked at 10^6 items and above (default 50; all below)",
+    )
     a = p.parse_args(argv)
     memory = build(seed=a.seed)
     rows = []
@@ -147,11 +165,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows))
     else:
         print()
-        print("| items | index build (s) | apply per event (µs) | query p50 (ms) | p90 (ms) | p50 growth |")
+        print(
+            "| items | index build (s) | apply per event (µs) | query p50 (ms) | p90 (ms) | p50 growth |"
+        )
         print("|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            print(f"| {r['n']:,} | {r['build_s']} | {r['apply_us']} | {r['p50_ms']} | {r['p90_ms']} "
-                  f"| {r.get('growth', '–')} |")
+            print(
+                f"| {r['n']:,} | {r['build_s']} | {r['apply_us']} | {r['p50_ms']} | {r['p90_ms']} "
+                f"| {r.get('growth', '–')} |"
+            )
     return 0
 
 

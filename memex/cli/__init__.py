@@ -103,4 +103,6 @@ PROGRESS_THRESHOLD = 100_000
 """Inputs with more lines (records, envelopes) than this show a progress bar on stderr
 (not with ``--json``). Read when a command starts a bar, so it can be changed at run time."""
 
-order_subcommands(("replay", "recall", "why", "contradictions", "stale", "slice", "log", "audit", "mcp"))
+order_subcommands(
+    ("replay", "recall", "why", "contradictions", "stale", "slice", "log", "audit", "mcp")
+)

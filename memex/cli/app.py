@@ -178,7 +178,6 @@ def order_subcommands(names: Sequence[str]) -> None:
         SUBCOMMANDS[name] = SUBCOMMANDS.pop(name)
 
 
-
 # ---------------------------------------------------------------------------
 # Arguments shared by several subcommands, and opening a durable log
 # ---------------------------------------------------------------------------
@@ -226,7 +225,9 @@ def db_path(text: str) -> str:
             (:func:`memex.log.check_target`, exit code 2).
     """
     if text == "":
-        raise argparse.ArgumentTypeError("expected a database file path or a DSN, got an empty name")
+        raise argparse.ArgumentTypeError(
+            "expected a database file path or a DSN, got an empty name"
+        )
     if text.strip().lower() == ":memory:":
         raise argparse.ArgumentTypeError(
             "':memory:' is an in-memory database that keeps nothing; give a file path"
@@ -253,7 +254,11 @@ def db_label(text: str) -> str:
 
 
 def db_arguments(
-    parser: argparse.ArgumentParser, *, required: bool = True, as_of: bool = True, no_snapshot: bool | None = None
+    parser: argparse.ArgumentParser,
+    *,
+    required: bool = True,
+    as_of: bool = True,
+    no_snapshot: bool | None = None,
 ) -> None:
     """Add ``--db DB`` (``args.db``, checked by :func:`db_path`), with ``as_of``
     ``--as-of WHEN`` (``args.as_of``), and with ``no_snapshot`` (default: as
@@ -308,7 +313,10 @@ def open_log(
     """
     if create and not is_dsn(path):
         require_directory(path)  # say so, rather than SQLite's "unable to open database file"
-    lg = cast("SQLiteEventLog | PostgresEventLog", _open_log(path, synchronous=synchronous, read_only=not create))
+    lg = cast(
+        "SQLiteEventLog | PostgresEventLog",
+        _open_log(path, synchronous=synchronous, read_only=not create),
+    )
     try:
         yield lg
     finally:

@@ -65,7 +65,11 @@ def _read_audited_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
     printed, computed from the records that applied), else 0.
     """
     log = read_source(
-        args.command, args.log, args.db, args.as_of, progress_console=ctx.err_console(),
+        args.command,
+        args.log,
+        args.db,
+        args.as_of,
+        progress_console=ctx.err_console(),
         snapshots=not getattr(args, "no_snapshot", False),
     )
     ctx.exit_code = 1 if log.skipped else 0
@@ -228,7 +232,9 @@ def _why_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @subcommand(
-    "why", "explain an item of a log or a store: its support tree with scores and edges", _why_arguments
+    "why",
+    "explain an item of a log or a store: its support tree with scores and edges",
+    _why_arguments,
 )
 def cmd_why(args: argparse.Namespace, ctx: Context) -> int:
     """``memex why (LOG.jsonl | --db DB [--as-of WHEN]) ITEM_ID [--max-depth N] [--flat]``:
@@ -306,7 +312,11 @@ def _retracted_in_store(db: str, position: int, item_id: str) -> bool:
         for rec in lg.read(1, position):
             for ev in rec.events:
                 item = ev.get("item")
-                if ev.get("type") == "memory.retracted" and isinstance(item, dict) and item.get("id") == item_id:
+                if (
+                    ev.get("type") == "memory.retracted"
+                    and isinstance(item, dict)
+                    and item.get("id") == item_id
+                ):
                     return True
     return False
 
@@ -427,9 +437,14 @@ def _show_stale(out: Console, state: GraphState, found: list[StaleItem]) -> None
     out.print(f"Stale items (parents gone): {len(found)}", soft_wrap=True)
     for s in found:
         out.print()
-        out.print(f"{field_text(s.item.id)}  {field_text(s.item.kind)}  by {field_text(s.item.author)}", soft_wrap=True)
+        out.print(
+            f"{field_text(s.item.id)}  {field_text(s.item.kind)}  by {field_text(s.item.author)}",
+            soft_wrap=True,
+        )
         out.print(f"   {_scores(s.item)}", soft_wrap=True)
-        out.print(f"   missing parents: {', '.join(map(field_text, s.missing_parents))}", soft_wrap=True)
+        out.print(
+            f"   missing parents: {', '.join(map(field_text, s.missing_parents))}", soft_wrap=True
+        )
 
 
 @subcommand("stale", "list the items of a log or a store whose parents are gone", _json_arguments)

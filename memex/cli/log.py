@@ -49,7 +49,9 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
             "reported and not logged. Envelopes already stored are skipped."
         ),
     )
-    imp.add_argument("log", metavar="LOG.jsonl", help="JSON-lines file of event envelopes ('-' = stdin)")
+    imp.add_argument(
+        "log", metavar="LOG.jsonl", help="JSON-lines file of event envelopes ('-' = stdin)"
+    )
     db_arguments(imp, as_of=False)
     imp.add_argument(
         "--retry-rejected",
@@ -85,7 +87,9 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
     )
     db_arguments(tail, as_of=False)
     tail.add_argument("-n", type=int, default=10, metavar="N", help="how many records (default 10)")
-    tail.add_argument("--follow", action="store_true", help="keep printing records as they are appended")
+    tail.add_argument(
+        "--follow", action="store_true", help="keep printing records as they are appended"
+    )
     tail.add_argument("--json", action="store_true", help="print each record as one JSON line")
 
 
@@ -122,9 +126,11 @@ def _log_lock(lg: EventLog) -> contextlib.AbstractContextManager[None]:
 
 def _log_import(args: argparse.Namespace, ctx: Context) -> int:
     ordered, skipped = read_ordered_envelopes(args.log)
-    with _import_lock(args.db), open_log(
-        args.db, create=True, synchronous="NORMAL" if args.fast else "FULL"
-    ) as lg, _log_lock(lg):
+    with (
+        _import_lock(args.db),
+        open_log(args.db, create=True, synchronous="NORMAL" if args.fast else "FULL") as lg,
+        _log_lock(lg),
+    ):
         store = MemexStore.open(args.db, log=lg)
         with progress_bars(ctx.err_console()) as phases:
             step = phases("Importing", len(ordered))
@@ -175,7 +181,12 @@ def _tail_line(rec: LogRecord, as_json: bool) -> str:
     env = rec.envelope
     if as_json:
         return _jsonfmt.dumps(
-            {"position": rec.position, "hash": rec.hash, "envelope": env.to_dict(), "events": rec.events}
+            {
+                "position": rec.position,
+                "hash": rec.hash,
+                "envelope": env.to_dict(),
+                "events": rec.events,
+            }
         )
     return one_line(
         f"{rec.position}  {env.ts}  {env.namespace}  {env.type}  {env.id}  {len(rec.events)} events"
@@ -205,7 +216,9 @@ def _log_tail(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-@subcommand("log", "set up a durable log, import a JSONL log into it, export it, or tail it", _log_arguments)
+@subcommand(
+    "log", "set up a durable log, import a JSONL log into it, export it, or tail it", _log_arguments
+)
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     """``memex log init|import|export|tail --db DB``.
 

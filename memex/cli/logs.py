@@ -38,8 +38,11 @@ __all__ = ["read_log", "replay_db", "read_source"]
 
 
 def read_log(
-    path: str, *, progress_console: Console | None = None,
-    base_intents: IntentState | None = None, base_tasks: TaskState | None = None,
+    path: str,
+    *,
+    progress_console: Console | None = None,
+    base_intents: IntentState | None = None,
+    base_tasks: TaskState | None = None,
 ) -> LogReplay:
     """Read a JSON-lines envelope log and replay it, skipping bad records.
 
@@ -67,7 +70,9 @@ def read_log(
         raise CliError(file_error_message(e)) from None
 
 
-def replay_db(path: str, when: str | None, console: Console | None, *, snapshots: bool = True) -> LogReplay:
+def replay_db(
+    path: str, when: str | None, console: Console | None, *, snapshots: bool = True
+) -> LogReplay:
     """Rebuild a durable store's state (now, or ``--as-of``) as a :class:`LogReplay`.
 
     The store is opened read-only (:func:`memex.cli.app.open_log`): nothing is
@@ -104,7 +109,9 @@ def replay_db(path: str, when: str | None, console: Console | None, *, snapshots
             warnings.simplefilter("always", RuntimeWarning)  # records: reported as skipped below
             pos = as_of_position(lg, when)
             step = phases("Replaying", lg.head())
-            store = MemexStore.open(path, log=lg, snapshot_every=None, progress=step, snapshots=snapshots)
+            store = MemexStore.open(
+                path, log=lg, snapshot_every=None, progress=step, snapshots=snapshots
+            )
             if step is not None:
                 step(lg.head())
             past = store if pos == store.position else store.as_of(position=pos)
@@ -116,7 +123,11 @@ def replay_db(path: str, when: str | None, console: Console | None, *, snapshots
         if text.startswith(("memex: snapshot at position ", "memex: the snapshots table ")):
             print(one_line(text), file=sys.stderr)
     label = shown if when is None else f"{shown} as of {when} (position {pos})"
-    skipped = [_skipped_record(s) for s in store.skipped_on_open if s.kind == "record" and s.position <= pos]
+    skipped = [
+        _skipped_record(s)
+        for s in store.skipped_on_open
+        if s.kind == "record" and s.position <= pos
+    ]
     return LogReplay(label, pos, pos, past.mem, [], skipped, past.intents, past.tasks)
 
 
@@ -129,9 +140,14 @@ def _skipped_record(s: SkippedOnOpen) -> SkippedRecord:
 
 
 def read_source(
-    command: str, log: str | None, db: str | None, as_of: str | None, *,
+    command: str,
+    log: str | None,
+    db: str | None,
+    as_of: str | None,
+    *,
     progress_console: Console | None = None,
-    base_intents: IntentState | None = None, base_tasks: TaskState | None = None,
+    base_intents: IntentState | None = None,
+    base_tasks: TaskState | None = None,
     snapshots: bool = True,
 ) -> LogReplay:
     """The state a read command answers from: the JSON-lines ``LOG`` or the store ``--db DB``.

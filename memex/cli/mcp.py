@@ -18,32 +18,58 @@ __all__ = ["cmd_mcp"]
 
 def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--db", metavar="DB", type=db_path, default=DEFAULT_DB,
+        "--db",
+        metavar="DB",
+        type=db_path,
+        default=DEFAULT_DB,
         help=f"the store's event log: a SQLite file (default {DEFAULT_DB}) or a PostgreSQL DSN; "
         "a missing SQLite file is created",
     )
     parser.add_argument(
-        "--profile", choices=("memex", "kg"), default="memex",
+        "--profile",
+        choices=("memex", "kg"),
+        default="memex",
         help="memex: remember, recall, update, link, forget, why, contradictions, resolve (default); "
         "kg: the tools of @modelcontextprotocol/server-memory",
     )
-    parser.add_argument("--scope-prefix", metavar="P",
-                        help="confine every tool to items whose scope starts with P")
-    parser.add_argument("--read-only", action="store_true",
-                        help="serve only the reading tools and open the store read-only")
-    parser.add_argument("--author", metavar="A", default=DEFAULT_AUTHOR,
-                        help=f"the author of every write (default {DEFAULT_AUTHOR})")
-    parser.add_argument("--import-memory", metavar="FILE",
-                        help="with --profile kg: first merge the memory.jsonl of @modelcontextprotocol/server-memory "
-                        "into the store (what is already there is kept; running it again adds nothing)")
-    parser.add_argument("--max-text", metavar="N", type=int, default=DEFAULT_MAX_TEXT,
-                        help=f"the longest text a tool accepts, in characters (default {DEFAULT_MAX_TEXT})")
-    parser.add_argument("--no-snapshot", action="store_true",
-                        help="fold the state from the log alone, reading no stored snapshot (slower to "
-                        "start; trusts nothing but the hash-chained records)")
+    parser.add_argument(
+        "--scope-prefix", metavar="P", help="confine every tool to items whose scope starts with P"
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="serve only the reading tools and open the store read-only",
+    )
+    parser.add_argument(
+        "--author",
+        metavar="A",
+        default=DEFAULT_AUTHOR,
+        help=f"the author of every write (default {DEFAULT_AUTHOR})",
+    )
+    parser.add_argument(
+        "--import-memory",
+        metavar="FILE",
+        help="with --profile kg: first merge the memory.jsonl of @modelcontextprotocol/server-memory "
+        "into the store (what is already there is kept; running it again adds nothing)",
+    )
+    parser.add_argument(
+        "--max-text",
+        metavar="N",
+        type=int,
+        default=DEFAULT_MAX_TEXT,
+        help=f"the longest text a tool accepts, in characters (default {DEFAULT_MAX_TEXT})",
+    )
+    parser.add_argument(
+        "--no-snapshot",
+        action="store_true",
+        help="fold the state from the log alone, reading no stored snapshot (slower to "
+        "start; trusts nothing but the hash-chained records)",
+    )
 
 
-@subcommand("mcp", "serve the store to agents over the Model Context Protocol (stdio)", _mcp_arguments)
+@subcommand(
+    "mcp", "serve the store to agents over the Model Context Protocol (stdio)", _mcp_arguments
+)
 def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
     """``memex mcp [--db DB] [--profile memex|kg] [--scope-prefix P] [--read-only] [--author A]
     [--import-memory FILE] [--max-text N] [--no-snapshot]``.
@@ -78,10 +104,15 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
     except ImportError as e:
         missing = MissingDependencyError(getattr(e, "name", None) or "mcp", "mcp", "memex mcp")
         raise CliError(str(missing)) from None
-    with MemexStore.open(args.db, read_only=args.read_only, snapshots=not args.no_snapshot) as store:
+    with MemexStore.open(
+        args.db, read_only=args.read_only, snapshots=not args.no_snapshot
+    ) as store:
         try:
             tools = MemoryTools(
-                store, author=args.author, scope_prefix=args.scope_prefix, read_only=args.read_only,
+                store,
+                author=args.author,
+                scope_prefix=args.scope_prefix,
+                read_only=args.read_only,
                 max_text=args.max_text,
             )
         except ValidationError as e:
@@ -112,7 +143,10 @@ def _memory_lines(path: str) -> Iterator[str]:
     try:
         for number, raw in iter_lines("./-" if path == "-" else path):
             if isinstance(raw, SkippedRecord):
-                raise CliError(f"mcp: --import-memory {path}: line {number}: {raw.message}; nothing imported", 1)
+                raise CliError(
+                    f"mcp: --import-memory {path}: line {number}: {raw.message}; nothing imported",
+                    1,
+                )
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -133,5 +167,6 @@ def _import_memory(args: argparse.Namespace, ctx: Context, tools: MemoryTools) -
     ctx.err_console().print(
         f"imported from {args.import_memory}: {counts['entities']} entities, {counts['observations']} observations, "
         f"{counts['relations']} relations; {counts['skipped']} line(s) skipped",
-        soft_wrap=True, markup=False,
+        soft_wrap=True,
+        markup=False,
     )

@@ -130,7 +130,6 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-
 _DEFAULT_PROGRESS_THRESHOLD = 100_000
 
 

@@ -15,15 +15,28 @@ __all__ = ["cmd_recall", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
 
 
 def _recall_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("first", metavar="LOG.jsonl|QUESTION",
-                        help="the envelope log, then the question; with --db only the question")
-    parser.add_argument("second", nargs="?", metavar="QUESTION",
-                        help="the question (after LOG.jsonl; a question starting with '-' goes after --)")
+    parser.add_argument(
+        "first",
+        metavar="LOG.jsonl|QUESTION",
+        help="the envelope log, then the question; with --db only the question",
+    )
+    parser.add_argument(
+        "second",
+        nargs="?",
+        metavar="QUESTION",
+        help="the question (after LOG.jsonl; a question starting with '-' goes after --)",
+    )
     db_arguments(parser, required=False)
-    parser.add_argument("--budget", type=int, default=2000, metavar="N",
-                        help="token budget of the answer (text length / 4 per item; default 2000)")
-    parser.add_argument("--candidates", type=int, default=200, metavar="N",
-                        help="text matches scored (default 200)")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="token budget of the answer (text length / 4 per item; default 2000)",
+    )
+    parser.add_argument(
+        "--candidates", type=int, default=200, metavar="N", help="text matches scored (default 200)"
+    )
     parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
 
 
@@ -41,8 +54,11 @@ def _wire(e: ScoredItem) -> dict[str, Any]:
     }
 
 
-@subcommand("recall", "ask a question: the items retrieval puts in the context, best first",
-            _recall_arguments)
+@subcommand(
+    "recall",
+    "ask a question: the items retrieval puts in the context, best first",
+    _recall_arguments,
+)
 def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     """``memex recall (LOG.jsonl | --db DB [--as-of WHEN]) QUESTION [--budget N] [--json]``.
 
@@ -76,14 +92,23 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     if args.budget < 1 or args.candidates < 1:
         raise CliError("recall: --budget and --candidates must be at least 1")
     log = read_source(
-        "recall", None if args.db is not None else inputs[0], args.db, args.as_of,
-        progress_console=ctx.err_console(), snapshots=not getattr(args, "no_snapshot", False),
+        "recall",
+        None if args.db is not None else inputs[0],
+        args.db,
+        args.as_of,
+        progress_console=ctx.err_console(),
+        snapshots=not getattr(args, "no_snapshot", False),
     )
     ctx.exit_code = 1 if log.skipped else 0
     ctx.warn_skipped(log.skipped)
     found = smart_retrieve(
-        log.state, budget=args.budget, cost_fn=token_cost, weights=RECALL_WEIGHTS,
-        contradictions="surface", query=question, candidates=args.candidates,
+        log.state,
+        budget=args.budget,
+        cost_fn=token_cost,
+        weights=RECALL_WEIGHTS,
+        contradictions="surface",
+        query=question,
+        candidates=args.candidates,
     )
     if args.json:
         ctx.write_json([_wire(e) for e in found])
@@ -100,5 +125,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
             soft_wrap=True,
         )
         text = one_line(default_text(e.item))
-        out.print(f"   {field_text(text if len(text) <= 100 else text[:97] + '...')}", soft_wrap=True)
+        out.print(
+            f"   {field_text(text if len(text) <= 100 else text[:97] + '...')}", soft_wrap=True
+        )
     return ctx.exit_code

@@ -116,7 +116,9 @@ def _print_summary(ctx: Context, log: LogReplay) -> None:
 
 
 @subcommand(
-    "replay", "replay an envelope log, or a store's log (--db), and summarise the state", _replay_arguments
+    "replay",
+    "replay an envelope log, or a store's log (--db), and summarise the state",
+    _replay_arguments,
 )
 def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
     """``memex replay LOG.jsonl [--json]``: replay a log and report on it.
@@ -143,7 +145,11 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
     """
     progress_console = None if args.json else ctx.err_console()
     log = read_source(
-        "replay", args.log, args.db, args.as_of, progress_console=progress_console,
+        "replay",
+        args.log,
+        args.db,
+        args.as_of,
+        progress_console=progress_console,
         snapshots=not getattr(args, "no_snapshot", False),
     )
     ctx.exit_code = 1 if log.skipped else 0

@@ -84,7 +84,10 @@ def _slice_arguments(parser: argparse.ArgumentParser) -> None:
         export.add_argument(flag, action="store_true", help=what)
     _graph_files_arguments(export)
     export.add_argument(
-        "-o", "--output", metavar="SLICE.json", help="write the slice here (default, or '-': stdout)"
+        "-o",
+        "--output",
+        metavar="SLICE.json",
+        help="write the slice here (default, or '-': stdout)",
     )
     imp = actions.add_parser(
         "import",
@@ -134,7 +137,9 @@ def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
     command = f"slice {args.slice_command}"
     db = getattr(args, "db", None)
     if db is not None and (args.intents or args.tasks):
-        raise CliError(f"{command}: --intents and --tasks need LOG.jsonl (a store holds its own intents and tasks)")
+        raise CliError(
+            f"{command}: --intents and --tasks need LOG.jsonl (a store holds its own intents and tasks)"
+        )
     intents = create_intent_state()
     tasks = create_task_state()
     bad = 0
@@ -147,8 +152,13 @@ def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
         ctx.warn_skipped(skipped, prefix=f"{args.tasks} ")
         bad += len(skipped)
     log = read_source(
-        command, args.log, db, getattr(args, "as_of", None),
-        progress_console=ctx.err_console(), base_intents=intents, base_tasks=tasks,
+        command,
+        args.log,
+        db,
+        getattr(args, "as_of", None),
+        progress_console=ctx.err_console(),
+        base_intents=intents,
+        base_tasks=tasks,
         snapshots=not getattr(args, "no_snapshot", False),
     )
     ctx.warn_skipped(log.skipped)
@@ -225,7 +235,9 @@ def _read_slice(path: str) -> MemexExport:
     except ValidationError as e:
         raise CliError(f"{path}: slice {e}; nothing imported", 1) from None
     try:
-        return slice_from_json(text, strict=True)  # as a store's import_slice: no unknown top-level key
+        return slice_from_json(
+            text, strict=True
+        )  # as a store's import_slice: no unknown top-level key
     except ValidationError as e:
         raise CliError(f"{path}: {e}; nothing imported", 1) from None
 
@@ -278,7 +290,10 @@ def _print_import(
                 note = f"  (copy of {field_text(old)})" if old is not None else ""
                 out.print(f"  {field_text(id_)}{note}", soft_wrap=True)
             if len(ids) > SLICE_ID_LIMIT:
-                out.print(f"  … and {len(ids) - SLICE_ID_LIMIT} more (--json lists them all)", soft_wrap=True)
+                out.print(
+                    f"  … and {len(ids) - SLICE_ID_LIMIT} more (--json lists them all)",
+                    soft_wrap=True,
+                )
     out.print()
     if merged is not None:
         out.print(
@@ -329,7 +344,8 @@ def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
 
 
 @subcommand(
-    "slice", "export a slice of a log's or a store's graphs, or merge a slice into a log's",
+    "slice",
+    "export a slice of a log's or a store's graphs, or merge a slice into a log's",
     _slice_arguments,
 )
 def cmd_slice(args: argparse.Namespace, ctx: Context) -> int:

@@ -54,7 +54,9 @@ def _expected_head(text: str | None) -> tuple[int, str] | str | None:
     if text is None:
         return None
     pos_text, sep, hash_text = text.rpartition(":")
-    if not re.fullmatch(r"[0-9a-fA-F]{64}", hash_text) or (sep and not re.fullmatch(r"[0-9]+", pos_text)):
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", hash_text) or (
+        sep and not re.fullmatch(r"[0-9]+", pos_text)
+    ):
         raise CliError("--expect-head: expected HASH or POSITION:HASH (64 hex digits)")
     return (int(pos_text), hash_text.lower()) if sep else hash_text.lower()
 
@@ -102,12 +104,19 @@ def cmd_audit(args: argparse.Namespace, ctx: Context) -> int:
     ctx.exit_code = 0 if report.ok else 1
     if args.json:
         doc: dict[str, Any] = report.chain._asdict()
-        doc.update(ok=report.ok, records=report.records, snapshots=[s._asdict() for s in report.snapshots])
+        doc.update(
+            ok=report.ok, records=report.records, snapshots=[s._asdict() for s in report.snapshots]
+        )
         doc["supersedes_cycles"] = [list(c) for c in report.supersedes_cycles]
         for key, found in (("unreadable", report.unreadable), ("failed", report.failed)):
             if found:
                 doc[key] = [
-                    {"kind": u.kind, "position": u.position, "envelope_id": u.envelope_id, "reason": u.reason}
+                    {
+                        "kind": u.kind,
+                        "position": u.position,
+                        "envelope_id": u.envelope_id,
+                        "reason": u.reason,
+                    }
                     for u in found
                 ]
         ctx.write_json(doc)
@@ -126,7 +135,9 @@ def _show_verify(out: Console, report: StoreVerifyResult) -> None:
     elif result.first_bad is None:
         out.print(f"TAMPERED: {result.reason}", soft_wrap=True)
     else:
-        out.print(f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True)
+        out.print(
+            f"TAMPERED: first bad position {result.first_bad}: {result.reason}", soft_wrap=True
+        )
     good = [s.position for s in report.snapshots if s.ok]
     if good:
         caveat = "" if result.ok else "; the records they are compared with fail the chain"
@@ -145,7 +156,9 @@ def _show_verify(out: Console, report: StoreVerifyResult) -> None:
             soft_wrap=True,
         )
     if len(served) < len(report.mismatched):
-        out.print("(a snapshot at position 0 is never read: nothing precedes position 1)", soft_wrap=True)
+        out.print(
+            "(a snapshot at position 0 is never read: nothing precedes position 1)", soft_wrap=True
+        )
     for snap in report.snapshots:
         if snap.keyed is False:
             out.print(
@@ -157,11 +170,14 @@ def _show_verify(out: Console, report: StoreVerifyResult) -> None:
         out.print(_unreadable_line(u), soft_wrap=True)
     if report.unreadable:
         out.print(
-            f"{len(report.unreadable)} unreadable part(s): opening the store leaves them out", soft_wrap=True
+            f"{len(report.unreadable)} unreadable part(s): opening the store leaves them out",
+            soft_wrap=True,
         )
     for u in report.failed:
         eid = "" if u.envelope_id is None else f" (envelope {u.envelope_id})"
-        out.print(one_line(f"LEFT OUT record at position {u.position}{eid}: {u.reason}"), soft_wrap=True)
+        out.print(
+            one_line(f"LEFT OUT record at position {u.position}{eid}: {u.reason}"), soft_wrap=True
+        )
     if report.failed:
         out.print(
             f"{len(report.failed)} record(s) whose command fails to apply: opening the store leaves them out",

@@ -24,7 +24,14 @@ if TYPE_CHECKING:
     from memex.interop.frames import edges_dataframe, to_dataframe
     from memex.interop.plots import plot_graph, plot_support_tree
 
-__all__ = ["to_networkx", "PARENT", "to_dataframe", "edges_dataframe", "plot_graph", "plot_support_tree"]
+__all__ = [
+    "to_networkx",
+    "PARENT",
+    "to_dataframe",
+    "edges_dataframe",
+    "plot_graph",
+    "plot_support_tree",
+]
 
 _LAZY = {
     "to_dataframe": "memex.interop.frames",

@@ -72,7 +72,9 @@ def support_layout(
         want: dict[str, float] = {}
         for n in column:
             heights = [y[c] for c in supported[n] if c in y]
-            want[n] = sum(heights) / len(heights) if heights else (max(y.values(), default=-1.0) + 1)
+            want[n] = (
+                sum(heights) / len(heights) if heights else (max(y.values(), default=-1.0) + 1)
+            )
         column.sort(key=lambda n: want[n])  # stable: breadth-first order among equals
         placed: list[float] = []
         for n in column:
@@ -84,7 +86,9 @@ def support_layout(
     return order, links, pos, max(len(c) for c in columns.values())
 
 
-def spread(pos: dict[Any, tuple[float, float]], gap: float = 1.1, rounds: int = 60) -> dict[Any, tuple[float, float]]:
+def spread(
+    pos: dict[Any, tuple[float, float]], gap: float = 1.1, rounds: int = 60
+) -> dict[Any, tuple[float, float]]:
     """Push apart nodes closer than ``gap`` (a spring layout stacks nodes with the same neighbours).
 
     Each round moves both nodes of every too-close pair half the shortfall

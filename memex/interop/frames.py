@@ -22,12 +22,33 @@ __all__ = ["to_dataframe", "edges_dataframe", "flatten", "ITEM_COLUMNS", "EDGE_C
 #: The columns of every item frame, in wire order; ``content`` and ``meta``
 #: become ``content.<path>`` / ``meta.<path>`` columns at their places.
 ITEM_COLUMNS: tuple[str, ...] = (
-    "id", "scope", "kind", "content", "author", "source_kind", "parents", "authority",
-    "conviction", "importance", "created_at", "intent_id", "task_id", "meta",
+    "id",
+    "scope",
+    "kind",
+    "content",
+    "author",
+    "source_kind",
+    "parents",
+    "authority",
+    "conviction",
+    "importance",
+    "created_at",
+    "intent_id",
+    "task_id",
+    "meta",
 )
 #: The columns of every edge frame, in wire order (``meta`` flattened likewise).
 EDGE_COLUMNS: tuple[str, ...] = (
-    "edge_id", "from", "to", "kind", "weight", "author", "source_kind", "authority", "active", "meta",
+    "edge_id",
+    "from",
+    "to",
+    "kind",
+    "weight",
+    "author",
+    "source_kind",
+    "authority",
+    "active",
+    "meta",
 )
 _SCORED_COLUMNS = ("score", "relevance", "contradicted_by")
 _FLOATS = frozenset({"authority", "conviction", "importance", "weight", "score", "relevance"})
@@ -91,7 +112,9 @@ def _rows_of(obj: Any, feature: str) -> tuple[list[MemoryItem], list[ScoredItem]
         return [s.item for s in scored], scored
     for i, e in enumerate(entries):
         if not isinstance(e, MemoryItem):
-            what = "a ScoredItem among MemoryItem" if isinstance(e, ScoredItem) else type(e).__name__
+            what = (
+                "a ScoredItem among MemoryItem" if isinstance(e, ScoredItem) else type(e).__name__
+            )
             raise ValidationError(
                 f"items[{i}]: expected a MemoryItem or a ScoredItem (all of one kind), got {what}",
                 f"items[{i}]",
@@ -247,5 +270,7 @@ def edges_dataframe(state: Any, *, include_inactive: bool = True, texts: bool = 
 
 def _text_of(state: GraphState, item_id: str) -> str | None:
     item = state.items.get(item_id)
-    text = item.content.get("text") if item is not None and isinstance(item.content, Mapping) else None
+    text = (
+        item.content.get("text") if item is not None and isinstance(item.content, Mapping) else None
+    )
     return text if isinstance(text, str) else None

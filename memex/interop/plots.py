@@ -233,7 +233,12 @@ def _contested(state: GraphState, ids: set[str]) -> set[str]:
     out: set[str] = set()
     for iid in ids:
         for e in state.edges_of(iid):
-            if e.kind == "CONTRADICTS" and e.active and e.from_ in state.items and e.to in state.items:
+            if (
+                e.kind == "CONTRADICTS"
+                and e.active
+                and e.from_ in state.items
+                and e.to in state.items
+            ):
                 out.add(iid)
                 break
     return out
@@ -256,14 +261,21 @@ def _draw(
     palette = _Palette()
     sizes = {n: node_size(items[n].authority) for n in nodes}
     contested = _contested(state, set(nodes))
-    edgecolors = ["black" if n == root else _CONTESTED if n in contested else "white" for n in nodes]
+    edgecolors = [
+        "black" if n == root else _CONTESTED if n in contested else "white" for n in nodes
+    ]
     widths = [2.5 if n == root or n in contested else 1.0 for n in nodes]
     g = nx.DiGraph()
     g.add_nodes_from(nodes)
     collection = nx.draw_networkx_nodes(
-        g, pos, nodelist=nodes, ax=ax, node_size=[sizes[n] for n in nodes],
+        g,
+        pos,
+        nodelist=nodes,
+        ax=ax,
+        node_size=[sizes[n] for n in nodes],
         node_color=[palette(str(items[n].kind)) for n in nodes],
-        edgecolors=edgecolors, linewidths=widths,
+        edgecolors=edgecolors,
+        linewidths=widths,
     )
     collection.set_gid("memex-nodes")
     collection.set_zorder(2)
@@ -277,8 +289,17 @@ def _draw(
         for a, b in by_kind[kind]:
             sub = nx.DiGraph([(a, b)])
             arrows = nx.draw_networkx_edges(
-                sub, pos, edgelist=[(a, b)], ax=ax, edge_color=colour, width=width, style=style,
-                arrows=True, arrowstyle="-|>", arrowsize=12, nodelist=[a, b],
+                sub,
+                pos,
+                edgelist=[(a, b)],
+                ax=ax,
+                edge_color=colour,
+                width=width,
+                style=style,
+                arrows=True,
+                arrowstyle="-|>",
+                arrowsize=12,
+                nodelist=[a, b],
                 node_size=[sizes[a], sizes[b]],
                 connectionstyle="arc3" if kind == PARENT else "arc3,rad=0.12",
             )
@@ -286,8 +307,16 @@ def _draw(
                 arrow.set_gid(f"memex-edge:{kind}")
     for n in nodes:
         ax.annotate(
-            label(items[n]), xy=pos[n], xytext=(0, -(sizes[n] ** 0.5 / 2 + 3)), textcoords="offset points",
-            ha="center", va="top", fontsize=8, gid="memex-label", parse_math=False, zorder=3,
+            label(items[n]),
+            xy=pos[n],
+            xytext=(0, -(sizes[n] ** 0.5 / 2 + 3)),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize=8,
+            gid="memex-label",
+            parse_math=False,
+            zorder=3,
         )
     handles = [
         Line2D([], [], marker="o", linestyle="", markersize=8, color=palette(k), label=k)
@@ -295,14 +324,34 @@ def _draw(
     ]
     for k in kinds_drawn:
         colour, width, style = EDGE_STYLES.get(k, _OTHER_EDGE)
-        handles.append(Line2D([], [], color=colour, linewidth=width, linestyle=style,
-                              label="parent" if k == PARENT else k))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=colour,
+                linewidth=width,
+                linestyle=style,
+                label="parent" if k == PARENT else k,
+            )
+        )
     if contested:
-        handles.append(Line2D([], [], marker="o", linestyle="", markersize=9, markerfacecolor="white",
-                              markeredgecolor=_CONTESTED, markeredgewidth=2, label="contradicted"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                linestyle="",
+                markersize=9,
+                markerfacecolor="white",
+                markeredgecolor=_CONTESTED,
+                markeredgewidth=2,
+                label="contradicted",
+            )
+        )
     if handles:
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8,
-                  frameon=False)
+        ax.legend(
+            handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False
+        )
     ax.margins(0.18)
     ax.set_axis_off()
 
@@ -355,8 +404,10 @@ def plot_support_tree(
     if tree is None:
         raise MemoryNotFoundError(item_id)
     label = short_label if label is None else _labeller(label)
-    title_text = label(st.items[item_id]) if label is not short_label else short_label(
-        st.items[item_id], width=70, lines=1
+    title_text = (
+        label(st.items[item_id])
+        if label is not short_label
+        else short_label(st.items[item_id], width=70, lines=1)
     )
     order, links, pos, rows = support_layout(st, item_id)
     ids = set(order)
@@ -368,8 +419,9 @@ def plot_support_tree(
     fig, axes = _axes(ax, size, "plot_support_tree")
     _draw(axes, st, order, pos, links, label, root=item_id)
     if title:
-        axes.set_title("Why: " + " ".join(title_text.split()), fontsize=10,
-                       loc="left", parse_math=False)
+        axes.set_title(
+            "Why: " + " ".join(title_text.split()), fontsize=10, loc="left", parse_math=False
+        )
     return fig
 
 
@@ -409,7 +461,11 @@ def packed_layout(g: Any, seed: int = 7) -> dict[Any, tuple[float, float]]:
         x0, y0 = min(xs), min(ys)
         local = {n: (x - x0, y - y0) for n, (x, y) in local.items()}
         boxes.append((local, max(xs) - x0 + 1.8, max(ys) - y0 + 1.2))
-    width = max(max(b[1] for b in boxes), (sum(b[1] * b[2] for b in boxes) * 1.4) ** 0.5) if boxes else 0
+    width = (
+        max(max(b[1] for b in boxes), (sum(b[1] * b[2] for b in boxes) * 1.4) ** 0.5)
+        if boxes
+        else 0
+    )
     pos: dict[Any, tuple[float, float]] = {}
     x = y = row_height = 0.0
     for local, w, h in boxes:
@@ -497,8 +553,12 @@ def plot_graph(
     import networkx as nx
 
     st = _state(state)
-    _options(label=label, figsize=figsize, flags={"parents": parents, "include_inactive": include_inactive},
-             callables={"layout": layout})
+    _options(
+        label=label,
+        figsize=figsize,
+        flags={"parents": parents, "include_inactive": include_inactive},
+        callables={"layout": layout},
+    )
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
         raise v.fail("max_nodes", "an integer >= 1", max_nodes)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
@@ -530,6 +590,14 @@ def plot_graph(
     pos = _positions(placed, nodes)
     _draw(axes, st, nodes, pos, links, short_label if label is None else _labeller(label))
     if not nodes:
-        axes.text(0.5, 0.5, "no items match", transform=axes.transAxes, ha="center", va="center",
-                  color="#777777", gid="memex-empty")
+        axes.text(
+            0.5,
+            0.5,
+            "no items match",
+            transform=axes.transAxes,
+            ha="center",
+            va="center",
+            color="#777777",
+            gid="memex-empty",
+        )
     return fig

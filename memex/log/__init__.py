@@ -178,7 +178,8 @@ def check_target(target: object, *, parse: bool = True) -> None:
     if isinstance(target, str) and not is_dsn(target) and _URI.match(target):
         scheme = target.split("://", 1)[0]
         raise ValidationError(
-            f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI", "target"
+            f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI",
+            "target",
         )
     if parse and is_dsn(target):
         try:
@@ -231,7 +232,9 @@ def open_log(
         log_options(synchronous=synchronous, busy_timeout=busy_timeout)
         assert isinstance(target, str)
         return PostgresEventLog(target, read_only=read_only, busy_timeout=busy_timeout)
-    return SQLiteEventLog(target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only)
+    return SQLiteEventLog(
+        target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only
+    )
 
 
 def __getattr__(name: str) -> Any:

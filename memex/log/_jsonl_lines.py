@@ -282,8 +282,13 @@ def iter_lines(
                     line = line[:-1]
                 elif len(line) > limit:
                     tail = "" if regular else "; the rest of the input was not read"
-                    yield number, SkippedRecord(
-                        number, "ValidationError", f"record longer than {limit} bytes (the limit of one record){tail}"
+                    yield (
+                        number,
+                        SkippedRecord(
+                            number,
+                            "ValidationError",
+                            f"record longer than {limit} bytes (the limit of one record){tail}",
+                        ),
                     )
                     if not regular:
                         return
@@ -380,13 +385,17 @@ class InputCheck:
         if self.done or self._nonblank == 0:
             return
         n = self._nonblank
-        raise self._no_objects("its only non-blank line is not" if n == 1 else f"none of its {n} non-blank lines is")
+        raise self._no_objects(
+            "its only non-blank line is not" if n == 1 else f"none of its {n} non-blank lines is"
+        )
 
     def _sqlite(self) -> FileAccessError:
         from memex.log._sqlite_files import is_memex_database
 
         what = "a memex database" if is_memex_database(self.path) else "an SQLite database"
-        return FileAccessError(self.path, "not_jsonl", f"{self.path}: is {what}, not a JSON-lines file")
+        return FileAccessError(
+            self.path, "not_jsonl", f"{self.path}: is {what}, not a JSON-lines file"
+        )
 
     def _binary(self, at: int, gzip: bool) -> FileAccessError:
         what = "gzip-compressed data (decompress it first)" if gzip else "binary data"

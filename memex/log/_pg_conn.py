@@ -53,19 +53,64 @@ T = TypeVar("T")
 
 #: The connection keywords of libpq (version 18, as ``PQconndefaults`` lists them):
 #: the keys a ``key=value`` DSN is made of (libpq compares them case-sensitively).
-LIBPQ_KEYWORDS = frozenset({
-    "application_name", "channel_binding", "client_encoding", "connect_timeout", "dbname",
-    "fallback_application_name", "gssdelegation", "gssencmode", "gsslib", "host", "hostaddr",
-    "keepalives", "keepalives_count", "keepalives_idle", "keepalives_interval", "krbsrvname",
-    "load_balance_hosts", "max_protocol_version", "min_protocol_version", "oauth_client_id",
-    "oauth_client_secret", "oauth_issuer", "oauth_scope", "options", "passfile", "password", "port",
-    "replication", "require_auth", "requirepeer", "scram_client_key", "scram_server_key", "service",
-    "ssl_max_protocol_version", "ssl_min_protocol_version", "sslcert", "sslcertmode", "sslcompression",
-    "sslcrl", "sslcrldir", "sslkey", "sslkeylogfile", "sslmode", "sslnegotiation", "sslpassword",
-    "sslrootcert", "sslsni", "target_session_attrs", "tcp_user_timeout", "user",
-})
+LIBPQ_KEYWORDS = frozenset(
+    {
+        "application_name",
+        "channel_binding",
+        "client_encoding",
+        "connect_timeout",
+        "dbname",
+        "fallback_application_name",
+        "gssdelegation",
+        "gssencmode",
+        "gsslib",
+        "host",
+        "hostaddr",
+        "keepalives",
+        "keepalives_count",
+        "keepalives_idle",
+        "keepalives_interval",
+        "krbsrvname",
+        "load_balance_hosts",
+        "max_protocol_version",
+        "min_protocol_version",
+        "oauth_client_id",
+        "oauth_client_secret",
+        "oauth_issuer",
+        "oauth_scope",
+        "options",
+        "passfile",
+        "password",
+        "port",
+        "replication",
+        "require_auth",
+        "requirepeer",
+        "scram_client_key",
+        "scram_server_key",
+        "service",
+        "ssl_max_protocol_version",
+        "ssl_min_protocol_version",
+        "sslcert",
+        "sslcertmode",
+        "sslcompression",
+        "sslcrl",
+        "sslcrldir",
+        "sslkey",
+        "sslkeylogfile",
+        "sslmode",
+        "sslnegotiation",
+        "sslpassword",
+        "sslrootcert",
+        "sslsni",
+        "target_session_attrs",
+        "tcp_user_timeout",
+        "user",
+    }
+)
 #: The keywords whose values are secrets, never shown (:func:`mask_dsn`).
-SECRET_KEYWORDS = frozenset({"password", "sslpassword", "oauth_client_secret", "scram_client_key", "scram_server_key"})
+SECRET_KEYWORDS = frozenset(
+    {"password", "sslpassword", "oauth_client_secret", "scram_client_key", "scram_server_key"}
+)
 
 _SPACE = " \t\n\v\f\r"  # C isspace(), what libpq skips between pairs
 
@@ -171,7 +216,11 @@ _LEADING_KEY = re.compile(r"\s*([A-Za-z_]+)\s*=")  # the first key of a libpq co
 def _hint(key: str) -> str:
     """`` (did you mean K?)`` for the libpq keyword closest to ``key``, or ``""``."""
     lower = key.lower()
-    close = [lower] if lower in LIBPQ_KEYWORDS else difflib.get_close_matches(lower, sorted(LIBPQ_KEYWORDS), n=1)
+    close = (
+        [lower]
+        if lower in LIBPQ_KEYWORDS
+        else difflib.get_close_matches(lower, sorted(LIBPQ_KEYWORDS), n=1)
+    )
     return f" (did you mean {close[0]}?)" if close else ""
 
 
@@ -302,8 +351,10 @@ def mask_dsn(dsn: str) -> str:
         for raw in parts.query.split("&")
     )
     # built by hand: urlunsplit drops the "//" of an empty host (postgresql:///db)
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "") + (
-        f"#{parts.fragment}" if parts.fragment else ""
+    return (
+        f"{parts.scheme}://{netloc}{parts.path}"
+        + (f"?{query}" if query else "")
+        + (f"#{parts.fragment}" if parts.fragment else "")
     )
 
 
@@ -365,7 +416,9 @@ def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
     if params is None:
         unknown = _uri_unknown_keys(libpq_dsn) if dsn_form(dsn) == "uri" else []
         reason = f"{_unknown_message(unknown)} in " if unknown else ""
-        raise ValidationError(f"dsn: not a valid PostgreSQL DSN (libpq cannot parse it): {reason}{masked}", "dsn")
+        raise ValidationError(
+            f"dsn: not a valid PostgreSQL DSN (libpq cannot parse it): {reason}{masked}", "dsn"
+        )
     return libpq_dsn, masked, [str(v) for k, v in params.items() if k in SECRET_KEYWORDS and v]
 
 
@@ -392,7 +445,8 @@ def _psycopg() -> Any:
         # import (a module of the caller's shadowing the standard library, a missing libpq)
         missing = getattr(e, "name", None) == "psycopg"
         raise StorageError(
-            "postgresql", "psycopg is not installed" if missing else f"psycopg cannot be imported ({e})",
+            "postgresql",
+            "psycopg is not installed" if missing else f"psycopg cannot be imported ({e})",
             "the PostgreSQL log needs psycopg 3: pip install 'memex-belief[postgres]'"
             if missing
             else f"the PostgreSQL log needs psycopg 3, which is installed but fails to import: {e}",
@@ -419,7 +473,9 @@ class _PgErrors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if e is None or isinstance(e, MemexError) or not isinstance(e, Exception):
             return
         pg = _psycopg()
@@ -472,15 +528,21 @@ class _PgConnection:
 
     def _open_session(self, pg: Any) -> Any:
         """Connect and set the session up (:meth:`_connect`, which maps its errors)."""
-        conn = pg.connect(self._dsn, autocommit=True, connect_timeout=max(1, round(self.connect_timeout)))
+        conn = pg.connect(
+            self._dsn, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+        )
         try:
-            conn.execute(f"SET lock_timeout = {max(1, int(self.busy_timeout * 1000))}")  # 0 would mean no limit
+            conn.execute(
+                f"SET lock_timeout = {max(1, int(self.busy_timeout * 1000))}"
+            )  # 0 would mean no limit
             if self.read_only:
                 conn.execute("SET default_transaction_read_only = on")
             if not self._channel:
                 schema = conn.execute("SELECT current_schema()").fetchone()[0]
                 if schema is None:
-                    raise FileAccessError(self.path, "no_schema", f"{self.path}: no schema of the search_path exists")
+                    raise FileAccessError(
+                        self.path, "no_schema", f"{self.path}: no schema of the search_path exists"
+                    )
                 self._channel = "memex_" + hashlib.sha256(str(schema).encode()).hexdigest()[:24]
         except BaseException:
             conn.close()
@@ -522,7 +584,11 @@ class _PgConnection:
         pg = _psycopg()
         cause = self._masked(" ".join(str(e).split()) or type(e).__name__)
         if isinstance(e, pg.errors.LockNotAvailable):
-            return StoreBusyError(self.path, cause, f"{self.path}: another writer held the log for {self.busy_timeout:g} s")
+            return StoreBusyError(
+                self.path,
+                cause,
+                f"{self.path}: another writer held the log for {self.busy_timeout:g} s",
+            )
         if isinstance(e, pg.errors.ReadOnlySqlTransaction):
             return ReadOnlyStoreError(f"{self.path}: the log was opened read-only")
         c = self._conn
@@ -534,7 +600,9 @@ class _PgConnection:
             self._conn = None
             if getattr(e, "sqlstate", None) is None and any(p in cause.lower() for p in _PERMANENT):
                 return StorageError(self.path, cause, f"{self.path}: cannot connect: {cause}")
-            return StoreUnavailableError(self.path, cause, f"{self.path}: the server is unavailable: {cause}")
+            return StoreUnavailableError(
+                self.path, cause, f"{self.path}: the server is unavailable: {cause}"
+            )
         return StorageError(self.path, cause)
 
     def _once_more(self, call: Callable[[], T]) -> T:

@@ -122,7 +122,9 @@ class _LogReads:
         for row in self._rows("position, envelope, events, hash", from_position, to_position):
             yield self._record(row)
 
-    def _rows(self, columns: str, from_position: int, to_position: int | None) -> Iterator[tuple[Any, ...]]:
+    def _rows(
+        self, columns: str, from_position: int, to_position: int | None
+    ) -> Iterator[tuple[Any, ...]]:
         """Rows of ``records`` (``columns``, position first) for ``from_position..to_position``,
         fetched in chunks so no lock is held between chunks.
 
@@ -187,7 +189,14 @@ class _LogReads:
                 wire = decode_json(blob(env), stored=True)
                 namespace = wire["namespace"]
                 payload = wire.get("payload")
-            except (MemexError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            except (
+                MemexError,
+                ValueError,
+                TypeError,
+                KeyError,
+                AttributeError,
+                RecursionError,
+            ) as e:
                 raise self._unreadable(pos, e) from None
             yield pos, namespace, payload
 
@@ -208,16 +217,24 @@ class _LogReads:
 
     def rejection(self, envelope_id: str) -> Rejection | None:
         """The recorded rejection of envelope ``envelope_id``, or ``None``. O(log n)."""
-        row = self._one("SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,))
+        row = self._one(
+            "SELECT id, envelope, reason, head FROM rejections WHERE id = ?", (envelope_id,)
+        )
         return None if row is None else Rejection(row[0], blob(row[1]), str(row[2]), int(row[3]))
 
     def lookup(self, envelope_id: str) -> LogRecord | None:
         """The record holding envelope ``envelope_id``, or ``None``. O(log n)."""
-        row = self._one("SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,))
+        row = self._one(
+            "SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,)
+        )
         return None if row is None else self._record(row)
 
     def subscribe(
-        self, from_position: int = 0, *, poll_interval: float = 0.05, idle_timeout: float | None = None
+        self,
+        from_position: int = 0,
+        *,
+        poll_interval: float = 0.05,
+        idle_timeout: float | None = None,
     ) -> Iterator[LogRecord]:
         """Yield every record after ``from_position``, then new ones as they are appended.
 
@@ -234,7 +251,11 @@ class _LogReads:
         return self._tail(from_position, time.sleep, poll_interval, idle_timeout)
 
     def _tail(
-        self, last: int, wait: Callable[[float], None], poll_interval: float, idle_timeout: float | None
+        self,
+        last: int,
+        wait: Callable[[float], None],
+        poll_interval: float,
+        idle_timeout: float | None,
     ) -> Iterator[LogRecord]:
         """The loop of every backend's ``subscribe``: read what follows ``last``,
         then ``wait(seconds)`` (a sleep, or a wait for a notification) for at most
@@ -287,21 +308,35 @@ class _LogReads:
                 break
             for pos, ts, mts, env, evs, stored, rid in rows:
                 if pos != expect:
-                    return VerifyResult(False, expect - 1, prev.hex(), expect, f"position {expect} is missing")
+                    return VerifyResult(
+                        False, expect - 1, prev.hex(), expect, f"position {expect} is missing"
+                    )
                 # the id column (used for idempotent appends) must be the envelope's own id,
                 # which canonical bytes always carry first
-                if not isinstance(rid, str) or not blob(env).startswith(b'{"id":' + _jsonfmt.dumpb(rid) + b","):
-                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: id column altered")
+                if not isinstance(rid, str) or not blob(env).startswith(
+                    b'{"id":' + _jsonfmt.dumpb(rid) + b","
+                ):
+                    return VerifyResult(
+                        False, pos - 1, prev.hex(), pos, f"position {pos}: id column altered"
+                    )
                 if not isinstance(ts, int) or not isinstance(mts, int):
-                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time altered")
+                    return VerifyResult(
+                        False, pos - 1, prev.hex(), pos, f"position {pos}: time altered"
+                    )
                 h = record_hash(prev, pos, ts, blob(env), blob(evs))
                 if h != blob(stored):
                     return VerifyResult(
-                        False, pos - 1, prev.hex(), pos, f"position {pos}: record or chain hash does not match"
+                        False,
+                        pos - 1,
+                        prev.hex(),
+                        pos,
+                        f"position {pos}: record or chain hash does not match",
                     )
                 max_ts = ts if max_ts is None else max(max_ts, ts)
                 if mts != max_ts:
-                    return VerifyResult(False, pos - 1, prev.hex(), pos, f"position {pos}: time index altered")
+                    return VerifyResult(
+                        False, pos - 1, prev.hex(), pos, f"position {pos}: time index altered"
+                    )
                 prev = h
                 if expected_head is not None and pos == expected_head[0]:
                     at_expected = h
@@ -311,19 +346,33 @@ class _LogReads:
             epos, ehash = expected_head
             if epos > head:
                 return VerifyResult(
-                    False, head, prev.hex(), head + 1,
+                    False,
+                    head,
+                    prev.hex(),
+                    head + 1,
                     f"records {head + 1}..{epos} are missing (expected head at position {epos})",
                 )
             if epos > 0 and (at_expected is None or at_expected.hex() != ehash.lower()):
-                return VerifyResult(False, head, prev.hex(), epos, f"position {epos}: hash differs from the expected head")
+                return VerifyResult(
+                    False,
+                    head,
+                    prev.hex(),
+                    epos,
+                    f"position {epos}: hash differs from the expected head",
+                )
             if epos == 0 and ehash.lower() != GENESIS_HASH.hex():
-                return VerifyResult(False, head, prev.hex(), 1, "expected head hash of an empty log is 64 zeros")
+                return VerifyResult(
+                    False, head, prev.hex(), 1, "expected head hash of an empty log is 64 zeros"
+                )
         row = self._one("SELECT min(position) FROM records")
         if row is not None and row[0] is not None and int(row[0]) < 1:
             # a row the chain never reaches, yet its envelope id answers idempotent appends
             low = int(row[0])
             return VerifyResult(
-                False, head, prev.hex(), low,
+                False,
+                head,
+                prev.hex(),
+                low,
                 f"a record row at position {low} lies outside the chain (positions start at 1)",
             )
         return VerifyResult(True, head, prev.hex())
@@ -390,7 +439,9 @@ class _LogReads:
             )
         return None
 
-    def check_snapshot(self, position: int, *, keyed: bool = True) -> tuple[Snapshot | None, str | None]:
+    def check_snapshot(
+        self, position: int, *, keyed: bool = True
+    ) -> tuple[Snapshot | None, str | None]:
         """The snapshot stored at ``position`` if it can be trusted, else why not.
 
         The checks of :meth:`load_snapshot` (chain hash at its position,
@@ -414,7 +465,9 @@ class _LogReads:
             return None, f"{where} does not match the log's chain"
         key = snapshot_key() if keyed else None
         mac_col = ", mac" if key is not None and self._has_mac_column() else ""
-        row = self._one(f"SELECT state, state_hash{mac_col} FROM snapshots WHERE position = ?", (position,))
+        row = self._one(
+            f"SELECT state, state_hash{mac_col} FROM snapshots WHERE position = ?", (position,)
+        )
         if row is None:  # replaced or removed meanwhile
             return None, None
         state = blob(row[0])
@@ -434,4 +487,3 @@ class _LogReads:
             StorageError: the snapshots table cannot be read (dropped or altered).
         """
         return [r[0] for r in self._all("SELECT position FROM snapshots ORDER BY position")]
-

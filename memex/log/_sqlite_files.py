@@ -54,10 +54,13 @@ def path_bytes(path: Any) -> bytes:
     try:
         return os.fsencode(path)
     except TypeError:
-        raise ValidationError(f"path: expected a file path, got {type(path).__name__}", "path") from None
+        raise ValidationError(
+            f"path: expected a file path, got {type(path).__name__}", "path"
+        ) from None
     except UnicodeEncodeError:
         raise ValidationError(
-            "path: expected a file name, got text with a lone surrogate that stands for no byte", "path"
+            "path: expected a file name, got text with a lone surrogate that stands for no byte",
+            "path",
         ) from None
 
 
@@ -122,12 +125,17 @@ class _SqlErrors:
         return None
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         if isinstance(error, sqlite3.Error):
             raise storage_error(error, self.path) from error
         if isinstance(error, UnicodeDecodeError):  # text SQLite hands over undecoded
-            raise StorageError(_display(self.path), f"damaged text in the database ({error})") from error
+            raise StorageError(
+                _display(self.path), f"damaged text in the database ({error})"
+            ) from error
 
 
 def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
@@ -158,9 +166,13 @@ def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
     except OSError as e:
         raise FileAccessError(shown, "os", f"{shown}: {e.strerror or e}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise FileAccessError(shown, "directory", f"{shown}: is a directory, expected a memex database")
+        raise FileAccessError(
+            shown, "directory", f"{shown}: is a directory, expected a memex database"
+        )
     if not stat.S_ISREG(st.st_mode):
-        raise FileAccessError(shown, "not_database", f"{shown}: not a regular file, expected a memex database")
+        raise FileAccessError(
+            shown, "not_database", f"{shown}: not a regular file, expected a memex database"
+        )
     return True
 
 
@@ -192,7 +204,8 @@ def _refuse_foreign(names: set[str], shown: str) -> None:
     """Raise :class:`FileAccessError` when an SQLite database holds tables but not memex's."""
     if names and "records" not in names:
         raise FileAccessError(
-            shown, "not_database",
+            shown,
+            "not_database",
             f"{shown}: not a memex database (an SQLite database of another application; left untouched)",
         )
 
@@ -275,7 +288,9 @@ def _check_lockable(raw: bytes, shown: str) -> None:
 
 @contextmanager
 def writer_lock(
-    path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, purpose: str = "import",
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    *,
+    purpose: str = "import",
     timeout: float | None = None,
 ) -> Iterator[None]:
     """Hold an exclusive advisory lock for the block (one importer at a time per database file).
@@ -331,7 +346,11 @@ def writer_lock(
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise StoreBusyError(shown, "locked", f"{shown}: the {purpose} lock stayed held for {timeout} s") from None
+                        raise StoreBusyError(
+                            shown,
+                            "locked",
+                            f"{shown}: the {purpose} lock stayed held for {timeout} s",
+                        ) from None
                     time.sleep(0.005)
         yield
     finally:

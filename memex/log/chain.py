@@ -69,7 +69,8 @@ def snapshot_key() -> bytes | None:
     if not text.strip():
         # set but blank: most likely an unset shell variable ($KEY) meant to protect
         raise ValidationError(
-            f"{SNAPSHOT_KEY_ENV}: set but blank; give a secret key, or unset the variable", SNAPSHOT_KEY_ENV
+            f"{SNAPSHOT_KEY_ENV}: set but blank; give a secret key, or unset the variable",
+            SNAPSHOT_KEY_ENV,
         )
     return text.encode("utf-8", "surrogateescape")
 
@@ -103,6 +104,7 @@ def snapshot_mac_ok(key: bytes, position: int, chain_hash: bytes, state: bytes, 
     if mac is None:
         return False
     return hmac.compare_digest(snapshot_mac(key, position, chain_hash, state), blob(mac))
+
 
 def as_envelope(env: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
     """An envelope as an :class:`~memex.EventEnvelope` (a wire mapping is validated).
@@ -221,7 +223,9 @@ NewRow = tuple[int, str, int, int, bytes, bytes, bytes]
 """One record to insert: ``(position, id, ts_ms, max_ts, envelope, events, hash)``."""
 
 
-def prepare_batch(envs: Sequence[EventEnvelope[Any]], events: Sequence[Sequence[Any] | None] | None) -> list[Prepared]:
+def prepare_batch(
+    envs: Sequence[EventEnvelope[Any]], events: Sequence[Sequence[Any] | None] | None
+) -> list[Prepared]:
     """Check a batch and compute each envelope's stored bytes (before any lock is taken).
 
     Args:
@@ -240,7 +244,12 @@ def prepare_batch(envs: Sequence[EventEnvelope[Any]], events: Sequence[Sequence[
             f"events: expected {len(envs)} event lists (one per envelope), got {len(evs)}", "events"
         )
     return [
-        (e.id, envelope_ts_ms(e), check_record_size(canonical_envelope_bytes(e), i, e.type), events_bytes(ev))
+        (
+            e.id,
+            envelope_ts_ms(e),
+            check_record_size(canonical_envelope_bytes(e), i, e.type),
+            events_bytes(ev),
+        )
         for i, (e, ev) in enumerate(zip(envs, evs, strict=True))
     ]
 

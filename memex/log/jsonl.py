@@ -146,7 +146,9 @@ def _envelope_problem(env: dict[str, Any]) -> str | None:
         return "envelope.id: must not be empty"
     if env["namespace"] not in NAMESPACES:
         known = ", ".join(NAMESPACES)
-        return f'envelope.namespace: unknown namespace "{env["namespace"]}" (expected one of {known})'
+        return (
+            f'envelope.namespace: unknown namespace "{env["namespace"]}" (expected one of {known})'
+        )
     trace = env.get("trace_id")
     if trace is not None and not isinstance(trace, str):
         return f"envelope.trace_id: expected a string, got {_describe(trace)}"
@@ -185,7 +187,9 @@ def _decode_line(number: int, raw: bytes) -> Any:
         return SkippedRecord.from_error(number, e)
 
 
-def _parse_line(number: int, raw: bytes, check: InputCheck | None = None) -> dict[str, Any] | SkippedRecord | None:
+def _parse_line(
+    number: int, raw: bytes, check: InputCheck | None = None
+) -> dict[str, Any] | SkippedRecord | None:
     """Decode line ``number`` of a JSON-lines envelope log.
 
     Returns ``None`` for a blank line, a :class:`SkippedRecord` for a line
@@ -228,7 +232,9 @@ def _digest(env: dict[str, Any]) -> bytes:
 
 
 def _drop_repeated_ids(
-    timed: list[tuple[int, int, dict[str, Any]]], skipped: list[SkippedRecord], keep_identical: bool = False
+    timed: list[tuple[int, int, dict[str, Any]]],
+    skipped: list[SkippedRecord],
+    keep_identical: bool = False,
 ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     """Apply the one rule for repeated envelope ids to envelopes in replay order.
 

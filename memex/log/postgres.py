@@ -158,7 +158,10 @@ class PostgresEventLog(_PgConnection, _LogReads):
         create: bool = True,
     ) -> None:
         check_dsn(dsn)
-        for name, value, low in (("connect_timeout", connect_timeout, 0.0), ("busy_timeout", busy_timeout, 0.0)):
+        for name, value, low in (
+            ("connect_timeout", connect_timeout, 0.0),
+            ("busy_timeout", busy_timeout, 0.0),
+        ):
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)
@@ -167,7 +170,9 @@ class PostgresEventLog(_PgConnection, _LogReads):
                 or (name == "connect_timeout" and value == 0)
             ):
                 bound = "> 0" if name == "connect_timeout" else ">= 0"
-                raise ValidationError(f"{name}: expected a finite number {bound}, got {value!r}", name)
+                raise ValidationError(
+                    f"{name}: expected a finite number {bound}, got {value!r}", name
+                )
         for name, flag in (("read_only", read_only), ("create", create)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name}: expected a boolean, got {flag!r}", name)
@@ -187,7 +192,11 @@ class PostgresEventLog(_PgConnection, _LogReads):
             version = self._version(conn)
             if read_only or not create:
                 if version == 0:
-                    raise FileAccessError(self.path, "not_database", f"{self.path}: no memex log here (run `memex log init`)")
+                    raise FileAccessError(
+                        self.path,
+                        "not_database",
+                        f"{self.path}: no memex log here (run `memex log init`)",
+                    )
             elif version < SCHEMA_VERSION or not self._has_mac_column():
                 self.init_schema()
 
@@ -195,7 +204,9 @@ class PostgresEventLog(_PgConnection, _LogReads):
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         def run() -> tuple[Any, ...] | None:
             with self._lock, self._guard:
-                row: tuple[Any, ...] | None = self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchone()
+                row: tuple[Any, ...] | None = (
+                    self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchone()
+                )
             return row
 
         return self._once_more(run)
@@ -203,7 +214,9 @@ class PostgresEventLog(_PgConnection, _LogReads):
     def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         def run() -> list[tuple[Any, ...]]:
             with self._lock, self._guard:
-                rows: list[tuple[Any, ...]] = self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchall()
+                rows: list[tuple[Any, ...]] = (
+                    self._connection().execute(_PLACEHOLDER.sub("%s", sql), args).fetchall()
+                )
             return rows
 
         return self._once_more(run)
@@ -221,7 +234,8 @@ class PostgresEventLog(_PgConnection, _LogReads):
             foreign = sorted(tables & {"records", "rejections", "snapshots"})
             if foreign:
                 raise FileAccessError(
-                    self.path, "not_database",
+                    self.path,
+                    "not_database",
                     f"{self.path}: the schema holds tables of another application "
                     f"({', '.join(foreign)}) but no memex_meta table; not a memex log",
                 )
@@ -233,12 +247,14 @@ class PostgresEventLog(_PgConnection, _LogReads):
             version = -1
         if version < 0:
             raise FileAccessError(
-                self.path, "not_database",
+                self.path,
+                "not_database",
                 f"{self.path}: memex_meta holds no valid schema version ({row[0] if row else None!r})",
             )
         if version > SCHEMA_VERSION:
             raise FileAccessError(
-                self.path, "newer_schema",
+                self.path,
+                "newer_schema",
                 f"{self.path}: the log's schema version is {version}; this memex "
                 f"reads versions up to {SCHEMA_VERSION} (upgrade memex)",
             )
@@ -282,10 +298,14 @@ class PostgresEventLog(_PgConnection, _LogReads):
         if self._mac_column:
             return True
         with self._lock, self._guard:
-            row = self._connection().execute(
-                "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-                "AND table_name = 'snapshots' AND column_name = 'mac'"
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute(
+                    "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                    "AND table_name = 'snapshots' AND column_name = 'mac'"
+                )
+                .fetchone()
+            )
         self._mac_column = row is not None
         return self._mac_column
 
@@ -374,15 +394,21 @@ class PostgresEventLog(_PgConnection, _LogReads):
                 conn.execute("LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE")
                 positions: list[int] = []
                 if prepared:
-                    last = conn.execute("SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1")
+                    last = conn.execute(
+                        "SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1"
+                    )
                     hits = conn.execute(
                         "SELECT id, position, envelope FROM records WHERE id = ANY(%s)",
                         (list({p[0] for p in prepared}),),
                     )
                     row = last.fetchone()
-                    head, prev, max_ts = (0, GENESIS_HASH, None) if row is None else (row[0], blob(row[1]), row[2])
+                    head, prev, max_ts = (
+                        (0, GENESIS_HASH, None) if row is None else (row[0], blob(row[1]), row[2])
+                    )
                     found = {r[0]: (r[1], blob(r[2])) for r in hits.fetchall()}
-                    positions, new = plan_append(prepared, head, prev, max_ts, found.get, expected_position)
+                    positions, new = plan_append(
+                        prepared, head, prev, max_ts, found.get, expected_position
+                    )
                     if new:
                         with conn.cursor() as cur:
                             cur.executemany(
@@ -392,13 +418,18 @@ class PostgresEventLog(_PgConnection, _LogReads):
                             )
                         conn.execute("SELECT pg_notify(%s, %s)", (self._channel, str(new[-1][0])))
                 if rejects:
-                    head_now = conn.execute("SELECT coalesce(max(position), 0) FROM records").fetchone()[0]
+                    head_now = conn.execute(
+                        "SELECT coalesce(max(position), 0) FROM records"
+                    ).fetchone()[0]
                     with conn.cursor() as cur:
                         cur.executemany(
                             "INSERT INTO rejections (id, envelope, reason, head) VALUES (%s, %s, %s, %s) "
                             "ON CONFLICT (id) DO UPDATE SET envelope = excluded.envelope, "
                             "reason = excluded.reason, head = excluded.head",
-                            [(e.id, canonical_envelope_bytes(e), reason, head_now) for e, reason in rejects],
+                            [
+                                (e.id, canonical_envelope_bytes(e), reason, head_now)
+                                for e, reason in rejects
+                            ],
                         )
         return positions
 
@@ -418,7 +449,9 @@ class PostgresEventLog(_PgConnection, _LogReads):
         """
         self._check_writable()
         if isinstance(position, bool) or not isinstance(position, int) or position < 0:
-            raise ValidationError(f"position: expected an integer >= 0, got {position!r}", "position")
+            raise ValidationError(
+                f"position: expected an integer >= 0, got {position!r}", "position"
+            )
         if not isinstance(state, bytes | bytearray | memoryview):
             raise ValidationError(f"state: expected bytes, got {type(state).__name__}", "state")
         with self._lock, self._guard:
@@ -436,12 +469,21 @@ class PostgresEventLog(_PgConnection, _LogReads):
                     "VALUES (%s, %s, %s, %s, %s, %s) "
                     "ON CONFLICT (position) DO UPDATE SET hash = excluded.hash, state = excluded.state, "
                     "state_hash = excluded.state_hash, created_ms = excluded.created_ms, mac = excluded.mac",
-                    (position, chain, data, hashlib.sha256(data).digest(), time.time_ns() // 1_000_000, mac),
+                    (
+                        position,
+                        chain,
+                        data,
+                        hashlib.sha256(data).digest(),
+                        time.time_ns() // 1_000_000,
+                        mac,
+                    ),
                 )
 
     # -- one importer at a time -------------------------------------------------------
     @contextlib.contextmanager
-    def writer_lock(self, *, purpose: str = "import", timeout: float | None = None) -> Iterator[None]:
+    def writer_lock(
+        self, *, purpose: str = "import", timeout: float | None = None
+    ) -> Iterator[None]:
         """Hold this log's importer lock for the block: one holder at a time, across machines.
 
         ``purpose`` names the group of writers that take turns: ``"import"``
@@ -475,10 +517,14 @@ class PostgresEventLog(_PgConnection, _LogReads):
                     holder.execute("SELECT pg_advisory_lock(%s)", (key,))
                 else:
                     end = time.monotonic() + timeout
-                    while not holder.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                    while not holder.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[
+                        0
+                    ]:
                         if time.monotonic() >= end:
                             raise StoreBusyError(
-                                self.path, "locked", f"the {purpose} lock stayed held for {timeout} s"
+                                self.path,
+                                "locked",
+                                f"the {purpose} lock stayed held for {timeout} s",
                             )
                         time.sleep(0.005)
             yield
@@ -488,7 +534,11 @@ class PostgresEventLog(_PgConnection, _LogReads):
 
     # -- following ---------------------------------------------------------------------
     def subscribe(
-        self, from_position: int = 0, *, poll_interval: float = 1.0, idle_timeout: float | None = None
+        self,
+        from_position: int = 0,
+        *,
+        poll_interval: float = 1.0,
+        idle_timeout: float | None = None,
     ) -> Iterator[LogRecord]:
         """Yield every record after ``from_position``, then new ones as they are committed.
 
@@ -514,17 +564,34 @@ class PostgresEventLog(_PgConnection, _LogReads):
         Raises:
             ValidationError: a negative ``from_position`` or a bad interval.
         """
-        if isinstance(from_position, bool) or not isinstance(from_position, int) or from_position < 0:
-            raise ValidationError(f"from_position: expected an integer >= 0, got {from_position!r}", "from_position")
-        for name, value, low in (("poll_interval", poll_interval, 0.0), ("idle_timeout", idle_timeout, -1.0)):
+        if (
+            isinstance(from_position, bool)
+            or not isinstance(from_position, int)
+            or from_position < 0
+        ):
+            raise ValidationError(
+                f"from_position: expected an integer >= 0, got {from_position!r}", "from_position"
+            )
+        for name, value, low in (
+            ("poll_interval", poll_interval, 0.0),
+            ("idle_timeout", idle_timeout, -1.0),
+        ):
             if value is None and name == "idle_timeout":
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not low < value < float("inf"):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not low < value < float("inf")
+            ):
                 bound = "> 0" if low == 0 else ">= 0"
-                raise ValidationError(f"{name}: expected a finite number {bound}, got {value!r}", name)
+                raise ValidationError(
+                    f"{name}: expected a finite number {bound}, got {value!r}", name
+                )
         return self._follow(from_position, float(poll_interval), idle_timeout)
 
-    def _follow(self, last: int, poll_interval: float, idle_timeout: float | None) -> Iterator[LogRecord]:
+    def _follow(
+        self, last: int, poll_interval: float, idle_timeout: float | None
+    ) -> Iterator[LogRecord]:
         with self._lock, self._guard:
             self._connection()  # learns the channel; a closed log says so here
             listener = self._connect()

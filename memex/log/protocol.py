@@ -10,7 +10,15 @@ from memex._isots import parse_iso_ts
 from memex.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
 
-__all__ = ["EventLog", "LogRecord", "VerifyResult", "Rejection", "Snapshot", "resolve_as_of", "SCHEMA_VERSION"]
+__all__ = [
+    "EventLog",
+    "LogRecord",
+    "VerifyResult",
+    "Rejection",
+    "Snapshot",
+    "resolve_as_of",
+    "SCHEMA_VERSION",
+]
 
 SCHEMA_VERSION = 1
 """The version of the tables a durable log keeps, the same number on every backend.
@@ -154,7 +162,11 @@ class EventLog(Protocol):
         ...
 
     def subscribe(
-        self, from_position: int = 0, *, poll_interval: float = 0.05, idle_timeout: float | None = None
+        self,
+        from_position: int = 0,
+        *,
+        poll_interval: float = 0.05,
+        idle_timeout: float | None = None,
     ) -> Iterator[LogRecord]:
         """Yield records after ``from_position`` as they are appended."""
         ...

@@ -190,7 +190,10 @@ class SQLiteEventLog(_LogReads):
         with self._guard:
             if self.read_only:
                 self._conn = sqlite3.connect(
-                    _read_only_uri(raw), uri=True, isolation_level=None, check_same_thread=False,
+                    _read_only_uri(raw),
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
                     timeout=busy_timeout,
                 )
             else:
@@ -211,7 +214,9 @@ class SQLiteEventLog(_LogReads):
         c.execute("PRAGMA query_only = ON")
         names = _table_names(c)
         if "records" not in names:
-            raise FileAccessError(self.path, "not_database", f"{self.path}: not a memex database (no records table)")
+            raise FileAccessError(
+                self.path, "not_database", f"{self.path}: not a memex database (no records table)"
+            )
         self._refuse_newer()
 
     def _user_version(self) -> int:
@@ -441,7 +446,10 @@ class SQLiteEventLog(_LogReads):
                     head = c.execute("SELECT coalesce(max(position), 0) FROM records").fetchone()[0]
                     c.executemany(
                         "INSERT OR REPLACE INTO rejections (id, envelope, reason, head) VALUES (?, ?, ?, ?)",
-                        [(e.id, canonical_envelope_bytes(e), reason, head) for e, reason in rejects],
+                        [
+                            (e.id, canonical_envelope_bytes(e), reason, head)
+                            for e, reason in rejects
+                        ],
                     )
                 c.execute("COMMIT")
             except BaseException:
@@ -456,11 +464,17 @@ class SQLiteEventLog(_LogReads):
         prepared: list[Prepared],
         expected_position: int | None,
     ) -> list[int]:
-        row = c.execute("SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1").fetchone()
-        head, prev, max_ts = (0, GENESIS_HASH, None) if row is None else (row[0], blob(row[1]), row[2])
+        row = c.execute(
+            "SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1"
+        ).fetchone()
+        head, prev, max_ts = (
+            (0, GENESIS_HASH, None) if row is None else (row[0], blob(row[1]), row[2])
+        )
 
         def stored(eid: str) -> tuple[int, bytes] | None:
-            hit = c.execute("SELECT position, envelope FROM records WHERE id = ?", (eid,)).fetchone()
+            hit = c.execute(
+                "SELECT position, envelope FROM records WHERE id = ?", (eid,)
+            ).fetchone()
             return None if hit is None else (hit[0], blob(hit[1]))
 
         positions, new = plan_append(prepared, head, prev, max_ts, stored, expected_position)
@@ -487,7 +501,9 @@ class SQLiteEventLog(_LogReads):
         """
         self._check_writable()
         if not isinstance(position, int) or position < 0:
-            raise ValidationError(f"position: expected an integer >= 0, got {position!r}", "position")
+            raise ValidationError(
+                f"position: expected an integer >= 0, got {position!r}", "position"
+            )
         self._check_writable()
         with self._lock, self._guard:
             c = self._conn
@@ -502,11 +518,17 @@ class SQLiteEventLog(_LogReads):
                 c.execute(
                     "INSERT OR REPLACE INTO snapshots (position, hash, state, state_hash, created_ms, mac) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (position, chain, state, hashlib.sha256(state).digest(), time.time_ns() // 1_000_000, mac),
+                    (
+                        position,
+                        chain,
+                        state,
+                        hashlib.sha256(state).digest(),
+                        time.time_ns() // 1_000_000,
+                        mac,
+                    ),
                 )
                 c.execute("COMMIT")
             except BaseException:
                 if c.in_transaction:
                     c.execute("ROLLBACK")
                 raise
-

@@ -19,7 +19,9 @@ __all__ = ["refuse_unknown"]
 _SHOWN = 64  # characters of an unknown name a message shows
 
 
-def refuse_unknown(given: Iterable[object], declared: Sequence[str], *, field: str = "", noun: str = "argument") -> None:
+def refuse_unknown(
+    given: Iterable[object], declared: Sequence[str], *, field: str = "", noun: str = "argument"
+) -> None:
     """Raise if a name in ``given`` is not one of ``declared``.
 
     Args:

@@ -89,7 +89,9 @@ def _objects(field: str, value: Any, keys: tuple[str, ...], limit: int) -> list[
 
 def _strings(field: str, value: Any, limit: int) -> list[str]:
     if not isinstance(value, list):
-        raise ValidationError(f"{field}: expected a list of strings, got {type(value).__name__}", field)
+        raise ValidationError(
+            f"{field}: expected a list of strings, got {type(value).__name__}", field
+        )
     for i, s in enumerate(value):
         check_text(f"{field}[{i}]", s, limit, empty=True)
     return list(value)
@@ -116,7 +118,11 @@ class KgTools:
     def _entities(self, mem: GraphState) -> Iterator[MemoryItem]:
         for item in mem.scope_items(self.scope):
             c = item.content
-            if item.kind == ENTITY_KIND and isinstance(c.get("name"), str) and isinstance(c.get("entityType"), str):
+            if (
+                item.kind == ENTITY_KIND
+                and isinstance(c.get("name"), str)
+                and isinstance(c.get("entityType"), str)
+            ):
                 yield item
 
     def _by_name(self, mem: GraphState) -> dict[str, MemoryItem]:
@@ -129,8 +135,11 @@ class KgTools:
         out = []
         for cid in mem.child_ids(entity.id):
             obs = mem.items.get(cid)
-            if obs is not None and obs.kind == "observation" and obs.scope == self.scope and isinstance(
-                obs.content.get("text"), str
+            if (
+                obs is not None
+                and obs.kind == "observation"
+                and obs.scope == self.scope
+                and isinstance(obs.content.get("text"), str)
             ):
                 out.append(obs)
         return out
@@ -142,7 +151,12 @@ class KgTools:
         for e in get_edges(mem, {"kind": RELATION_KIND}):
             m = e.meta or {}
             f, t, rt = m.get("from"), m.get("to"), m.get("relationType")
-            if m.get("scope") == self.scope and isinstance(f, str) and isinstance(t, str) and isinstance(rt, str):
+            if (
+                m.get("scope") == self.scope
+                and isinstance(f, str)
+                and isinstance(t, str)
+                and isinstance(rt, str)
+            ):
                 out.append((e, {"from": f, "to": t, "relationType": rt}))
         return out
 
@@ -156,7 +170,11 @@ class KgTools:
     def _graph(self, mem: GraphState, keep: Iterable[MemoryItem] | None = None) -> dict[str, Any]:
         chosen = list(self._entities(mem)) if keep is None else list(keep)
         names = {item.content["name"] for item in chosen}
-        rels = [r for _, r in self._relations(mem) if keep is None or r["from"] in names or r["to"] in names]
+        rels = [
+            r
+            for _, r in self._relations(mem)
+            if keep is None or r["from"] in names or r["to"] in names
+        ]
         return {"entities": [self._entity_wire(mem, it) for it in chosen], "relations": rels}
 
     def read_graph(self) -> dict[str, Any]:
@@ -186,22 +204,37 @@ class KgTools:
 
     # -- writing ----------------------------------------------------------------------
     def _new_item(
-        self, kind: str, content: dict[str, Any], parents: list[str] | None = None,
+        self,
+        kind: str,
+        content: dict[str, Any],
+        parents: list[str] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> MemoryItem:
         return create_memory_item(
-            scope=self.scope, kind=kind, content=content, author=self.tools.author,
-            source_kind="agent_inferred", authority=0.7, parents=parents, meta=meta,
+            scope=self.scope,
+            kind=kind,
+            content=content,
+            author=self.tools.author,
+            source_kind="agent_inferred",
+            authority=0.7,
+            parents=parents,
+            meta=meta,
         )
 
     def _observation(self, entity: MemoryItem, text: str) -> tuple[str, Any]:
-        obs = self._new_item("observation", {"text": text}, [entity.id], {"entityName": entity.content["name"]})
+        obs = self._new_item(
+            "observation", {"text": text}, [entity.id], {"entityName": entity.content["name"]}
+        )
         return ("memory", {"type": "memory.create", "item": obs})
 
-    def create_entities(self, entities: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
+    def create_entities(
+        self, entities: list[dict[str, Any]], *, key: str | None = None
+    ) -> dict[str, Any]:
         """Add the entities whose names are new (later duplicates in the call are skipped too);
         returns ``{"entities": [the ones added]}``."""
-        given = _objects("entities", entities, ("name", "entityType", "observations"), self.tools.max_text)
+        given = _objects(
+            "entities", entities, ("name", "entityType", "observations"), self.tools.max_text
+        )
         added: list[dict[str, Any]] = []
 
         def plan(states: Any) -> list[tuple[str, Any]]:
@@ -210,7 +243,9 @@ class KgTools:
             for ent in given:
                 if ent["name"] in stored:
                     continue
-                item = self._new_item(ENTITY_KIND, {"name": ent["name"], "entityType": ent["entityType"]})
+                item = self._new_item(
+                    ENTITY_KIND, {"name": ent["name"], "entityType": ent["entityType"]}
+                )
                 cmds.append(("memory", {"type": "memory.create", "item": item}))
                 cmds.extend(self._observation(item, text) for text in ent["observations"])
             return cmds
@@ -221,40 +256,64 @@ class KgTools:
         for e in done.events:
             it = e["item"]
             if it["kind"] == ENTITY_KIND:
-                added.append({"name": it["content"]["name"], "entityType": it["content"]["entityType"],
-                              "observations": []})
+                added.append(
+                    {
+                        "name": it["content"]["name"],
+                        "entityType": it["content"]["entityType"],
+                        "observations": [],
+                    }
+                )
             elif added:
                 added[-1]["observations"].append(it["content"]["text"])
         return {"entities": added}
 
-    def create_relations(self, relations: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
+    def create_relations(
+        self, relations: list[dict[str, Any]], *, key: str | None = None
+    ) -> dict[str, Any]:
         """Add the relations not stored yet (their ends are not checked, as in the reference
         server); returns ``{"relations": [the ones added]}``."""
-        given = _objects("relations", relations, ("from", "to", "relationType"), self.tools.max_text)
+        given = _objects(
+            "relations", relations, ("from", "to", "relationType"), self.tools.max_text
+        )
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             by_name = self._by_name(states.mem)
-            stored = {(r["from"], r["to"], r["relationType"]) for _, r in self._relations(states.mem)}
+            stored = {
+                (r["from"], r["to"], r["relationType"]) for _, r in self._relations(states.mem)
+            }
             cmds: list[tuple[str, Any]] = []
             for r in given:
                 if (r["from"], r["to"], r["relationType"]) in stored:
                     continue
                 ends = [by_name[n].id if n in by_name else "kg:" + n for n in (r["from"], r["to"])]
                 edge = create_edge(
-                    from_=ends[0], to=ends[1], kind=RELATION_KIND, author=self.tools.author,
-                    source_kind="agent_inferred", authority=0.7, meta={**r, "scope": self.scope},
+                    from_=ends[0],
+                    to=ends[1],
+                    kind=RELATION_KIND,
+                    author=self.tools.author,
+                    source_kind="agent_inferred",
+                    authority=0.7,
+                    meta={**r, "scope": self.scope},
                 )
                 cmds.append(("memory", {"type": "edge.create", "edge": edge}))
             return cmds
 
         done = self.tools._write(plan, key)
         meta = [e["edge"]["meta"] for e in done.events]
-        return {"relations": [{"from": m["from"], "to": m["to"], "relationType": m["relationType"]} for m in meta]}
+        return {
+            "relations": [
+                {"from": m["from"], "to": m["to"], "relationType": m["relationType"]} for m in meta
+            ]
+        }
 
-    def add_observations(self, observations: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
+    def add_observations(
+        self, observations: list[dict[str, Any]], *, key: str | None = None
+    ) -> dict[str, Any]:
         """Add each entity's new observation texts; returns ``{"results": [{"entityName",
         "addedObservations"}]}``. An unknown entity fails the whole call."""
-        given = _objects("observations", observations, ("entityName", "contents"), self.tools.max_text)
+        given = _objects(
+            "observations", observations, ("entityName", "contents"), self.tools.max_text
+        )
         results: list[dict[str, Any]] = []
 
         def plan(states: Any) -> list[tuple[str, Any]]:
@@ -266,7 +325,8 @@ class KgTools:
                 entity = by_name.get(o["entityName"])
                 if entity is None:
                     raise ValidationError(
-                        f"Entity with name {o['entityName']} not found", f"observations[{i}].entityName"
+                        f"Entity with name {o['entityName']} not found",
+                        f"observations[{i}].entityName",
                     )
                 have = [x.content["text"] for x in self._observations(states.mem, entity)]
                 have += pending.setdefault(entity.id, [])
@@ -282,7 +342,9 @@ class KgTools:
             for e in done.events:
                 name = (e["item"].get("meta") or {}).get("entityName", "")
                 grouped.setdefault(name, []).append(e["item"]["content"]["text"])
-            results = [{"entityName": n, "addedObservations": texts} for n, texts in grouped.items()]
+            results = [
+                {"entityName": n, "addedObservations": texts} for n, texts in grouped.items()
+            ]
         return {"results": results}
 
     def delete_entities(self, entityNames: list[str], *, key: str | None = None) -> dict[str, Any]:
@@ -297,17 +359,24 @@ class KgTools:
             ]
             for entity in self._entities(states.mem):
                 if entity.content["name"] in names:
-                    cmds.extend(("memory", self._retract(o.id)) for o in self._observations(states.mem, entity))
+                    cmds.extend(
+                        ("memory", self._retract(o.id))
+                        for o in self._observations(states.mem, entity)
+                    )
                     cmds.append(("memory", self._retract(entity.id)))
             return cmds
 
         self.tools._write(plan, key)
         return {"success": True, "message": "Entities deleted successfully"}
 
-    def delete_observations(self, deletions: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
+    def delete_observations(
+        self, deletions: list[dict[str, Any]], *, key: str | None = None
+    ) -> dict[str, Any]:
         """Retract every observation equal to a listed text, from the (first) entity of each name;
         an unknown entity is skipped."""
-        given = _objects("deletions", deletions, ("entityName", "observations"), self.tools.max_text)
+        given = _objects(
+            "deletions", deletions, ("entityName", "observations"), self.tools.max_text
+        )
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             by_name = self._by_name(states.mem)
@@ -326,9 +395,13 @@ class KgTools:
         self.tools._write(plan, key)
         return {"success": True, "message": "Observations deleted successfully"}
 
-    def delete_relations(self, relations: list[dict[str, Any]], *, key: str | None = None) -> dict[str, Any]:
+    def delete_relations(
+        self, relations: list[dict[str, Any]], *, key: str | None = None
+    ) -> dict[str, Any]:
         """Retract every relation equal (from, to, relationType) to a listed one."""
-        given = _objects("relations", relations, ("from", "to", "relationType"), self.tools.max_text)
+        given = _objects(
+            "relations", relations, ("from", "to", "relationType"), self.tools.max_text
+        )
         wanted = {(r["from"], r["to"], r["relationType"]) for r in given}
 
         def plan(states: Any) -> list[tuple[str, Any]]:
@@ -376,19 +449,27 @@ class KgTools:
                 continue
             if not isinstance(rec, dict):
                 skipped += 1
-            elif rec.get("type") == "entity" and isinstance(rec.get("name"), str) and isinstance(
-                rec.get("entityType"), str
-            ) and isinstance(rec.get("observations"), list) and all(
-                isinstance(o, str) for o in rec["observations"]
+            elif (
+                rec.get("type") == "entity"
+                and isinstance(rec.get("name"), str)
+                and isinstance(rec.get("entityType"), str)
+                and isinstance(rec.get("observations"), list)
+                and all(isinstance(o, str) for o in rec["observations"])
             ):
                 entities.append({k: rec[k] for k in ("name", "entityType", "observations")})
-            elif rec.get("type") == "relation" and all(isinstance(rec.get(k), str) for k in ("from", "to", "relationType")):
+            elif rec.get("type") == "relation" and all(
+                isinstance(rec.get(k), str) for k in ("from", "to", "relationType")
+            ):
                 relations.append({k: rec[k] for k in ("from", "to", "relationType")})
             else:
                 skipped += 1
         stored = set(self._by_name(self.tools._fresh()))
         created = self.create_entities([e for e in entities if e["name"] not in stored])["entities"]
-        lacking = [{"entityName": e["name"], "contents": e["observations"]} for e in entities if e["name"] in stored]
+        lacking = [
+            {"entityName": e["name"], "contents": e["observations"]}
+            for e in entities
+            if e["name"] in stored
+        ]
         added = self.add_observations(lacking)["results"] if lacking else []
         new_relations = self.create_relations(relations)["relations"]
         return {

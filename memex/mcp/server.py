@@ -70,9 +70,15 @@ def _client_key(ctx: Context[Any, Any], argument: str | None) -> str | None:
         return None
     if meta is None:
         return None
-    value = meta.get(META_KEY) if isinstance(meta, Mapping) else getattr(meta, "model_extra", {}).get(META_KEY)
+    value = (
+        meta.get(META_KEY)
+        if isinstance(meta, Mapping)
+        else getattr(meta, "model_extra", {}).get(META_KEY)
+    )
     if value is not None and not isinstance(value, str):
-        raise ValidationError(f"_meta.{META_KEY}: expected a string, got {type(value).__name__}", f"_meta.{META_KEY}")
+        raise ValidationError(
+            f"_meta.{META_KEY}: expected a string, got {type(value).__name__}", f"_meta.{META_KEY}"
+        )
     return value
 
 
@@ -95,7 +101,9 @@ class _ArgumentErrors:
                     refuse_unknown(arguments, list(tool.parameters.get("properties", {})))
                 except ValidationError as e:
                     text = f"Error executing tool {tool.name}: ValidationError: {e}"
-                    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+                    return CallToolResult(
+                        content=[TextContent(type="text", text=text)], is_error=True
+                    )
                 try:
                     tool.fn_metadata.validate_arguments(dict(arguments))
                 except PydanticValidationError as e:
@@ -109,7 +117,9 @@ class _ArgumentErrors:
                     field = field or "arguments"
                     more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
                     text = f"Error executing tool {tool.name}: ValidationError: {field}: {first['msg']}{more}"
-                    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+                    return CallToolResult(
+                        content=[TextContent(type="text", text=text)], is_error=True
+                    )
                 except Exception:
                     pass  # the SDK reports it as it does
         return await call_next(ctx)
@@ -142,43 +152,88 @@ def _keyed(tool: str, author: str, key: str | None, arguments: Mapping[str, Any]
     if key is None:
         return None
     if not key or len(key) > 200:
-        raise ValidationError(f"idempotency_key: expected 1 to 200 characters, got {len(key)}", "idempotency_key")
-    request = json.dumps([author, tool, key, arguments], sort_keys=True, ensure_ascii=True, default=str)
+        raise ValidationError(
+            f"idempotency_key: expected 1 to 200 characters, got {len(key)}", "idempotency_key"
+        )
+    request = json.dumps(
+        [author, tool, key, arguments], sort_keys=True, ensure_ascii=True, default=str
+    )
     return "mcp:" + hashlib.sha256(request.encode("ascii")).hexdigest()
 
 
-_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-_ADD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-_CHANGE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+_READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_ADD = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+_CHANGE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 
 
 def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
-    def add(fn: Callable[..., Any], name: str, description: str, annotations: ToolAnnotations) -> None:
+    def add(
+        fn: Callable[..., Any], name: str, description: str, annotations: ToolAnnotations
+    ) -> None:
         if t.read_only and name not in READ_TOOLS:
             return
         server.add_tool(
-            fn, name=name, title=name.title(), description=description, annotations=annotations,
+            fn,
+            name=name,
+            title=name.title(),
+            description=description,
+            annotations=annotations,
             structured_output=False,
         )
 
     def remember(
         ctx: Context[Any, Any],
         text: Annotated[StrictStr, Field(description="What to remember (stored as content.text).")],
-        scope: Annotated[StrictStr, Field(description="The scope the item belongs to, e.g. 'user:ada' or 'project:x'.")],
+        scope: Annotated[
+            StrictStr,
+            Field(description="The scope the item belongs to, e.g. 'user:ada' or 'project:x'."),
+        ],
         kind: StrictStr = "observation",
         source_kind: StrictStr = "agent_inferred",
         authority: Score = 0.7,
         importance: Score | None = None,
         conviction: Score | None = None,
-        parents: Annotated[list[StrictStr] | None, Field(description="Ids of the items this one rests on.")] = None,
+        parents: Annotated[
+            list[StrictStr] | None, Field(description="Ids of the items this one rests on.")
+        ] = None,
         meta: dict[str, Any] | None = None,
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("remember", t.author, _client_key(ctx, idempotency_key), {
-                "text": text, "scope": scope, "kind": kind, "source_kind": source_kind, "authority": authority,
-                "importance": importance, "conviction": conviction, "parents": parents, "meta": meta})
-            out = t.remember(text, scope, kind, source_kind, authority, importance, conviction, parents, meta, key=key)
+            key = _keyed(
+                "remember",
+                t.author,
+                _client_key(ctx, idempotency_key),
+                {
+                    "text": text,
+                    "scope": scope,
+                    "kind": kind,
+                    "source_kind": source_kind,
+                    "authority": authority,
+                    "importance": importance,
+                    "conviction": conviction,
+                    "parents": parents,
+                    "meta": meta,
+                },
+            )
+            out = t.remember(
+                text,
+                scope,
+                kind,
+                source_kind,
+                authority,
+                importance,
+                conviction,
+                parents,
+                meta,
+                key=key,
+            )
             return out, f"remembered {out['id']}"
 
         return _call("remember", body)
@@ -189,7 +244,9 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         scope: StrictStr | None = None,
         scope_prefix: StrictStr | None = None,
         limit: Annotated[StrictInt, Field(ge=1, le=1000)] = 10,
-        budget_tokens: Annotated[StrictInt | None, Field(ge=1, description="Token budget (text length / 4 per item).")] = None,
+        budget_tokens: Annotated[
+            StrictInt | None, Field(ge=1, description="Token budget (text length / 4 per item).")
+        ] = None,
         contradictions: Literal["surface", "filter", "ignore"] = "surface",
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
@@ -197,8 +254,12 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
             lines = [f"{len(out['items'])} item(s)"]
             for n, e in enumerate(out["items"], 1):
                 flags = "".join(
-                    [" [superseded]" if e["superseded"] else "",
-                     f" [contradicted by {', '.join(e['contradicted_by'])}]" if e["contradicted_by"] else ""]
+                    [
+                        " [superseded]" if e["superseded"] else "",
+                        f" [contradicted by {', '.join(e['contradicted_by'])}]"
+                        if e["contradicted_by"]
+                        else "",
+                    ]
                 )
                 lines.append(f"{n}. {e['id']} score={e['score']:.3g}{flags}: {e['text'][:200]}")
             return out, "\n".join(lines)
@@ -211,12 +272,24 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         authority: Score | None = None,
         conviction: Score | None = None,
         importance: Score | None = None,
-        meta: Annotated[dict[str, Any] | None, Field(description="Replaces the item's meta.")] = None,
+        meta: Annotated[
+            dict[str, Any] | None, Field(description="Replaces the item's meta.")
+        ] = None,
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("update", t.author, _client_key(ctx, idempotency_key), {
-                "id": id, "authority": authority, "conviction": conviction, "importance": importance, "meta": meta})
+            key = _keyed(
+                "update",
+                t.author,
+                _client_key(ctx, idempotency_key),
+                {
+                    "id": id,
+                    "authority": authority,
+                    "conviction": conviction,
+                    "importance": importance,
+                    "meta": meta,
+                },
+            )
             out = t.update(id, authority, conviction, importance, meta, key=key)
             return out, f"updated {out['id']}"
 
@@ -224,13 +297,25 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
 
     def link(
         ctx: Context[Any, Any],
-        from_: Annotated[StrictStr, Field(validation_alias="from", serialization_alias="from", description="The id of the item the edge leaves.")],
+        from_: Annotated[
+            StrictStr,
+            Field(
+                validation_alias="from",
+                serialization_alias="from",
+                description="The id of the item the edge leaves.",
+            ),
+        ],
         to: Annotated[StrictStr, Field(description="The id of the item the edge points to.")],
         kind: Literal["SUPPORTS", "CONTRADICTS", "SUPERSEDES", "ALIAS", "ABOUT", "DERIVED_FROM"],
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("link", t.author, _client_key(ctx, idempotency_key), {"from": from_, "to": to, "kind": kind})
+            key = _keyed(
+                "link",
+                t.author,
+                _client_key(ctx, idempotency_key),
+                {"from": from_, "to": to, "kind": kind},
+            )
             out = t.link(from_, to, kind, key=key)
             return out, f"linked {from_} {kind} {to}: edge {out['edge_id']}"
 
@@ -240,12 +325,18 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         ctx: Context[Any, Any],
         id: StrictStr,
         reason: StrictStr | None = None,
-        cascade: Annotated[StrictBool, Field(description="Also retract every item derived from this one.")] = False,
+        cascade: Annotated[
+            StrictBool, Field(description="Also retract every item derived from this one.")
+        ] = False,
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("forget", t.author, _client_key(ctx, idempotency_key),
-                         {"id": id, "reason": reason, "cascade": cascade})
+            key = _keyed(
+                "forget",
+                t.author,
+                _client_key(ctx, idempotency_key),
+                {"id": id, "reason": reason, "cascade": cascade},
+            )
             out = t.forget(id, reason, cascade, key=key)
             return out, f"retracted {len(out['retracted'])} item(s): {', '.join(out['retracted'])}"
 
@@ -283,76 +374,137 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         idempotency_key: Key = None,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
-            key = _keyed("resolve", t.author, _client_key(ctx, idempotency_key),
-                         {"winner": winner, "loser": loser, "reason": reason})
+            key = _keyed(
+                "resolve",
+                t.author,
+                _client_key(ctx, idempotency_key),
+                {"winner": winner, "loser": loser, "reason": reason},
+            )
             out = t.resolve(winner, loser, reason, key=key)
             return out, f"{winner} supersedes {loser}; {len(out['changes'])} change(s)"
 
         return _call("resolve", body)
 
-    add(remember, "remember", "Store a new memory item (a piece of text in a scope) and return its id.", _ADD)
-    add(recall, "recall",
+    add(
+        remember,
+        "remember",
+        "Store a new memory item (a piece of text in a scope) and return its id.",
+        _ADD,
+    )
+    add(
+        recall,
+        "recall",
         "Find the items that answer a question: ranked by text relevance, then authority, conviction and "
-        "importance; superseded items are dropped and contradictions flagged (contradictions='surface').", _READ)
+        "importance; superseded items are dropped and contradictions flagged (contradictions='surface').",
+        _READ,
+    )
     add(update, "update", "Change an item's authority, conviction, importance or meta.", _CHANGE)
-    add(link, "link", "Link two items with a typed edge (SUPPORTS, CONTRADICTS, SUPERSEDES, ALIAS, ABOUT, "
-        "DERIVED_FROM) and return the edge id.", _ADD)
-    add(forget, "forget", "Retract an item (and, with cascade, every item derived from it).", _CHANGE)
-    add(why, "why", "Explain an item: the items it rests on (its parents, recursively), as a flat list of "
-        "nodes with their depth and parent ids.", _READ)
+    add(
+        link,
+        "link",
+        "Link two items with a typed edge (SUPPORTS, CONTRADICTS, SUPERSEDES, ALIAS, ABOUT, "
+        "DERIVED_FROM) and return the edge id.",
+        _ADD,
+    )
+    add(
+        forget,
+        "forget",
+        "Retract an item (and, with cascade, every item derived from it).",
+        _CHANGE,
+    )
+    add(
+        why,
+        "why",
+        "Explain an item: the items it rests on (its parents, recursively), as a flat list of "
+        "nodes with their depth and parent ids.",
+        _READ,
+    )
     add(contradictions, "contradictions", "List the active contradictions, with both sides.", _READ)
-    add(resolve, "resolve", "Settle a contradiction: the winner supersedes the loser, whose authority drops.",
-        _CHANGE)
+    add(
+        resolve,
+        "resolve",
+        "Settle a contradiction: the winner supersedes the loser, whose authority drops.",
+        _CHANGE,
+    )
 
 
 EntityIn = Annotated[
     dict[str, Any],
-    Field(json_schema_extra={
-        "properties": {
-            "name": {"type": "string", "description": "The name of the entity"},
-            "entityType": {"type": "string", "description": "The type of the entity"},
-            "observations": {"type": "array", "items": {"type": "string"},
-                             "description": "An array of observation contents associated with the entity"},
-        },
-        "required": ["name", "entityType", "observations"],
-        "additionalProperties": False,
-    }),
+    Field(
+        json_schema_extra={
+            "properties": {
+                "name": {"type": "string", "description": "The name of the entity"},
+                "entityType": {"type": "string", "description": "The type of the entity"},
+                "observations": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "An array of observation contents associated with the entity",
+                },
+            },
+            "required": ["name", "entityType", "observations"],
+            "additionalProperties": False,
+        }
+    ),
 ]
 RelationIn = Annotated[
     dict[str, Any],
-    Field(json_schema_extra={
-        "properties": {
-            "from": {"type": "string", "description": "The name of the entity where the relation starts"},
-            "to": {"type": "string", "description": "The name of the entity where the relation ends"},
-            "relationType": {"type": "string", "description": "The type of the relation"},
-        },
-        "required": ["from", "to", "relationType"],
-        "additionalProperties": False,
-    }),
+    Field(
+        json_schema_extra={
+            "properties": {
+                "from": {
+                    "type": "string",
+                    "description": "The name of the entity where the relation starts",
+                },
+                "to": {
+                    "type": "string",
+                    "description": "The name of the entity where the relation ends",
+                },
+                "relationType": {"type": "string", "description": "The type of the relation"},
+            },
+            "required": ["from", "to", "relationType"],
+            "additionalProperties": False,
+        }
+    ),
 ]
 ObservationIn = Annotated[
     dict[str, Any],
-    Field(json_schema_extra={
-        "properties": {
-            "entityName": {"type": "string", "description": "The name of the entity to add the observations to"},
-            "contents": {"type": "array", "items": {"type": "string"},
-                         "description": "An array of observation contents to add"},
-        },
-        "required": ["entityName", "contents"],
-        "additionalProperties": False,
-    }),
+    Field(
+        json_schema_extra={
+            "properties": {
+                "entityName": {
+                    "type": "string",
+                    "description": "The name of the entity to add the observations to",
+                },
+                "contents": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "An array of observation contents to add",
+                },
+            },
+            "required": ["entityName", "contents"],
+            "additionalProperties": False,
+        }
+    ),
 ]
 DeletionIn = Annotated[
     dict[str, Any],
-    Field(json_schema_extra={
-        "properties": {
-            "entityName": {"type": "string", "description": "The name of the entity containing the observations"},
-            "observations": {"type": "array", "items": {"type": "string"},
-                             "description": "An array of observations to delete"},
-        },
-        "required": ["entityName", "observations"],
-        "additionalProperties": False,
-    }),
+    Field(
+        json_schema_extra={
+            "properties": {
+                "entityName": {
+                    "type": "string",
+                    "description": "The name of the entity containing the observations",
+                },
+                "observations": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "An array of observations to delete",
+                },
+            },
+            "required": ["entityName", "observations"],
+            "additionalProperties": False,
+        }
+    ),
 ]
 
 
@@ -360,7 +512,10 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
     author = kg.tools.author
 
     def write(
-        name: str, run: Callable[[str | None], dict[str, Any]], ctx: Context[Any, Any], arguments: Any
+        name: str,
+        run: Callable[[str | None], dict[str, Any]],
+        ctx: Context[Any, Any],
+        arguments: Any,
     ) -> CallToolResult:
         def body() -> tuple[dict[str, Any], str]:
             out = run(_keyed(name, author, _client_key(ctx, None), {"arguments": arguments}))
@@ -376,73 +531,152 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
         return _call(name, body)
 
     def create_entities(ctx: Context[Any, Any], entities: list[EntityIn]) -> CallToolResult:
-        return write("create_entities", lambda key: kg.create_entities(entities, key=key), ctx, entities)
+        return write(
+            "create_entities", lambda key: kg.create_entities(entities, key=key), ctx, entities
+        )
 
     def create_relations(ctx: Context[Any, Any], relations: list[RelationIn]) -> CallToolResult:
-        return write("create_relations", lambda key: kg.create_relations(relations, key=key), ctx, relations)
+        return write(
+            "create_relations", lambda key: kg.create_relations(relations, key=key), ctx, relations
+        )
 
-    def add_observations(ctx: Context[Any, Any], observations: list[ObservationIn]) -> CallToolResult:
-        return write("add_observations", lambda key: kg.add_observations(observations, key=key), ctx, observations)
+    def add_observations(
+        ctx: Context[Any, Any], observations: list[ObservationIn]
+    ) -> CallToolResult:
+        return write(
+            "add_observations",
+            lambda key: kg.add_observations(observations, key=key),
+            ctx,
+            observations,
+        )
 
     def delete_entities(
         ctx: Context[Any, Any],
-        entityNames: Annotated[list[StrictStr], Field(description="An array of entity names to delete")],
+        entityNames: Annotated[
+            list[StrictStr], Field(description="An array of entity names to delete")
+        ],
     ) -> CallToolResult:
-        return write("delete_entities", lambda key: kg.delete_entities(entityNames, key=key), ctx, entityNames)
+        return write(
+            "delete_entities",
+            lambda key: kg.delete_entities(entityNames, key=key),
+            ctx,
+            entityNames,
+        )
 
     def delete_observations(ctx: Context[Any, Any], deletions: list[DeletionIn]) -> CallToolResult:
-        return write("delete_observations", lambda key: kg.delete_observations(deletions, key=key), ctx, deletions)
+        return write(
+            "delete_observations",
+            lambda key: kg.delete_observations(deletions, key=key),
+            ctx,
+            deletions,
+        )
 
     def delete_relations(
         ctx: Context[Any, Any],
-        relations: Annotated[list[RelationIn], Field(description="An array of relations to delete")],
+        relations: Annotated[
+            list[RelationIn], Field(description="An array of relations to delete")
+        ],
     ) -> CallToolResult:
-        return write("delete_relations", lambda key: kg.delete_relations(relations, key=key), ctx, relations)
+        return write(
+            "delete_relations", lambda key: kg.delete_relations(relations, key=key), ctx, relations
+        )
 
     def read_graph(ctx: Context[Any, Any]) -> CallToolResult:
         return read("read_graph", kg.read_graph)
 
     def search_nodes(
         ctx: Context[Any, Any],
-        query: Annotated[StrictStr, Field(
-            description="The search query to match against entity names, types, and observation content")],
+        query: Annotated[
+            StrictStr,
+            Field(
+                description="The search query to match against entity names, types, and observation content"
+            ),
+        ],
     ) -> CallToolResult:
         return read("search_nodes", lambda: kg.search_nodes(query))
 
     def open_nodes(
         ctx: Context[Any, Any],
-        names: Annotated[list[StrictStr], Field(description="An array of entity names to retrieve")],
+        names: Annotated[
+            list[StrictStr], Field(description="An array of entity names to retrieve")
+        ],
     ) -> CallToolResult:
         return read("open_nodes", lambda: kg.open_nodes(names))
 
     tools: list[tuple[Callable[..., Any], str, str, ToolAnnotations]] = [
-        (create_entities, "create_entities", "Create multiple new entities in the knowledge graph", _ADD),
-        (create_relations, "create_relations", "Create multiple new relations between entities in the "
-         "knowledge graph. Relations should be in active voice", _ADD),
-        (add_observations, "add_observations", "Add new observations to existing entities in the knowledge graph",
-         _ADD),
-        (delete_entities, "delete_entities", "Delete multiple entities and their associated relations from the "
-         "knowledge graph", _CHANGE),
-        (delete_observations, "delete_observations", "Delete specific observations from entities in the "
-         "knowledge graph", _CHANGE),
-        (delete_relations, "delete_relations", "Delete multiple relations from the knowledge graph", _CHANGE),
+        (
+            create_entities,
+            "create_entities",
+            "Create multiple new entities in the knowledge graph",
+            _ADD,
+        ),
+        (
+            create_relations,
+            "create_relations",
+            "Create multiple new relations between entities in the "
+            "knowledge graph. Relations should be in active voice",
+            _ADD,
+        ),
+        (
+            add_observations,
+            "add_observations",
+            "Add new observations to existing entities in the knowledge graph",
+            _ADD,
+        ),
+        (
+            delete_entities,
+            "delete_entities",
+            "Delete multiple entities and their associated relations from the knowledge graph",
+            _CHANGE,
+        ),
+        (
+            delete_observations,
+            "delete_observations",
+            "Delete specific observations from entities in the knowledge graph",
+            _CHANGE,
+        ),
+        (
+            delete_relations,
+            "delete_relations",
+            "Delete multiple relations from the knowledge graph",
+            _CHANGE,
+        ),
         (read_graph, "read_graph", "Read the entire knowledge graph", _READ),
-        (search_nodes, "search_nodes", "Search for nodes in the knowledge graph based on a query", _READ),
-        (open_nodes, "open_nodes", "Open specific nodes in the knowledge graph by their names", _READ),
+        (
+            search_nodes,
+            "search_nodes",
+            "Search for nodes in the knowledge graph based on a query",
+            _READ,
+        ),
+        (
+            open_nodes,
+            "open_nodes",
+            "Open specific nodes in the knowledge graph by their names",
+            _READ,
+        ),
     ]
     for fn, name, description, hints in tools:
         if kg.tools.read_only and name not in KG_READ_TOOLS:
             continue
-        if name.startswith("delete_"):  # as the reference server: deleting twice changes nothing more
+        if name.startswith(
+            "delete_"
+        ):  # as the reference server: deleting twice changes nothing more
             hints = hints.model_copy(update={"idempotent_hint": True})
         server.add_tool(
-            fn, name=name, title=name.replace("_", " ").title(), description=description, annotations=hints,
+            fn,
+            name=name,
+            title=name.replace("_", " ").title(),
+            description=description,
+            annotations=hints,
             structured_output=False,
         )
 
     @server.resource(
-        "memory://knowledge-graph", name="knowledge-graph", title="Knowledge Graph",
-        description="The full knowledge graph with all entities and relations", mime_type="application/json",
+        "memory://knowledge-graph",
+        name="knowledge-graph",
+        title="Knowledge Graph",
+        description="The full knowledge graph with all entities and relations",
+        mime_type="application/json",
     )
     def knowledge_graph() -> str:
         try:
@@ -458,9 +692,14 @@ def _close_schemas(server: MCPServer[Any]) -> None:
     for tool in server._tool_manager.list_tools():
         tool.parameters["additionalProperties"] = False
         model = tool.fn_metadata.arg_model
-        tool.fn_metadata.arg_model = type(model.__name__, (model,), {
-            "__module__": model.__module__, "model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}),
-        })
+        tool.fn_metadata.arg_model = type(
+            model.__name__,
+            (model,),
+            {
+                "__module__": model.__module__,
+                "model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}),
+            },
+        )
 
 
 def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any]:
@@ -481,7 +720,9 @@ def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any
         ValidationError: an unknown profile.
     """
     if profile not in PROFILES:
-        raise ValidationError(f"profile: expected one of {', '.join(PROFILES)}, got {profile!r}", "profile")
+        raise ValidationError(
+            f"profile: expected one of {', '.join(PROFILES)}, got {profile!r}", "profile"
+        )
     server: MCPServer[Any] = MCPServer(
         name="memex" if profile == "memex" else "memex-kg",
         version=__version__,

@@ -43,7 +43,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp_types import jsonrpc_message_adapter
 
-__all__ = ["run_stdio", "screen_line", "PARSE_ERROR", "INVALID_REQUEST", "INVALID_PARAMS", "MAX_DEPTH"]
+__all__ = [
+    "run_stdio",
+    "screen_line",
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "INVALID_PARAMS",
+    "MAX_DEPTH",
+]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -51,7 +58,9 @@ INVALID_PARAMS = -32602
 #: The deepest nesting of objects and arrays a message may have (the message itself is level 1).
 MAX_DEPTH = 128
 
-_REQUEST_ID = re.compile(rb'\A\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")\s*,')
+_REQUEST_ID = re.compile(
+    rb'\A\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")\s*,'
+)
 
 
 def _problem(value: Any) -> str | None:
@@ -115,26 +124,42 @@ def screen_line(raw: bytes | str) -> tuple[str | None, str | None]:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        return None, _error(_line_id(raw), PARSE_ERROR, f"Parse error: the line is not valid UTF-8 ({e.reason})")
+        return None, _error(
+            _line_id(raw), PARSE_ERROR, f"Parse error: the line is not valid UTF-8 ({e.reason})"
+        )
     try:
         msg = json.loads(line)
     except RecursionError:
-        return None, _error(_line_id(raw), INVALID_PARAMS, f"ValidationError: message: nested deeper than {MAX_DEPTH} levels")
+        return None, _error(
+            _line_id(raw),
+            INVALID_PARAMS,
+            f"ValidationError: message: nested deeper than {MAX_DEPTH} levels",
+        )
     except ValueError as e:
         return None, _error(_line_id(raw), PARSE_ERROR, f"Parse error: {e}")
-    if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not ("method" in msg or "id" in msg):
+    if (
+        not isinstance(msg, dict)
+        or msg.get("jsonrpc") != "2.0"
+        or not ("method" in msg or "id" in msg)
+    ):
         msg_id = msg.get("id") if isinstance(msg, dict) and _valid_id(msg.get("id")) else None
-        return None, _error(msg_id, INVALID_REQUEST, "Invalid Request: expected one JSON-RPC 2.0 message object")
+        return None, _error(
+            msg_id, INVALID_REQUEST, "Invalid Request: expected one JSON-RPC 2.0 message object"
+        )
     if "id" in msg and not _valid_id(msg["id"]) and _problem(msg["id"]) is None:
         # an id that is not a string or an integer: the SDK would take a request for a notification
-        return None, _error(None, INVALID_REQUEST, "Invalid Request: id: expected a string or an integer")
+        return None, _error(
+            None, INVALID_REQUEST, "Invalid Request: id: expected a string or an integer"
+        )
     problem = _problem(msg)
     if problem is None:
         try:  # what the SDK's reader would refuse, and drop unanswered
             jsonrpc_message_adapter.validate_json(line, by_name=False)
         except Exception:
             msg_id = msg.get("id") if _valid_id(msg.get("id")) else None
-            return None, _error(msg_id, INVALID_REQUEST, "Invalid Request: not a valid JSON-RPC 2.0 message")
+            return None, _error(
+                msg_id, INVALID_REQUEST, "Invalid Request: not a valid JSON-RPC 2.0 message"
+            )
         return line, None
     if "method" in msg and "id" in msg:
         if _valid_id(msg["id"]):

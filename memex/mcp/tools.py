@@ -99,12 +99,16 @@ def check_meta(field: str, value: Any, limit: int) -> None:
     except (TypeError, ValueError, RecursionError):
         return  # not JSON: memex's own validation names the problem
     if size > limit:
-        raise ValidationError(f"{field}: {size} characters of JSON, more than this server's limit of {limit}", field)
+        raise ValidationError(
+            f"{field}: {size} characters of JSON, more than this server's limit of {limit}", field
+        )
 
 
 def _positive(field: str, value: Any, *, lo: int = 1, hi: int = 10_000) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValidationError(f"{field}: expected an integer from {lo} to {hi}, got {value!r}", field)
+        raise ValidationError(
+            f"{field}: expected an integer from {lo} to {hi}, got {value!r}", field
+        )
     return value
 
 
@@ -136,13 +140,17 @@ class MemoryTools:
         self.store = store
         self.max_text = _positive("max_text", max_text, hi=2**31)
         self.author = check_text("author", author, 1024)
-        self.scope_prefix = None if scope_prefix is None else check_text("scope_prefix", scope_prefix, 1024)
+        self.scope_prefix = (
+            None if scope_prefix is None else check_text("scope_prefix", scope_prefix, 1024)
+        )
         self.read_only = bool(read_only)
 
     # -- helpers ---------------------------------------------------------------------
     def visible(self, item: MemoryItem | None) -> bool:
         """Whether ``item`` exists and lies under the server's scope prefix."""
-        return item is not None and (self.scope_prefix is None or item.scope.startswith(self.scope_prefix))
+        return item is not None and (
+            self.scope_prefix is None or item.scope.startswith(self.scope_prefix)
+        )
 
     def _item(self, state: GraphState, field: str, item_id: Any) -> MemoryItem:
         check_text(field, item_id, 1024)
@@ -187,10 +195,14 @@ class MemoryTools:
         Raises:
             StoreBusyError: the turn was not had within :data:`TURN_TIMEOUT` seconds.
         """
-        lock = getattr(self.store.log, "writer_lock", None)  # both logs have one; a store without a log, none
+        lock = getattr(
+            self.store.log, "writer_lock", None
+        )  # both logs have one; a store without a log, none
         if not callable(lock):
             return contextlib.nullcontext()
-        return cast(contextlib.AbstractContextManager[None], lock(purpose="mcp", timeout=TURN_TIMEOUT))
+        return cast(
+            contextlib.AbstractContextManager[None], lock(purpose="mcp", timeout=TURN_TIMEOUT)
+        )
 
     def _scope(self, field: str, scope: Any) -> str:
         check_text(field, scope, 1024)
@@ -241,8 +253,16 @@ class MemoryTools:
             raise ValidationError("parents: expected a list of at most 1000 item ids", "parents")
         check_meta("meta", meta, self.max_text)
         item = create_memory_item(
-            scope=scope, kind=kind, content={"text": text}, author=self.author, source_kind=source_kind,
-            authority=authority, importance=importance, conviction=conviction, parents=parents, meta=meta,
+            scope=scope,
+            kind=kind,
+            content={"text": text},
+            author=self.author,
+            source_kind=source_kind,
+            authority=authority,
+            importance=importance,
+            conviction=conviction,
+            parents=parents,
+            meta=meta,
         )
 
         def plan(states: Any) -> list[tuple[str, Any]]:
@@ -270,16 +290,33 @@ class MemoryTools:
         """
         partial = {
             k: v
-            for k, v in (("authority", authority), ("conviction", conviction), ("importance", importance), ("meta", meta))
+            for k, v in (
+                ("authority", authority),
+                ("conviction", conviction),
+                ("importance", importance),
+                ("meta", meta),
+            )
             if v is not None
         }
         if not partial:
-            raise ValidationError("update: give at least one of authority, conviction, importance, meta", "")
+            raise ValidationError(
+                "update: give at least one of authority, conviction, importance, meta", ""
+            )
         check_meta("meta", meta, self.max_text)
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             self._item(states.mem, "id", id)
-            return [("memory", {"type": "memory.update", "item_id": id, "partial": partial, "author": self.author})]
+            return [
+                (
+                    "memory",
+                    {
+                        "type": "memory.update",
+                        "item_id": id,
+                        "partial": partial,
+                        "author": self.author,
+                    },
+                )
+            ]
 
         self._write(plan, key)
         return {"id": id}
@@ -292,11 +329,18 @@ class MemoryTools:
         ``SUPERSEDES`` edge that would close a cycle (a cycle would hide every item on it).
         """
         if kind not in LINK_KINDS:
-            raise ValidationError(f"kind: expected one of {', '.join(LINK_KINDS)}, got {kind!r}", "kind")
+            raise ValidationError(
+                f"kind: expected one of {', '.join(LINK_KINDS)}, got {kind!r}", "kind"
+            )
         check_text("from", from_, 1024)
         check_text("to", to, 1024)
         edge = create_edge(
-            from_=from_, to=to, kind=kind, author=self.author, source_kind="agent_inferred", authority=0.7
+            from_=from_,
+            to=to,
+            kind=kind,
+            author=self.author,
+            source_kind="agent_inferred",
+            authority=0.7,
         )
 
         if from_ == to:
@@ -305,7 +349,9 @@ class MemoryTools:
         def plan(states: Any) -> list[tuple[str, Any]]:
             self._item(states.mem, "from", from_)
             self._item(states.mem, "to", to)
-            return [("memory", {"type": "edge.create", "edge": edge})]  # a cycle is refused at the store's door
+            return [
+                ("memory", {"type": "edge.create", "edge": edge})
+            ]  # a cycle is refused at the store's door
 
         done = self._write(plan, key)
         return {"edge_id": done.events[0]["edge"]["edge_id"]}
@@ -324,7 +370,11 @@ class MemoryTools:
         def plan(states: Any) -> list[tuple[str, Any]]:
             self._item(states.mem, "id", id)
             if not cascade:
-                cmd: dict[str, Any] = {"type": "memory.retract", "item_id": id, "author": self.author}
+                cmd: dict[str, Any] = {
+                    "type": "memory.retract",
+                    "item_id": id,
+                    "author": self.author,
+                }
                 if reason is not None:
                     cmd["reason"] = reason
                 return [("memory", cmd)]
@@ -337,9 +387,13 @@ class MemoryTools:
             return [("memory", c) for c in cmds]
 
         done = self._write(plan, key)
-        return {"retracted": [e["item"]["id"] for e in done.events if e["type"] == "memory.retracted"]}
+        return {
+            "retracted": [e["item"]["id"] for e in done.events if e["type"] == "memory.retracted"]
+        }
 
-    def resolve(self, winner: str, loser: str, reason: str | None = None, *, key: str | None = None) -> dict[str, Any]:
+    def resolve(
+        self, winner: str, loser: str, reason: str | None = None, *, key: str | None = None
+    ) -> dict[str, Any]:
         """Settle a contradiction: retract the ``CONTRADICTS`` edges between the two items,
         add ``winner SUPERSEDES loser`` and lower the loser's authority. A ``loser SUPERSEDES
         winner`` edge from an earlier decision is retracted in the same batch (a change of
@@ -363,17 +417,23 @@ class MemoryTools:
             if not _contradicts_between(mem, winner, loser):
                 raise ValidationError(
                     f"loser: no active contradiction between {winner} and {loser} (link them with "
-                    "CONTRADICTS first, or link SUPERSEDES directly)", "loser",
+                    "CONTRADICTS first, or link SUPERSEDES directly)",
+                    "loser",
                 )
             # a change of mind: the loser's own SUPERSEDES edges onto the winner are retracted
             reverse = [
-                e.edge_id for e in mem.edges_of(loser)
+                e.edge_id
+                for e in mem.edges_of(loser)
                 if e.active and e.kind == "SUPERSEDES" and e.from_ == loser and e.to == winner
             ]
             cmds: list[tuple[str, Any]] = [
-                ("memory", {"type": "edge.retract", "edge_id": eid, "author": self.author}) for eid in reverse
+                ("memory", {"type": "edge.retract", "edge_id": eid, "author": self.author})
+                for eid in reverse
             ]
-            cmds += [("memory", c) for c in plan_resolve_contradiction(mem, winner, loser, self.author, reason)]
+            cmds += [
+                ("memory", c)
+                for c in plan_resolve_contradiction(mem, winner, loser, self.author, reason)
+            ]
             return cmds
 
         done = self._write(plan, key)

@@ -60,7 +60,16 @@ class Edge(Protocol):
     def to(self) -> str: ...
 
 
-__all__ = ["ROWS", "COUNT_LIMIT", "item_text", "item_html", "scored_html", "graph_summary", "graph_html", "store_html"]
+__all__ = [
+    "ROWS",
+    "COUNT_LIMIT",
+    "item_text",
+    "item_html",
+    "scored_html",
+    "graph_summary",
+    "graph_html",
+    "store_html",
+]
 
 #: The most item rows a graph or store summary shows.
 ROWS = 10
@@ -123,7 +132,8 @@ def _short_id(ident: Any) -> str:
 def _table(header: list[str], rows: Iterable[list[str]]) -> str:
     head = "".join(f'<th style="{_STYLE}">{h}</th>' for h in header)
     body = "".join(
-        "<tr>" + "".join(f'<td style="{_STYLE}">{cell}</td>' for cell in row) + "</tr>" for row in rows
+        "<tr>" + "".join(f'<td style="{_STYLE}">{cell}</td>' for cell in row) + "</tr>"
+        for row in rows
     )
     return f'<table class="memex"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -148,7 +158,9 @@ _ITEM_HEADER = ["id", "kind", "text", "scope", "author", "authority", "importanc
 
 
 def _counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{_esc(k)} {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ", ".join(
+        f"{_esc(k)} {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
 
 
 def item_html(item: MemoryItem) -> str:
@@ -181,8 +193,12 @@ def item_html(item: MemoryItem) -> str:
     return f'<div class="memex-repr">{title}{_table(["field", "value"], rows)}</div>'
 
 
-def scored_html(item: MemoryItem, score: float, relevance: float | None,
-                contradicted_by: Sequence[MemoryItem] | None) -> str:
+def scored_html(
+    item: MemoryItem,
+    score: float,
+    relevance: float | None,
+    contradicted_by: Sequence[MemoryItem] | None,
+) -> str:
     """The HTML of a retrieval result: score, relevance, who contradicts it, then the item.
 
     Args:

@@ -72,7 +72,13 @@ def _dump(value: Any, by_alias: bool, exclude_none: bool, json: bool, path: str)
         for k, x in value.items():
             if json and not isinstance(k, str):
                 raise v.fail(f"{path or 'value'} key", "a string (JSON object keys are strings)", k)
-            plain[k] = _dump(x, by_alias, exclude_none, json, _key_path(path, v.path_key(k) if isinstance(k, str) else repr(k)))
+            plain[k] = _dump(
+                x,
+                by_alias,
+                exclude_none,
+                json,
+                _key_path(path, v.path_key(k) if isinstance(k, str) else repr(k)),
+            )
         return plain
     if isinstance(value, list | tuple):
         return [_dump(x, by_alias, exclude_none, json, f"{path}[{i}]") for i, x in enumerate(value)]
@@ -80,11 +86,15 @@ def _dump(value: Any, by_alias: bool, exclude_none: bool, json: bool, path: str)
         for base in (bool, int, float, str):
             if isinstance(value, base):
                 return base(value)
-        raise v.fail(path or "value", "a JSON value (dict, list, str, int, float, bool or None)", value)
+        raise v.fail(
+            path or "value", "a JSON value (dict, list, str, int, float, bool or None)", value
+        )
     return value
 
 
-def dump_value(value: Any, *, by_alias: bool = False, exclude_none: bool = False, json: bool = False) -> Any:
+def dump_value(
+    value: Any, *, by_alias: bool = False, exclude_none: bool = False, json: bool = False
+) -> Any:
     """Return ``value`` as plain Python data, as :meth:`PydanticCompat.model_dump` does.
 
     Args:
@@ -142,7 +152,9 @@ def validate_fields(cls: Any, data: Any) -> Any:
         elif name in required:
             missing.append(wire)
     if missing:
-        raise ValidationError(f"{cls.__name__} is missing required field(s): {', '.join(missing)}", "")
+        raise ValidationError(
+            f"{cls.__name__} is missing required field(s): {', '.join(missing)}", ""
+        )
     return cls(**kwargs)
 
 
@@ -190,8 +202,10 @@ class PydanticCompat:
         """
         json = _MODE(mode, "mode") == "json"
         out: dict[str, Any] = dump_value(
-            self, by_alias=v.boolean(by_alias, "by_alias"),
-            exclude_none=v.boolean(exclude_none, "exclude_none"), json=json,
+            self,
+            by_alias=v.boolean(by_alias, "by_alias"),
+            exclude_none=v.boolean(exclude_none, "exclude_none"),
+            json=json,
         )
         return out
 
@@ -230,7 +244,9 @@ class PydanticCompat:
             raise ValidationError("value: text is not valid Unicode (lone surrogate)", "") from None
         if indent:
             buf = msgspec.json.format(buf, indent=indent)
-        elif indent == 0:  # one value per line, unindented, as Pydantic (msgspec would keep one line)
+        elif (
+            indent == 0
+        ):  # one value per line, unindented, as Pydantic (msgspec would keep one line)
             lines = msgspec.json.format(buf, indent=1).decode("utf-8").split("\n")
             return "\n".join(line.lstrip(" ") for line in lines)  # JSON strings hold no raw newline
         return buf.decode("utf-8")
@@ -313,7 +329,9 @@ class PydanticCompat:
                     shown = key if isinstance(key, str) else repr(key)
                     raise ValidationError(f"{shown}: not a field of {cls.__name__}", str(shown))
                 if name in given:
-                    raise ValidationError(f"{name}: given twice in update ({given[name]!r} and {key!r})", name)
+                    raise ValidationError(
+                        f"{name}: given twice in update ({given[name]!r} and {key!r})", name
+                    )
                 given[name] = key
                 values[name] = x
         result: Self = validate_fields(cls, values)

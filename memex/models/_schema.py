@@ -239,11 +239,7 @@ def _defaults(cls: type) -> dict[str, Any]:
     """``{field name: default}`` of the fields of ``cls`` that have a plain default (cached)."""
     found = _DEFAULTS.get(cls)
     if found is None:
-        found = {
-            a.name: a.default
-            for a in attrs.fields(cls)
-            if a.default is not attrs.NOTHING
-        }
+        found = {a.name: a.default for a in attrs.fields(cls) if a.default is not attrs.NOTHING}
         _DEFAULTS[cls] = found
     return found
 
@@ -342,7 +338,9 @@ def _extras_of(cls: type) -> dict[str, tuple[Any, ...]]:
 
 def _schema(
     cls: type,
-) -> tuple[tuple[tuple[str, str, v.Checker], ...], dict[str, v.Checker], tuple[tuple[str, str, str], ...]]:
+) -> tuple[
+    tuple[tuple[str, str, v.Checker], ...], dict[str, v.Checker], tuple[tuple[str, str, str], ...]
+]:
     # Each field's annotation is evaluated once, in the namespace of the module
     # that declares it (``typing.get_type_hints`` would also resolve every
     # nested forward reference, several times slower at import); an inherited
@@ -382,7 +380,9 @@ def _schema(
     return tuple(fields), updates, tuple(matches)
 
 
-def _updatable(cls: type, fields: tuple[tuple[str, str, v.Checker], ...]) -> tuple[tuple[str, ...], dict[str, str]]:
+def _updatable(
+    cls: type, fields: tuple[tuple[str, str, v.Checker], ...]
+) -> tuple[tuple[str, ...], dict[str, str]]:
     """``(_UPDATABLE, _FIXED)`` of a record: the attribute names of its fields without a
     :class:`Fixed` marker, in order, and ``{wire key or name: why}`` of those with one."""
     extras = _extras_of(cls)
@@ -493,9 +493,7 @@ def _keyword_aliases(cls: Any, fields: tuple[tuple[str, str, v.Checker], ...]) -
 @typing.dataclass_transform(
     field_specifiers=(attrs.field,), kw_only_default=True, frozen_default=True
 )
-def record(
-    cls: type[R] | None = None, *, repr: bool = True, tag: str | None = None
-) -> Any:
+def record(cls: type[R] | None = None, *, repr: bool = True, tag: str | None = None) -> Any:
     """Make a :class:`Record` subclass a frozen, keyword-only attrs record with a derived schema.
 
     Args:

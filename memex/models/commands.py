@@ -177,7 +177,9 @@ class IntentResume(_IntentTransition):
     """``intent.resume``: ``paused`` → ``active``."""
 
 
-IntentCommand = IntentCreate | IntentUpdate | IntentComplete | IntentCancel | IntentPause | IntentResume
+IntentCommand = (
+    IntentCreate | IntentUpdate | IntentComplete | IntentCancel | IntentPause | IntentResume
+)
 #: The six intent command classes.
 INTENT_COMMANDS: tuple[type[Command], ...] = get_args(IntentCommand)
 

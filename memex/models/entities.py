@@ -34,8 +34,12 @@ __all__ = ["MemoryItem", "Edge", "Intent", "Task"]
 _ID = Fixed("an entity keeps its id")
 _CREATED = Fixed("an item keeps its creation time")
 _ENDS = Fixed("an edge keeps its ends: retract it and create another")
-_INTENT_STATUS = Fixed("the status changes through intent.complete, intent.cancel, intent.pause and intent.resume")
-_TASK_STATUS = Fixed("the status changes through task.start, task.complete, task.fail and task.cancel")
+_INTENT_STATUS = Fixed(
+    "the status changes through intent.complete, intent.cancel, intent.pause and intent.resume"
+)
+_TASK_STATUS = Fixed(
+    "the status changes through task.start, task.complete, task.fail and task.cancel"
+)
 
 
 @record(repr=False)
@@ -81,11 +85,7 @@ class MemoryItem(Record, PydanticCompat):
     def in_bounds(cls, obj: Any) -> bool:
         """Whether ``obj``'s ``authority``, ``conviction`` and ``importance`` are in [0, 1] (or absent)."""
         c, i = obj.conviction, obj.importance
-        return (
-            0 <= obj.authority <= 1
-            and (c is None or 0 <= c <= 1)
-            and (i is None or 0 <= i <= 1)
-        )
+        return 0 <= obj.authority <= 1 and (c is None or 0 <= c <= 1) and (i is None or 0 <= i <= 1)
 
     def __repr__(self) -> str:
         parts = [

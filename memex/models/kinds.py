@@ -31,7 +31,14 @@ __all__ = [
 ]
 
 KnownMemoryKind = Literal[
-    "observation", "assertion", "assumption", "hypothesis", "derivation", "simulation", "policy", "trait"
+    "observation",
+    "assertion",
+    "assumption",
+    "hypothesis",
+    "derivation",
+    "simulation",
+    "policy",
+    "trait",
 ]
 KnownSourceKind = Literal[
     "user_explicit", "observed", "derived_deterministic", "agent_inferred", "simulated", "imported"
@@ -39,7 +46,12 @@ KnownSourceKind = Literal[
 KnownEdgeKind = Literal["DERIVED_FROM", "CONTRADICTS", "SUPPORTS", "ABOUT", "SUPERSEDES", "ALIAS"]
 KnownNamespace = Literal["memory", "task", "agent", "tool", "net", "app", "chat", "system", "debug"]
 LifecycleEventType = Literal[
-    "memory.created", "memory.updated", "memory.retracted", "edge.created", "edge.updated", "edge.retracted"
+    "memory.created",
+    "memory.updated",
+    "memory.retracted",
+    "edge.created",
+    "edge.updated",
+    "edge.retracted",
 ]
 SortField = Literal["authority", "conviction", "importance", "recency"]
 DecayInterval = Literal["hour", "day", "week"]

@@ -85,7 +85,9 @@ class ParentsFilter(Record):
 
 _sort_field = v.literal(
     ("authority", "conviction", "importance", "recency"),
-    lambda f: f'Unknown sort field: "{f}". Expected "authority", "conviction", "importance", or "recency".',
+    lambda f: (
+        f'Unknown sort field: "{f}". Expected "authority", "conviction", "importance", or "recency".'
+    ),
 )
 _decay_interval = v.literal(
     ("hour", "day", "week"),
@@ -422,7 +424,9 @@ class IntentFilter(Record):
 
     owner: Annotated[OptStr, Match("eq")] = None
     status: Annotated[str | None, v.opt(_intent_status), Match("eq")] = None
-    statuses: Annotated[list[str] | None, v.opt(literal_list(_intent_status)), Match("in", "status")] = None
+    statuses: Annotated[
+        list[str] | None, v.opt(literal_list(_intent_status)), Match("in", "status")
+    ] = None
     min_priority: Annotated[OptNum, Match("at_least", "priority")] = None
     has_memory_id: Annotated[OptStr, Match("has", "root_memory_ids")] = None
     parent_id: Annotated[OptStr, Match("eq")] = None
@@ -446,7 +450,9 @@ class TaskFilter(Record):
     intent_id: Annotated[OptStr, Match("eq")] = None
     action: Annotated[OptStr, Match("eq")] = None
     status: Annotated[str | None, v.opt(_task_status), Match("eq")] = None
-    statuses: Annotated[list[str] | None, v.opt(literal_list(_task_status)), Match("in", "status")] = None
+    statuses: Annotated[
+        list[str] | None, v.opt(literal_list(_task_status)), Match("in", "status")
+    ] = None
     agent_id: Annotated[OptStr, Match("eq")] = None
     min_priority: Annotated[OptNum, Match("at_least", "priority")] = None
     has_input_memory_id: Annotated[OptStr, Match("has", "input_memory_ids")] = None

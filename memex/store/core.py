@@ -77,7 +77,9 @@ def _seconds(value: Any, name: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise ValidationError(f"{name}: expected None or a finite number of seconds > 0, got {value!r}", name)
+        raise ValidationError(
+            f"{name}: expected None or a finite number of seconds > 0, got {value!r}", name
+        )
     return float(value)
 
 
@@ -242,7 +244,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         lg = (
             log
             if log is not None
-            else open_log(target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only)
+            else open_log(
+                target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only
+            )
         )
         store = cls()
         store._log = lg
@@ -336,8 +340,12 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         """
         if self._log is None:
             if self._closed:
-                raise ValidationError("follow: this store is closed (reopen it with MemexStore.open)", "follow")
-            raise ValidationError("follow: this store has no event log (use MemexStore.open)", "follow")
+                raise ValidationError(
+                    "follow: this store is closed (reopen it with MemexStore.open)", "follow"
+                )
+            raise ValidationError(
+                "follow: this store has no event log (use MemexStore.open)", "follow"
+            )
         options: dict[str, float | None] = {"idle_timeout": _seconds(idle_timeout, "idle_timeout")}
         interval = _seconds(poll_interval, "poll_interval")
         if interval is not None:
@@ -364,7 +372,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         nearest snapshot at or before the position.
         """
         if self._log is None:
-            raise ValidationError("as_of: this store has no event log (use MemexStore.open)", "as_of")
+            raise ValidationError(
+                "as_of: this store has no event log (use MemexStore.open)", "as_of"
+            )
         if (ts_ms is None) == (position is None):
             raise ValidationError("as_of: give exactly one of ts_ms= and position=", "as_of")
         if ts_ms is not None:
@@ -375,7 +385,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
             position = lg.position_as_of(ts_ms)
         head = lg.head()
         if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= head:
-            raise ValidationError(f"position: expected an integer in 0..{head}, got {position!r}", "position")
+            raise ValidationError(
+                f"position: expected an integer in 0..{head}, got {position!r}", "position"
+            )
         past = MemexStore()
         past._position = 0
         if position > 0:
@@ -405,7 +417,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
                 for s in self.skipped_on_open
                 if s.kind == "record" and s.position <= self._position
             ]
-            self._log.save_snapshot(encode_states(self.mem, self.intents, self.tasks, carried), self._position)
+            self._log.save_snapshot(
+                encode_states(self.mem, self.intents, self.tasks, carried), self._position
+            )
             self._snap_position = self._position
             return self._position
 
@@ -418,7 +432,11 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         """Raise :class:`ReadOnlyStoreError` for a closed store or a state of the past."""
         self._check_open()
         if self._readonly:
-            raise ReadOnlyStoreError() if self._log is None else ReadOnlyStoreError("this store was opened read-only")
+            raise (
+                ReadOnlyStoreError()
+                if self._log is None
+                else ReadOnlyStoreError("this store was opened read-only")
+            )
 
     def _maybe_snapshot(self) -> None:
         every = self.snapshot_every
@@ -443,11 +461,19 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
             if lg is None:
                 return
             try:
-                if not self._readonly and self.snapshot_every is not None and self._position > self._snap_position:
+                if (
+                    not self._readonly
+                    and self.snapshot_every is not None
+                    and self._position > self._snap_position
+                ):
                     try:
                         self.snapshot()
                     except (MemexError, OSError) as e:
-                        warnings.warn(f"memex: could not save a snapshot on close: {e}", RuntimeWarning, stacklevel=2)
+                        warnings.warn(
+                            f"memex: could not save a snapshot on close: {e}",
+                            RuntimeWarning,
+                            stacklevel=2,
+                        )
             finally:
                 self._log = None
                 self._readonly = True
@@ -505,7 +531,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         """
         self._check_open()
         if self._log is None:
-            raise ValidationError("import_envelopes: this store has no event log", "import_envelopes")
+            raise ValidationError(
+                "import_envelopes: this store has no event log", "import_envelopes"
+            )
         self._check_writable()
 
         def committed(states: States, position: int) -> None:
@@ -513,7 +541,13 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
             self._position = max(self._position, position)
 
         result = import_envelopes(
-            self._log, self.states, self._position, envelopes, committed, batch_size, progress,
+            self._log,
+            self.states,
+            self._position,
+            envelopes,
+            committed,
+            batch_size,
+            progress,
             retry_rejected=retry_rejected,
         )
         self._maybe_snapshot()

@@ -64,7 +64,9 @@ def _create_bounds(cls: type[Record]) -> tuple[tuple[str, v.Checker], ...]:
     """``(wire key, constructor checker)`` of the fields whose update checker is looser
     than the constructor's (the scores: in [0, 1] on create, any finite number on update)."""
     return tuple(
-        (wire, check) for name, wire, check in cls._FIELDS if cls._UPDATE_CHECKS.get(name) is not check
+        (wire, check)
+        for name, wire, check in cls._FIELDS
+        if cls._UPDATE_CHECKS.get(name) is not check
     )
 
 
@@ -128,7 +130,8 @@ def check_partial_keys(cmd: Command) -> None:
             return
         cls, noun = _UPDATED[kind]
         raise ValidationError(
-            f"partial: an update must set at least one field of {noun} ({', '.join(cls._UPDATABLE)})", "partial"
+            f"partial: an update must set at least one field of {noun} ({', '.join(cls._UPDATABLE)})",
+            "partial",
         )
     unknown = [key for key in partial if key not in fields]
     raise _unknown_key(kind, cmd.type, unknown[0], len(unknown) - 1)

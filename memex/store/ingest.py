@@ -58,7 +58,8 @@ def _check_envelope(env: EventEnvelope[Any]) -> None:
     if env.namespace not in NAMESPACES:
         known = ", ".join(NAMESPACES)
         raise ValidationError(
-            f'envelope.namespace: unknown namespace "{env.namespace}" (expected one of {known})', "namespace"
+            f'envelope.namespace: unknown namespace "{env.namespace}" (expected one of {known})',
+            "namespace",
         )
 
 
@@ -168,15 +169,21 @@ def import_envelopes(
                     raise PreviouslyRejectedError(earlier.reason)
             new_states, cmd, evs = apply(states, env.namespace, env.payload)
             logged: EventEnvelope[Any] = EventEnvelope(
-                id=env.id, namespace=env.namespace, type=env.type, ts=env.ts,
-                trace_id=env.trace_id, payload=cmd,
+                id=env.id,
+                namespace=env.namespace,
+                type=env.type,
+                ts=env.ts,
+                trace_id=env.trace_id,
+                payload=cmd,
             )
             logged_bytes = check_record_size(canonical_envelope_bytes(logged), None, env.type)
         except PreviouslyRejectedError as e:
             rejected.append((index, e))
         except FOLD_ERRORS as e:
             rejected.append((index, e))
-            if isinstance(raw, EventEnvelope | Mapping) and not isinstance(e, IdempotencyConflictError):
+            if isinstance(raw, EventEnvelope | Mapping) and not isinstance(
+                e, IdempotencyConflictError
+            ):
                 try:
                     failed = _envelope_of(raw)
                 except FOLD_ERRORS:
@@ -215,7 +222,10 @@ def import_envelopes(
             while True:
                 try:
                     positions = log.append(
-                        pending, events=pending_events, expected_position=position, rejected=pending_rejects
+                        pending,
+                        events=pending_events,
+                        expected_position=position,
+                        rejected=pending_rejects,
                     )
                     if positions == list(range(position + 1, position + 1 + len(pending))):
                         break

@@ -39,7 +39,9 @@ commands (their namespace read from their type), or ``None`` for no change."""
 
 _EXPECTED = "a command or a (namespace, command) pair"
 #: command tag -> namespace, for a bare wire mapping in a planner's result
-_NAMESPACE_OF_TAG: dict[str, str] = {tag: ns.name for ns in NAMESPACES.values() for tag in ns.adapter.by_tag}
+_NAMESPACE_OF_TAG: dict[str, str] = {
+    tag: ns.name for ns in NAMESPACES.values() for tag in ns.adapter.by_tag
+}
 
 MAX_KEY_LENGTH = 256
 """The longest idempotency key accepted, in characters."""
@@ -78,7 +80,9 @@ def check_key(key: Any) -> str:
     field = "idempotency_key"
     checked: str = v.req_str(key, field)  # a str of valid Unicode text
     if not checked or len(checked) > MAX_KEY_LENGTH:
-        raise ValidationError(f"{field}: expected 1 to {MAX_KEY_LENGTH} characters, got {len(checked)}", field)
+        raise ValidationError(
+            f"{field}: expected 1 to {MAX_KEY_LENGTH} characters, got {len(checked)}", field
+        )
     return checked
 
 
@@ -157,12 +161,21 @@ def planned(result: Any) -> Iterator[tuple[str, Any]]:
     if result is None:
         return
     if isinstance(result, str | bytes | bytearray | Mapping | Record):
-        got = "a single command (return a list of commands)" if isinstance(result, Mapping | Record) else v.shown(result)
-        raise ValidationError(f"plan: expected an iterable of commands or (namespace, command) pairs, got {got}", "plan")
+        got = (
+            "a single command (return a list of commands)"
+            if isinstance(result, Mapping | Record)
+            else v.shown(result)
+        )
+        raise ValidationError(
+            f"plan: expected an iterable of commands or (namespace, command) pairs, got {got}",
+            "plan",
+        )
     try:
         entries = iter(result)
     except TypeError:
-        raise v.fail("plan", "None or an iterable of commands or (namespace, command) pairs", result) from None
+        raise v.fail(
+            "plan", "None or an iterable of commands or (namespace, command) pairs", result
+        ) from None
     for i, entry in enumerate(entries):
         yield _entry(i, entry)
 
@@ -178,7 +191,8 @@ def _entry(i: int, entry: Any) -> tuple[str, Any]:
         name = entry[0]
         if not isinstance(name, str):
             raise ValidationError(
-                f"{path}: expected {_EXPECTED}, got a pair whose first entry {v.shown(name)} is no namespace", path
+                f"{path}: expected {_EXPECTED}, got a pair whose first entry {v.shown(name)} is no namespace",
+                path,
             )
         if name not in NAMESPACES:
             close = v.closest(name, NAMESPACES)
@@ -195,7 +209,8 @@ def _entry(i: int, entry: Any) -> tuple[str, Any]:
         name = _NAMESPACE_OF_TAG.get(tag) if isinstance(tag, str) else None
         if name is None:
             raise ValidationError(
-                f"{path}: expected {_EXPECTED}, got a mapping whose type {v.shown(tag)} is no command type", path
+                f"{path}: expected {_EXPECTED}, got a mapping whose type {v.shown(tag)} is no command type",
+                path,
             )
         return name, entry
     raise v.fail(path, _EXPECTED, entry)
@@ -205,7 +220,9 @@ def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
     """The body of :meth:`MemexStore.transact <memex.MemexStore.transact>` (``store`` is the store)."""
 
     def step(states: States) -> tuple[Transaction, States, Records]:
-        folded, records = fold_at_door(states, planned(plan(states)))  # each command through the door
+        folded, records = fold_at_door(
+            states, planned(plan(states))
+        )  # each command through the door
         done = Transaction(
             commands=[(ns, _wire(cmd)) for ns, cmd, _ in records],
             events=[_wire(e) for _, _, evs in records for e in evs],
@@ -218,7 +235,9 @@ def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
         """``done`` with its positions: the batch was appended at the positions ending at the head."""
         if not done.commands or store.log is None:
             return done
-        return done._replace(positions=list(range(store.position - len(done.commands) + 1, store.position + 1)))
+        return done._replace(
+            positions=list(range(store.position - len(done.commands) + 1, store.position + 1))
+        )
 
     if key is None:
         with store._lock:

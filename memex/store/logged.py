@@ -68,7 +68,9 @@ class _Store(Protocol):
     def _append(self, records: Records, ids: Callable[[int], str] | None = None) -> None: ...
 
     def _commit(
-        self, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
+        self,
+        step: Callable[[States], tuple[R, States, Records]],
+        ids: Callable[[int], str] | None = None,
     ) -> R: ...
 
 
@@ -94,7 +96,13 @@ class StoreLogging:
             events: list[Any] = []
             follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
             states, last = _fold_log(
-                self.states, self._log, self._position + 1, stop, self.skipped_on_open, progress, follow
+                self.states,
+                self._log,
+                self._position + 1,
+                stop,
+                self.skipped_on_open,
+                progress,
+                follow,
             )
             self.states = states
             self._position = max(self._position, last)
@@ -111,7 +119,9 @@ class StoreLogging:
                     with self._lock:
                         if rec.position <= self._position:
                             continue
-                        if rec.position > self._position + 1:  # never from a gap-free log; fold the gap anyway
+                        if (
+                            rec.position > self._position + 1
+                        ):  # never from a gap-free log; fold the gap anyway
                             self._catch_up(stop=rec.position - 1)
                             if rec.position <= self._position:
                                 continue
@@ -171,7 +181,9 @@ class StoreLogging:
         self._position = max(positions)
 
     def _commit(
-        self: _Store, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
+        self: _Store,
+        step: Callable[[States], tuple[R, States, Records]],
+        ids: Callable[[int], str] | None = None,
     ) -> R:
         """Run ``step`` on the current states; log the commands it folded; rebind on success.
 

@@ -38,7 +38,9 @@ from memex.store.keyed import Planner, Transaction
 from memex.store.keyed import transact as keyed_transact
 from memex.transplant import ImportReport, MemexExport
 
-_IMPORT_OPTIONS = frozenset({"skip_existing_ids", "shallow_compare_existing", "re_id_on_difference"})
+_IMPORT_OPTIONS = frozenset(
+    {"skip_existing_ids", "shallow_compare_existing", "re_id_on_difference"}
+)
 
 __all__ = ["StoreMutations", "Records", "latest_log_ts", "stamp_envelopes"]
 
@@ -89,11 +91,21 @@ def stamp_envelopes(
         One envelope per record, in order.
     """
     floor = latest_log_ts(log, position)
-    envs = [create_event_envelope(cmd.type, cmd, namespace=ns, not_before=floor) for ns, cmd, _ in records]
+    envs = [
+        create_event_envelope(cmd.type, cmd, namespace=ns, not_before=floor)
+        for ns, cmd, _ in records
+    ]
     if ids is None:
         return envs
     return [
-        EventEnvelope(id=ids(i), namespace=e.namespace, type=e.type, ts=e.ts, trace_id=e.trace_id, payload=e.payload)
+        EventEnvelope(
+            id=ids(i),
+            namespace=e.namespace,
+            type=e.type,
+            ts=e.ts,
+            trace_id=e.trace_id,
+            payload=e.payload,
+        )
         for i, e in enumerate(envs)
     ]
 
@@ -104,7 +116,9 @@ class StoreMutations:
     __slots__ = ()
 
     def _commit(
-        self, step: Callable[[States], tuple[R, States, Records]], ids: Callable[[int], str] | None = None
+        self,
+        step: Callable[[States], tuple[R, States, Records]],
+        ids: Callable[[int], str] | None = None,
     ) -> R:
         raise NotImplementedError
 
@@ -359,7 +373,11 @@ class StoreMutations:
         unknown = sorted(set(kwargs) - _IMPORT_OPTIONS)
         if unknown:  # named here, not as a TypeError of an inner function
             close = difflib.get_close_matches(unknown[0], sorted(_IMPORT_OPTIONS), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else f" (expected one of: {', '.join(sorted(_IMPORT_OPTIONS))})"
+            hint = (
+                f" (did you mean {close[0]}?)"
+                if close
+                else f" (expected one of: {', '.join(sorted(_IMPORT_OPTIONS))})"
+            )
             raise ValidationError(f"{unknown[0]}: not an option of import_slice{hint}", unknown[0])
 
         def step(states: States) -> tuple[ImportReport, States, Records]:

@@ -99,7 +99,9 @@ class StoreQueries:
         and no ``index``, the store's :attr:`text_index` is read."""
         if query is not None and index is None:
             index = self.text_index
-        return retrieval.get_scored_items(self.mem, weights, options, now=now, query=query, index=index)
+        return retrieval.get_scored_items(
+            self.mem, weights, options, now=now, query=query, index=index
+        )
 
     def edges(self, filter: Any = None) -> list[Edge]:
         """Edges matching ``filter`` (active only by default); see :func:`memex.get_edges`."""

@@ -108,11 +108,18 @@ def _fold_log(
     found: list[SkippedOnOpen] = []
 
     def failed(position: Any, _payload: Any, error: Exception) -> None:
-        found.append(SkippedOnOpen(position, envelope_id_at(log, position), f"{type(error).__name__}: {error}"))
+        found.append(
+            SkippedOnOpen(
+                position, envelope_id_at(log, position), f"{type(error).__name__}: {error}"
+            )
+        )
 
     with reading_stored():  # the store's own records: no record-size limit (see reading_stored)
         result = fold(
-            states, readable_commands(log, start, stop, found), on_error=failed, progress=progress,
+            states,
+            readable_commands(log, start, stop, found),
+            on_error=failed,
+            progress=progress,
             on_applied=on_applied,
         )
     last = result.last or 0
@@ -135,12 +142,17 @@ def _fold_record(
     ``skipped`` (the state stays as it was); ``on_applied`` as in :func:`_fold_log`."""
 
     def failed(position: Any, _payload: Any, error: Exception) -> None:
-        skipped.append(SkippedOnOpen(position, record.envelope.id, f"{type(error).__name__}: {error}"))
+        skipped.append(
+            SkippedOnOpen(position, record.envelope.id, f"{type(error).__name__}: {error}")
+        )
 
     env = record.envelope
     with reading_stored():
         result = fold(
-            states, ((record.position, env.namespace, env.payload),), on_error=failed, on_applied=on_applied
+            states,
+            ((record.position, env.namespace, env.payload),),
+            on_error=failed,
+            on_applied=on_applied,
         )
     return result.states
 
@@ -235,10 +247,16 @@ def find_unreadable(log: EventLog) -> list[SkippedOnOpen]:
         _load_all_snapshots(log, found)
     for w in caught:
         text = str(w.message)
-        if issubclass(w.category, RuntimeWarning) and text.startswith("memex: snapshot at position "):
+        if issubclass(w.category, RuntimeWarning) and text.startswith(
+            "memex: snapshot at position "
+        ):
             pos = text.removeprefix("memex: snapshot at position ").split(" ", 1)[0]
-            if pos.isdigit() and not any(f.kind == "snapshot" and f.position == int(pos) for f in found):
-                found.append(SkippedOnOpen(int(pos), None, text.removeprefix("memex: "), "snapshot"))
+            if pos.isdigit() and not any(
+                f.kind == "snapshot" and f.position == int(pos) for f in found
+            ):
+                found.append(
+                    SkippedOnOpen(int(pos), None, text.removeprefix("memex: "), "snapshot")
+                )
     found.sort(key=lambda s: (s.position, s.kind))
     return found
 

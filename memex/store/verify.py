@@ -86,7 +86,12 @@ class StoreVerifyResult(NamedTuple):
     def ok(self) -> bool:
         """``True`` when the chain verifies, every snapshot equals the fold, nothing is
         unreadable and every record applies."""
-        return self.chain.ok and not self.unreadable and not self.failed and all(s.ok for s in self.snapshots)
+        return (
+            self.chain.ok
+            and not self.unreadable
+            and not self.failed
+            and all(s.ok for s in self.snapshots)
+        )
 
     @property
     def mismatched(self) -> list[SnapshotCheck]:
@@ -161,7 +166,9 @@ def verify_store(
         raise
     except StorageError as e:
         positions = []
-        unreadable.append(SkippedOnOpen(0, None, f"the snapshots table cannot be read ({e})", "table"))
+        unreadable.append(
+            SkippedOnOpen(0, None, f"the snapshots table cannot be read ({e})", "table")
+        )
     in_range = [p for p in positions if 0 <= p <= head]  # 0: the empty state
     undecodable: list[SkippedOnOpen] = []
     failed: list[SkippedOnOpen] = []
@@ -177,7 +184,9 @@ def verify_store(
         except (StoreBusyError, StoreUnavailableError):
             raise
         except StorageError as e:  # the table's columns were altered: the fold goes on without it
-            unreadable.append(SkippedOnOpen(0, None, f"the snapshots table cannot be read ({e})", "table"))
+            unreadable.append(
+                SkippedOnOpen(0, None, f"the snapshots table cannot be read ({e})", "table")
+            )
             break
         if check is not None:
             checks.append(check)
@@ -187,18 +196,29 @@ def verify_store(
     now_head = log.head() if any(p > head for p in positions) else head
     for pos in positions:
         if pos > now_head:
-            unreadable.append(SkippedOnOpen(
-                pos, None, f"snapshot at position {pos} lies past the head ({now_head}): records were "
-                "removed from the end, or the row was written behind memex's back", "snapshot",
-            ))
+            unreadable.append(
+                SkippedOnOpen(
+                    pos,
+                    None,
+                    f"snapshot at position {pos} lies past the head ({now_head}): records were "
+                    "removed from the end, or the row was written behind memex's back",
+                    "snapshot",
+                )
+            )
         elif pos < 0:
-            unreadable.append(SkippedOnOpen(
-                pos, None, f"snapshot at position {pos} lies before position 0: written behind memex's back",
-                "snapshot",
-            ))
+            unreadable.append(
+                SkippedOnOpen(
+                    pos,
+                    None,
+                    f"snapshot at position {pos} lies before position 0: written behind memex's back",
+                    "snapshot",
+                )
+            )
     unreadable.extend(undecodable)
     unreadable.sort(key=lambda s: (s.position, s.kind))
-    return StoreVerifyResult(chain, checks, unreadable, failed, find_supersedes_cycles(states.mem), head)
+    return StoreVerifyResult(
+        chain, checks, unreadable, failed, find_supersedes_cycles(states.mem), head
+    )
 
 
 def _verify_pinned_head(log: EventLog, pinned: str) -> VerifyResult:
@@ -207,8 +227,14 @@ def _verify_pinned_head(log: EventLog, pinned: str) -> VerifyResult:
     Raises:
         ValidationError: ``pinned`` is not 64 hex digits.
     """
-    if not isinstance(pinned, str) or len(pinned) != 64 or any(c not in "0123456789abcdefABCDEF" for c in pinned):
-        raise ValidationError("expected_head: expected 64 hex digits or (position, hash)", "expected_head")
+    if (
+        not isinstance(pinned, str)
+        or len(pinned) != 64
+        or any(c not in "0123456789abcdefABCDEF" for c in pinned)
+    ):
+        raise ValidationError(
+            "expected_head: expected 64 hex digits or (position, hash)", "expected_head"
+        )
     pinned = pinned.lower()
     result = log.verify()
     if not result.ok or result.head_hash == pinned:
@@ -222,12 +248,14 @@ def _verify_pinned_head(log: EventLog, pinned: str) -> VerifyResult:
             at = next((rec.position for rec in log.read(1) if rec.hash == pinned), None)
     if at is None:  # where the histories part is unknown: no first bad position
         return result._replace(
-            ok=False, first_bad=None,
+            ok=False,
+            first_bad=None,
             reason="the pinned head hash is not in the chain: records were cut off the end or the "
             "history was rewritten (or the hash is wrong)",
         )
     return result._replace(
-        ok=False, first_bad=at + 1,
+        ok=False,
+        first_bad=at + 1,
         reason=f"the pinned head is at position {at}, but the log goes on to position {result.head} "
         f"({result.head - at} record(s) appended since; pin POSITION:HASH to allow appends)",
     )
@@ -267,13 +295,20 @@ def _fold_segment(
         return states, done
 
     def on_error(position: Any, _payload: Any, error: Exception) -> None:
-        failed.append(SkippedOnOpen(position, envelope_id_at(log, position), f"{type(error).__name__}: {error}"))
+        failed.append(
+            SkippedOnOpen(
+                position, envelope_id_at(log, position), f"{type(error).__name__}: {error}"
+            )
+        )
 
     step = None if tick is None else (lambda n: tick(done + n))
     with warnings.catch_warnings(), reading_stored():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = fold(
-            states, readable_commands(log, done + 1, stop, undecodable), on_error=on_error, progress=step
+            states,
+            readable_commands(log, done + 1, stop, undecodable),
+            on_error=on_error,
+            progress=step,
         )
     return result.states, stop
 

@@ -297,7 +297,9 @@ def item_builder(
     Returns:
         ``Builder`` called as ``item(id, *positional, **overrides) -> MemoryItem``.
     """
-    return Builder(_memory_item, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none)
+    return Builder(
+        _memory_item, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none
+    )
 
 
 def item_fields(
@@ -309,7 +311,9 @@ def item_fields(
         ``Builder`` called as ``item_d(id, *positional, **overrides) -> dict``; the id may be
         omitted when not needed (keyword arguments of ``create_memory_item``).
     """
-    return Builder(_identity, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none)
+    return Builder(
+        _identity, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none
+    )
 
 
 def edge_builder(
@@ -325,7 +329,12 @@ def edge_builder(
     Returns:
         ``Builder`` called as ``edge(edge_id, from_, to, *positional, **overrides) -> Edge``.
     """
-    return Builder(_edge, ("edge_id", "from_", "to", *positional), {**EDGE_DEFAULTS, **defaults}, drop_none=drop_none)
+    return Builder(
+        _edge,
+        ("edge_id", "from_", "to", *positional),
+        {**EDGE_DEFAULTS, **defaults},
+        drop_none=drop_none,
+    )
 
 
 def edge_fields(
@@ -337,7 +346,12 @@ def edge_fields(
     Returns:
         ``Builder`` called as ``edge_d(edge_id, from, to, *positional, **overrides) -> dict``.
     """
-    return Builder(_identity, ("edge_id", "from", "to", *positional), {**EDGE_WIRE_DEFAULTS, **defaults}, drop_none=drop_none)
+    return Builder(
+        _identity,
+        ("edge_id", "from", "to", *positional),
+        {**EDGE_WIRE_DEFAULTS, **defaults},
+        drop_none=drop_none,
+    )
 
 
 def intent_builder(*, positional: Sequence[str] = (), **defaults: Any) -> Builder[memex.Intent]:
@@ -415,7 +429,9 @@ def build_world(
     return store.mem, store.intents, store.tasks
 
 
-def event_summary(events: Iterable[memex.MemoryLifecycleEvent]) -> list[tuple[str, str, str | None]]:
+def event_summary(
+    events: Iterable[memex.MemoryLifecycleEvent],
+) -> list[tuple[str, str, str | None]]:
     """``(type, item id or edge id, cause_type)`` of each lifecycle event, in order."""
     out: list[tuple[str, str, str | None]] = []
     for e in events:

@@ -35,7 +35,9 @@ T0 = 1_700_000_000_000
 _names = itertools.count()
 
 
-def env(n: int, *, ts: int | None = None, text: str = "x", namespace: str = "memory") -> memex.EventEnvelope[Any]:
+def env(
+    n: int, *, ts: int | None = None, text: str = "x", namespace: str = "memory"
+) -> memex.EventEnvelope[Any]:
     """A memory.create envelope with a deterministic id ``env-<n>`` stamped at ``ts``.
 
     Args:
@@ -57,9 +59,14 @@ def env(n: int, *, ts: int | None = None, text: str = "x", namespace: str = "mem
         "authority": 0.5,
     }
     e = memex.create_event_envelope(
-        "memory.create", {"type": "memory.create", "item": item}, namespace=namespace, now=T0 + n if ts is None else ts
+        "memory.create",
+        {"type": "memory.create", "item": item},
+        namespace=namespace,
+        now=T0 + n if ts is None else ts,
     )
-    return memex.EventEnvelope(id=f"env-{n}", namespace=e.namespace, type=e.type, ts=e.ts, payload=e.payload)
+    return memex.EventEnvelope(
+        id=f"env-{n}", namespace=e.namespace, type=e.type, ts=e.ts, payload=e.payload
+    )
 
 
 def ids(log: EventLog, a: int = 0, b: int | None = None) -> list[str]:
@@ -237,7 +244,14 @@ class EventLogConformance(abc.ABC):
     def test_record_holds_envelope_and_events(self) -> None:
         lg = self.open_log()
         e = env(1)
-        events = [{"namespace": "memory", "type": "memory.created", "item": e.payload["item"], "cause_type": "memory.create"}]
+        events = [
+            {
+                "namespace": "memory",
+                "type": "memory.created",
+                "item": e.payload["item"],
+                "cause_type": "memory.create",
+            }
+        ]
         lg.append([e], events=[events])
         (rec,) = list(lg.read())
         assert rec.position == 1
@@ -357,8 +371,10 @@ class EventLogConformance(abc.ABC):
         # positions 1..5 stamped 10, 20, 15, 40, 30 (out of order)
         for n, t in enumerate([10, 20, 15, 40, 30], 1):
             lg.append([env(n, ts=T0 + t)])
+
         def p(t: int) -> list[int]:
             return [r.position for r in lg.read_as_of(T0 + t)]
+
         assert p(5) == []
         assert p(10) == [1]
         assert p(15) == [1]  # position 2 (20) ends the prefix before position 3 (15)

@@ -256,7 +256,9 @@ def memory_commands(
     invalid = {t: st.sampled_from(invalid_memory_commands(t)) for t in [*item_ids, ghost_item]}
 
     # kind -> (command type, id key, id strategy, partial strategy or None)
-    targeted: dict[str, tuple[str, str, SearchStrategy[str], SearchStrategy[dict[str, Any]] | None]] = {
+    targeted: dict[
+        str, tuple[str, str, SearchStrategy[str], SearchStrategy[dict[str, Any]] | None]
+    ] = {
         "update": ("memory.update", "item_id", item_target, item_partials),
         "retract": ("memory.retract", "item_id", item_target, None),
         "eupdate": ("edge.update", "edge_id", edge_target, edge_partials),

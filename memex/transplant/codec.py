@@ -142,4 +142,3 @@ def _locate(prefix: bytes) -> str:
             word = KIND_WORD.get(name, "entity")
             where += f' ({word} "{m.group(1).decode("utf-8", "replace")}")'
     return where
-

@@ -201,5 +201,3 @@ def export_slice(
 
 def _meets(ids: Any, members: Mapping[str, Any]) -> bool:
     return isinstance(ids, list | tuple) and any(isinstance(x, str) and x in members for x in ids)
-
-

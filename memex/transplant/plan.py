@@ -99,7 +99,8 @@ def _mint(old_id: str, known: Callable[[str], bool], created_at: Any = None) -> 
     ms = base + 1
     if not 0 <= ms < 2**48:
         raise ValidationError(
-            f'Cannot re-id "{v.path_key(old_id)}": its time {base} is outside the UUIDv7 range', "slice"
+            f'Cannot re-id "{v.path_key(old_id)}": its time {base} is outside the UUIDv7 range',
+            "slice",
         )
     new_id = uuid7(ms)
     while known(new_id):
@@ -155,7 +156,9 @@ class _Kind(NamedTuple):
     late_refs: bool = False  # re-read references after minting the copy's id
 
 
-def _update_partial(wire: dict[str, Any], refs: Mapping[str, Any], exclude: tuple[str, ...]) -> dict[str, Any]:
+def _update_partial(
+    wire: dict[str, Any], refs: Mapping[str, Any], exclude: tuple[str, ...]
+) -> dict[str, Any]:
     """An ``*.update`` partial: every incoming field but ``exclude``, references rewritten."""
     partial = {k: x for k, x in wire.items() if k not in exclude}
     for key, value in refs.items():
@@ -203,21 +206,31 @@ def _plan(
 
     kinds = (
         _Kind(
-            "memories", "memory", "id", lambda p: p[0].items,
-            lambda m: {"parents": _rewrite_all(m.parents, mem_map)}, ("id",),
+            "memories",
+            "memory",
+            "id",
+            lambda p: p[0].items,
+            lambda m: {"parents": _rewrite_all(m.parents, mem_map)},
+            ("id",),
             lambda m: MemoryCreate(item=m),
             lambda m, partial: MemoryUpdate(item_id=m.id, partial=partial, author=m.author),
             late_refs=True,
         ),
         _Kind(
-            "edges", "memory", "edge_id", lambda p: p[0].edges,
+            "edges",
+            "memory",
+            "edge_id",
+            lambda p: p[0].edges,
             lambda e: {"from_": _rewrite(e.from_, mem_map), "to": _rewrite(e.to, mem_map)},
             ("edge_id", "from", "to"),
             lambda e: EdgeCreate(edge=e),
             lambda e, partial: EdgeUpdate(edge_id=e.edge_id, partial=partial, author=e.author),
         ),
         _Kind(
-            "intents", "intent", "id", lambda p: p[1].intents,
+            "intents",
+            "intent",
+            "id",
+            lambda p: p[1].intents,
             lambda i: {
                 "parent_id": _rewrite(i.parent_id, intent_map),
                 "root_memory_ids": _rewrite_all(i.root_memory_ids, mem_map),
@@ -227,7 +240,10 @@ def _plan(
             lambda i, partial: IntentUpdate(intent_id=i.id, partial=partial, author=i.owner),
         ),
         _Kind(
-            "tasks", "task", "id", lambda p: p[2].tasks,
+            "tasks",
+            "task",
+            "id",
+            lambda p: p[2].tasks,
             lambda t: {
                 "intent_id": _rewrite(t.intent_id, intent_map),
                 "parent_id": _rewrite(t.parent_id, task_map),
@@ -249,7 +265,11 @@ def _plan(
         for bucket in ("memories", "intents", "tasks"):
             for entity in getattr(sl, bucket):
                 old = original[bucket].get(entity.id)
-                if old is not None and entity.id not in re_ids[bucket] and not entities_equal(old, entity):
+                if (
+                    old is not None
+                    and entity.id not in re_ids[bucket]
+                    and not entities_equal(old, entity)
+                ):
                     mint(bucket, entity.id, getattr(entity, "created_at", None))
 
     # -- memories, edges, intents, tasks: one decision table
@@ -274,7 +294,10 @@ def _plan(
                     new_id = mint(kind.bucket, eid, getattr(entity, "created_at", None))
                 if kind.late_refs:
                     refs = kind.refs(entity)
-                f.apply(kind.namespace, kind.create(replace_unchecked(entity, {kind.id_attr: new_id, **refs})))
+                f.apply(
+                    kind.namespace,
+                    kind.create(replace_unchecked(entity, {kind.id_attr: new_id, **refs})),
+                )
                 ids_created.append(new_id)
             else:
                 getattr(report.conflicts, kind.bucket).append(eid)

@@ -44,6 +44,7 @@ __all__ = [
 
 SliceCommand = MemoryCommand | IntentCommand | TaskCommand
 
+
 @record
 class ExportOptions(Record):
     """What :func:`export_slice` takes; all fields optional.
@@ -134,7 +135,9 @@ class MemexExport(Record):
             (memory "m3")``).
     """
 
-    memories: Annotated[list[MemoryItem], _entity_list(MemoryItem, "memories")] = attrs.field(factory=list)
+    memories: Annotated[list[MemoryItem], _entity_list(MemoryItem, "memories")] = attrs.field(
+        factory=list
+    )
     edges: Annotated[list[Edge], _entity_list(Edge, "edges")] = attrs.field(factory=list)
     intents: Annotated[list[Intent], _entity_list(Intent, "intents")] = attrs.field(factory=list)
     tasks: Annotated[list[Task], _entity_list(Task, "tasks")] = attrs.field(factory=list)
@@ -326,7 +329,9 @@ def check_slice_keys(slice: Any) -> None:
     if isinstance(slice, MemexExport):
         return
     if not isinstance(slice, Mapping):
-        raise v.fail("slice", "a MemexExport or a mapping of memories, edges, intents and tasks", slice)
+        raise v.fail(
+            "slice", "a MemexExport or a mapping of memories, edges, intents and tasks", slice
+        )
     unknown = [key for key in slice if key not in SLICE_KEYS]
     if not unknown:
         return
@@ -360,7 +365,12 @@ def check_unique_ids(slice: MemexExport) -> None:
 
     Complexity: O(k) for a slice of k entities.
     """
-    for bucket, id_attr in (("memories", "id"), ("edges", "edge_id"), ("intents", "id"), ("tasks", "id")):
+    for bucket, id_attr in (
+        ("memories", "id"),
+        ("edges", "edge_id"),
+        ("intents", "id"),
+        ("tasks", "id"),
+    ):
         first: dict[str, int] = {}
         for i, entity in enumerate(getattr(slice, bucket)):
             eid = getattr(entity, id_attr)
