@@ -1,4 +1,8 @@
-"""Memory commands (the write side's input) and their adapter.
+"""Memory commands (the write side's input) and their adapter: a compatibility module.
+
+It keeps the path memex-python users import (``memex.commands``); the
+records live in :mod:`memex.models.commands` and are exported from
+:mod:`memex`, which new code imports.
 
 A command is a frozen record whose ``type`` is its tag (``memory.create``,
 ``memory.update``, ``memory.retract``, ``edge.create``, ``edge.update``,

@@ -1,4 +1,7 @@
-"""Validation entry points: mapping or instance in, instance out.
+"""Validation entry points: mapping or instance in, instance out; a compatibility module.
+
+It keeps the path memex-python users import (``memex.schemas``); the
+adapters live in :mod:`memex.codec`.
 
 Every function raises :class:`memex.ValidationError` on a bad shape, type,
 bound or enum, naming the field path.

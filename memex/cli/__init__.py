@@ -36,7 +36,7 @@ name in the ``--help`` order below). The modules: :mod:`memex.cli.app` (the
 registry, parser, entry point and shared helpers), :mod:`memex.cli.replay`,
 :mod:`memex.cli.audit` (why, contradictions, stale, audit verify),
 :mod:`memex.cli.slice`, :mod:`memex.cli.recall`, :mod:`memex.cli.log` and
-:mod:`memex.cli.logs` (reading a command's input: a log, or a store with
+:mod:`memex.cli.inputs` (reading a command's input: a log, or a store with
 ``--db``). They parse arguments, call the library (logs are read by
 :mod:`memex.log.jsonl`) and print.
 
@@ -72,8 +72,8 @@ from memex.cli.audit import WHY_MAX_DEPTH as WHY_MAX_DEPTH
 from memex.cli.audit import cmd_contradictions as cmd_contradictions
 from memex.cli.audit import cmd_stale as cmd_stale
 from memex.cli.audit import cmd_why as cmd_why
+from memex.cli.inputs import read_log
 from memex.cli.log import cmd_log as cmd_log
-from memex.cli.logs import read_log
 from memex.cli.mcp import cmd_mcp as cmd_mcp
 from memex.cli.recall import cmd_recall as cmd_recall
 from memex.cli.replay import SCOPE_LIMIT, count_active_contradictions

@@ -193,7 +193,7 @@ def log_argument(parser: argparse.ArgumentParser) -> None:
 def source_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the input of a read command: the positional ``LOG.jsonl`` (optional,
     ``args.log``) or ``--db DB [--as-of WHEN]`` (``args.db``, ``args.as_of``);
-    :func:`memex.cli.logs.read_source` checks that exactly one is given."""
+    :func:`memex.cli.inputs.read_source` checks that exactly one is given."""
     parser.add_argument(
         "log",
         metavar="LOG.jsonl",

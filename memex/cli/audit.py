@@ -22,7 +22,7 @@ from memex.cli.app import (
     source_arguments,
     subcommand,
 )
-from memex.cli.logs import read_source
+from memex.cli.inputs import read_source
 from memex.graph import GraphState
 from memex.integrity import (
     Contradiction,

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from memex.cli.app import CliError, Context, db_arguments, field_text, one_line, subcommand
-from memex.cli.logs import read_source
+from memex.cli.inputs import read_source
 from memex.models import ScoredItem
 from memex.retrieval import smart_retrieve
 from memex.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost

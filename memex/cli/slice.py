@@ -17,7 +17,7 @@ from memex.cli.app import (
     source_arguments,
     subcommand,
 )
-from memex.cli.logs import read_source
+from memex.cli.inputs import read_source
 from memex.errors import MemexError, ValidationError
 from memex.intent import create_intent_state
 from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_text
