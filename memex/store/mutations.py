@@ -8,10 +8,10 @@ states; on any error nothing changes. Mixed into :class:`~memex.MemexStore`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from memex import _validate as v
 from memex import bulk, integrity
 from memex.envelope import EventEnvelope, create_event_envelope
 from memex.errors import MemexError, ValidationError
@@ -38,13 +38,10 @@ from memex.store.keyed import Planner, Transaction
 from memex.store.keyed import transact as keyed_transact
 from memex.transplant import ImportReport, MemexExport
 
-_IMPORT_OPTIONS = frozenset(
-    {"skip_existing_ids", "shallow_compare_existing", "re_id_on_difference"}
-)
-
 __all__ = ["StoreMutations", "Records", "latest_log_ts", "stamp_envelopes"]
 
 R = TypeVar("R")
+_IMPORT_OPTIONS = ("re_id_on_difference", "shallow_compare_existing", "skip_existing_ids")  # sorted
 
 
 def latest_log_ts(log: EventLog, position: int) -> int | None:
@@ -370,13 +367,13 @@ class StoreMutations:
                 (naming it). SupersedesCycleError: an edge closing a
                 cycle. MemexError: a command of the import fails.
         """
-        unknown = sorted(set(kwargs) - _IMPORT_OPTIONS)
+        unknown = sorted(set(kwargs).difference(_IMPORT_OPTIONS))
         if unknown:  # named here, not as a TypeError of an inner function
-            close = difflib.get_close_matches(unknown[0], sorted(_IMPORT_OPTIONS), n=1)
+            close = v.closest(unknown[0], _IMPORT_OPTIONS)
             hint = (
-                f" (did you mean {close[0]}?)"
+                f" (did you mean {close}?)"
                 if close
-                else f" (expected one of: {', '.join(sorted(_IMPORT_OPTIONS))})"
+                else f" (expected one of: {', '.join(_IMPORT_OPTIONS)})"
             )
             raise ValidationError(f"{unknown[0]}: not an option of import_slice{hint}", unknown[0])
 
