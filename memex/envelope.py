@@ -6,7 +6,7 @@ with an UUIDv7 ``id`` and an ISO-8601 ``ts`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Annotated, Any, Generic, TypeVar
 
 from memex import _time
@@ -35,6 +35,11 @@ def _trace(value: Any, path: str) -> Any:
     return v.req_str(value, path)
 
 
+def _record_depth() -> int:
+    """The levels a whole record may nest, counted from its envelope (:mod:`memex.limits`)."""
+    return _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH
+
+
 @v.fast("True", post=True)
 def _payload(value: Any, path: str) -> Any:
     """An envelope's payload, kept as given, once its JSON containers are known
@@ -44,27 +49,26 @@ def _payload(value: Any, path: str) -> Any:
     serializes it. Records inside the payload were checked when built. O(size)."""
     t = type(value)
     if t is dict or t is list or t is tuple:
-        v.check_depth(value, path, _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH, 2)
-    elif isinstance(value, Mapping) and not isinstance(
-        value, Record
-    ):  # its items, as to_dict reads them
-        v.check_depth(dict(value), path, _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH, 2)
+        v.check_depth(value, path, _record_depth(), 2)
+    elif isinstance(value, Mapping) and not isinstance(value, Record):
+        v.check_depth(dict(value), path, _record_depth(), 2)  # its items, as to_dict reads them
     return value
 
 
-def check_envelope_depth(env: Mapping[Any, Any]) -> None:
+def check_envelope_depth(env: Mapping[Any, Any], skip: Container[Any] = ()) -> None:
     """Refuse an envelope mapping whose values nest deeper than a record may
     (``max_depth + WRAPPER_DEPTH`` levels counted from the envelope, unknown
     keys included, as :func:`memex.decode_envelope` counts the JSON text),
-    before anything reads, reprs or serializes it.
+    before anything reads, reprs or serializes it. The values of the keys in
+    ``skip`` are not walked (ones checked otherwise).
 
     Raises:
         ValidationError: naming the first place too deep
             (``payload.item.content.a.a...``). O(size).
     """
-    limit = _limits.get_limits().max_depth + _limits.WRAPPER_DEPTH
+    limit = _record_depth()
     for k, x in env.items():
-        if type(x) is dict or type(x) is list or type(x) is tuple:
+        if (type(x) is dict or type(x) is list or type(x) is tuple) and k not in skip:
             v.check_depth(
                 x, v.path_key(k) if type(k) is str else f"<{type(k).__name__} key>", limit, 2
             )

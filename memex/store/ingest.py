@@ -63,15 +63,27 @@ def _check_envelope(env: EventEnvelope[Any]) -> None:
         )
 
 
+_ENVELOPE_KEYS = frozenset(wire for _name, wire, _check in EventEnvelope._FIELDS)
+
+
 def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
     """The envelope of one input; a mapping nested deeper than a record may is
-    refused (a ``ValidationError`` naming the place) before anything reads it."""
+    refused with a ``ValidationError`` naming the place, before any other fault
+    of it. ``EventEnvelope.from_dict`` walks the payload for depth (and reads no
+    deep value unsafely), so on success only the keys it ignores are walked
+    here: the payload is walked once."""
     if isinstance(raw, EventEnvelope):
         return raw
+    try:
+        env: EventEnvelope[Any] = EventEnvelope.from_dict(raw)
+    except ValidationError as e:
+        error = e
+    else:
+        check_envelope_depth(raw, skip=_ENVELOPE_KEYS)
+        return env
     if isinstance(raw, Mapping):
-        check_envelope_depth(raw)
-    env: EventEnvelope[Any] = EventEnvelope.from_dict(raw)
-    return env
+        check_envelope_depth(raw)  # a place too deep anywhere is the error reported
+    raise error
 
 
 def _known_bytes(
