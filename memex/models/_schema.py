@@ -339,8 +339,15 @@ def _extras_of(cls: type) -> dict[str, tuple[Any, ...]]:
 def _schema(
     cls: type,
 ) -> tuple[
-    tuple[tuple[str, str, v.Checker], ...], dict[str, v.Checker], tuple[tuple[str, str, str], ...]
+    tuple[tuple[str, str, v.Checker], ...],
+    dict[str, v.Checker],
+    tuple[tuple[str, str, str], ...],
+    tuple[str, ...],
+    dict[str, str],
 ]:
+    """``(_FIELDS, _UPDATE_CHECKS, _MATCH, _UPDATABLE, _FIXED)`` of a record class, from
+    its fields' markers: ``_UPDATABLE`` the attribute names of the fields without a
+    :class:`Fixed` marker, in order, ``_FIXED`` ``{wire key or name: why}`` of the others."""
     # Each field's annotation is evaluated once, in the namespace of the module
     # that declares it (``typing.get_type_hints`` would also resolve every
     # nested forward reference, several times slower at import); an inherited
@@ -351,6 +358,8 @@ def _schema(
     fields: list[tuple[str, str, v.Checker]] = []
     updates: dict[str, v.Checker] = {}
     matches: list[tuple[str, str, str]] = []
+    updatable: list[str] = []
+    fixed: dict[str, str] = {}
     own_extras: dict[str, tuple[Any, ...]] = {}
     for a in attrs.fields(cls):
         if a.name in inherited and a.inherited:
@@ -360,6 +369,7 @@ def _schema(
         check: v.Checker | None = None
         wire = a.name
         update: v.Checker | None = None
+        why: str | None = None
         for extra in extras:
             if isinstance(extra, Wire):
                 wire = extra.name
@@ -367,6 +377,8 @@ def _schema(
                 update = extra.checker
             elif isinstance(extra, Match):
                 matches.append((a.name, extra.op, extra.field or a.name))
+            elif isinstance(extra, Fixed):
+                why = extra.why
             elif callable(extra) and check is None:
                 check = extra
         if a.name == "type" and issubclass(cls, Command):
@@ -375,26 +387,13 @@ def _schema(
             raise TypeError(f"{cls.__name__}.{a.name}: annotate the field with a checker")
         fields.append((a.name, wire, check))
         updates[a.name] = update if update is not None else check
+        if why is None:
+            updatable.append(a.name)
+        else:
+            fixed[wire] = fixed[a.name] = why
         own_extras[a.name] = extras
     cls._EXTRAS = own_extras  # type: ignore[attr-defined]
-    return tuple(fields), updates, tuple(matches)
-
-
-def _updatable(
-    cls: type, fields: tuple[tuple[str, str, v.Checker], ...]
-) -> tuple[tuple[str, ...], dict[str, str]]:
-    """``(_UPDATABLE, _FIXED)`` of a record: the attribute names of its fields without a
-    :class:`Fixed` marker, in order, and ``{wire key or name: why}`` of those with one."""
-    extras = _extras_of(cls)
-    updatable: list[str] = []
-    fixed: dict[str, str] = {}
-    for name, wire, _check in fields:
-        why = next((x.why for x in extras.get(name, ()) if isinstance(x, Fixed)), None)
-        if why is None:
-            updatable.append(name)
-        else:
-            fixed[wire] = fixed[name] = why
-    return tuple(updatable), fixed
+    return tuple(fields), updates, tuple(matches), tuple(updatable), fixed
 
 
 def _compile_post_init(
@@ -515,11 +514,8 @@ def record(cls: type[R] | None = None, *, repr: bool = True, tag: str | None = N
             c.type = tag  # type: ignore[attr-defined]
         transformer = _type_first if issubclass(c, Command) else None
         new: Any = attrs.frozen(kw_only=True, repr=repr, field_transformer=transformer)(c)
-        fields, updates, matches = _schema(new)
+        fields, new._UPDATE_CHECKS, new._MATCH, new._UPDATABLE, new._FIXED = _schema(new)
         new._FIELDS = fields
-        new._UPDATE_CHECKS = updates
-        new._UPDATABLE, new._FIXED = _updatable(new, fields)
-        new._MATCH = matches
         if "__attrs_post_init__" not in c.__dict__:
             new.__attrs_post_init__ = _on_first_use(new, "__attrs_post_init__", _compile_post_init)
         if "to_dict" not in c.__dict__:
