@@ -47,6 +47,7 @@ __all__ = [
     "fold",
     "fold_commands",
     "FOLD_ERRORS",
+    "Check",
 ]
 
 
@@ -150,6 +151,11 @@ class FoldResult(NamedTuple):
     last: Any
 
 
+Check = Callable[[list[Any], str, Command], None]
+"""A check run before each command of a fold: ``check([memory, intents, tasks], namespace,
+command)``, on the working graphs (see :func:`fold`, :func:`memex.transplant.fold_import`)."""
+
+
 def fold(
     states: States,
     records: Iterable[tuple[Any, Any, Any]],
@@ -157,7 +163,7 @@ def fold(
     on_applied: Callable[[Any, str, Command, list[Any]], None] | None = None,
     on_error: Callable[[Any, Any, Exception], None] | None = None,
     progress: Callable[[int], None] | None = None,
-    check: Callable[[list[Any], str, Command], None] | None = None,
+    check: Check | None = None,
 ) -> FoldResult:
     """Fold ``(key, namespace, payload)`` records onto ``states``, in order.
 

@@ -38,7 +38,7 @@ from memex.models import (
     TaskUpdate,
     replace_unchecked,
 )
-from memex.namespaces import States, apply_in_place
+from memex.namespaces import Check, States, apply_in_place
 from memex.task import TaskState
 from memex.transient import GraphBuilder
 from memex.transplant.export import check_states
@@ -52,10 +52,6 @@ from memex.transplant.records import (
 )
 
 __all__ = ["plan_import", "import_slice", "fold_import", "IMPORT_AUTHOR", "Check"]
-
-Check = Callable[[list[Any], str, Command], None]
-"""A check run before each planned command: ``check([memory, intents, tasks], namespace,
-command)`` (see :func:`fold_import`)."""
 
 IMPORT_AUTHOR = "system:import"
 """Author of the link fix-up updates (and of task updates whose task has no ``agent_id``)."""
