@@ -16,7 +16,7 @@ import hashlib
 import json
 import sqlite3
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,15 +79,63 @@ def _store_with_snapshot(target: str, texts: tuple[str, ...] = ("original",)) ->
         return st.snapshot()
 
 
-def _forge(target: str, position: int, old: bytes, new: bytes) -> None:
-    """Rewrite the snapshot's state bytes and recompute the SHA-256 stored beside them."""
+def _state(target: str, position: int) -> bytes:
+    """The stored state bytes of the snapshot at ``position``."""
     (state,) = _sql(target, "SELECT state FROM snapshots WHERE position = ?", (position,))[0]
-    forged = bytes(state).replace(old, new)
-    assert forged != bytes(state)
+    return bytes(state)
+
+
+def _store_state(target: str, position: int, forged: bytes) -> None:
+    """Store ``forged`` as the snapshot's state, with its SHA-256 recomputed to match."""
     _sql(
         target,
         "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
         (forged, hashlib.sha256(forged).digest(), position),
+    )
+
+
+def _forge(target: str, position: int, old: bytes, new: bytes) -> None:
+    """Rewrite the snapshot's state bytes and recompute the SHA-256 stored beside them."""
+    state = _state(target, position)
+    forged = state.replace(old, new)
+    assert forged != state
+    _store_state(target, position, forged)
+
+
+def _forge_doc(target: str, position: int, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Edit the snapshot's state as a JSON document, recomputing its SHA-256."""
+    doc = json.loads(_state(target, position))
+    edit(doc)
+    _store_state(target, position, json.dumps(doc).encode())
+
+
+def _store_with_a_failing_record(db: str) -> None:
+    """A store holding one item, then a raw append of an update of an item that never
+    existed (position 2): an open leaves it out."""
+    with memex.MemexStore.open(db, snapshot_every=None) as st:
+        _create(st, "real")
+    cmd = {
+        "type": "memory.update",
+        "item_id": "ghost",
+        "partial": {"authority": 0.5},
+        "author": "u",
+    }
+    with open_log(db) as lg:
+        lg.append([memex.create_event_envelope("memory.update", cmd)])
+
+
+def _plant_snapshot_at_0(target: str) -> None:
+    """A store holding "real", and a snapshot row at position 0 holding "planted" (position 0
+    chains to 64 zero bytes, so the row passes the chain check)."""
+    with memex.MemexStore.open(target, snapshot_every=None) as st:
+        _create(st, "real")
+    planted = memex.MemexStore()
+    _create(planted, "planted")
+    state = memex.store.encode_states(planted.mem, planted.intents, planted.tasks)
+    _sql(
+        target,
+        "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
+        (0, bytes(32), state, hashlib.sha256(state).digest(), 0),
     )
 
 
@@ -202,15 +250,7 @@ def test_forged_intent_and_edge_fields_are_found_too(target: str) -> None:
 
 def test_snapshot_listing_an_applied_record_as_left_out_is_a_mismatch(target: str) -> None:
     pos = _store_with_snapshot(target)
-    (state,) = _sql(target, "SELECT state FROM snapshots WHERE position = ?", (pos,))[0]
-    doc = json.loads(bytes(state))
-    doc["skipped"] = [[1, None, "invented"]]
-    forged = json.dumps(doc).encode()
-    _sql(
-        target,
-        "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
-        (forged, hashlib.sha256(forged).digest(), pos),
-    )
+    _forge_doc(target, pos, lambda doc: doc.update(skipped=[[1, None, "invented"]]))
     (check,) = _verify(target).snapshots
     assert not check.ok and "lists 1 record(s) as left out of its state that the log applies" in (
         check.reason or ""
@@ -528,18 +568,8 @@ def test_verify_lists_a_supersedes_cycle_without_failing(
 
 
 def test_snapshot_planted_at_position_0_is_a_mismatch(target: str) -> None:
-    # position 0 chains to 64 zero bytes, so a planted "empty" state passes the chain check;
-    # an open that used it would fold the whole log on top of it
-    with memex.MemexStore.open(target, snapshot_every=None) as st:
-        _create(st, "real")
-    planted = memex.MemexStore()
-    _create(planted, "planted")
-    state = memex.store.encode_states(planted.mem, planted.intents, planted.tasks)
-    _sql(
-        target,
-        "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
-        (0, bytes(32), state, hashlib.sha256(state).digest(), 0),
-    )
+    # an open that used the planted state would fold the whole log on top of it
+    _plant_snapshot_at_0(target)
     with memex.MemexStore.open(target, read_only=True) as st:  # never read: nothing precedes 1
         assert _texts(st) == ["real"]
         assert _texts(st.as_of(position=0)) == []
@@ -552,16 +582,7 @@ def test_mismatch_at_position_0_is_not_called_served(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "a.db")
-    with memex.MemexStore.open(db, snapshot_every=None) as st:
-        _create(st, "real")
-    planted = memex.MemexStore()
-    _create(planted, "planted")
-    state = memex.store.encode_states(planted.mem, planted.intents, planted.tasks)
-    _sql(
-        db,
-        "INSERT INTO snapshots (position, hash, state, state_hash, created_ms) VALUES (?, ?, ?, ?, ?)",
-        (0, bytes(32), state, hashlib.sha256(state).digest(), 0),
-    )
+    _plant_snapshot_at_0(db)
     code, out, _ = run(capsys, "audit", "verify", "--db", db)
     assert code == 1 and "MISMATCH snapshot at position 0" in out
     assert "would serve them" not in out and "a snapshot at position 0 is never read" in out
@@ -574,15 +595,7 @@ def test_reordered_snapshot_is_a_mismatch(target: str) -> None:
         for t in ("first", "second", "third"):
             _create(st, t)
         pos = st.snapshot()
-    (state,) = _sql(target, "SELECT state FROM snapshots WHERE position = ?", (pos,))[0]
-    doc = json.loads(bytes(state))
-    doc["mem"]["items"].reverse()
-    forged = json.dumps(doc).encode()
-    _sql(
-        target,
-        "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = ?",
-        (forged, hashlib.sha256(forged).digest(), pos),
-    )
+    _forge_doc(target, pos, lambda doc: doc["mem"]["items"].reverse())
     (check,) = _verify(target).snapshots
     assert not check.ok
     assert "memory items are in another order than in the fold of the log" in (check.reason or "")
@@ -609,16 +622,7 @@ def test_records_that_fail_to_apply_fail_verify(
 ) -> None:
     # a raw append of an update to an item that never existed: an open leaves it out, verify says so
     db = str(tmp_path / "a.db")
-    with memex.MemexStore.open(db, snapshot_every=None) as st:
-        _create(st, "real")
-    cmd = {
-        "type": "memory.update",
-        "item_id": "ghost",
-        "partial": {"authority": 0.5},
-        "author": "u",
-    }
-    with open_log(db) as lg:
-        lg.append([memex.create_event_envelope("memory.update", cmd)])
+    _store_with_a_failing_record(db)
     report = _verify(db)
     assert not report.ok and report.chain.ok
     assert [(f.position, f.reason.split(":")[0]) for f in report.failed] == [
@@ -632,29 +636,12 @@ def test_records_that_fail_to_apply_fail_verify(
 
 def test_snapshot_omitting_a_left_out_record_is_a_mismatch(tmp_path: Path) -> None:
     db = str(tmp_path / "a.db")
-    with memex.MemexStore.open(db, snapshot_every=None) as st:
-        _create(st, "real")
-    cmd = {
-        "type": "memory.update",
-        "item_id": "ghost",
-        "partial": {"authority": 0.5},
-        "author": "u",
-    }
-    with open_log(db) as lg:
-        lg.append([memex.create_event_envelope("memory.update", cmd)])
+    _store_with_a_failing_record(db)
     with memex.MemexStore.open(db) as st:
         assert [s.position for s in st.skipped_on_open] == [2]
         assert st.snapshot() == 2  # lists record 2 as left out
     assert [s.ok for s in _verify(db).snapshots] == [True]
-    (state,) = _sql(db, "SELECT state FROM snapshots WHERE position = 2")[0]
-    doc = json.loads(bytes(state))
-    del doc["skipped"]
-    forged = json.dumps(doc).encode()
-    _sql(
-        db,
-        "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
-        (forged, hashlib.sha256(forged).digest()),
-    )
+    _forge_doc(db, 2, lambda doc: doc.pop("skipped"))
     (check,) = _verify(db).snapshots
     assert not check.ok and "it omits 1 record(s) the log leaves out (first: position 2)" in (
         check.reason or ""
@@ -753,29 +740,13 @@ def test_read_commands_say_when_a_snapshot_is_ignored(
 
 def test_snapshot_rewording_a_left_out_record_is_a_mismatch(tmp_path: Path) -> None:
     db = str(tmp_path / "a.db")
-    with memex.MemexStore.open(db, snapshot_every=None) as st:
-        _create(st, "real")
-    cmd = {
-        "type": "memory.update",
-        "item_id": "ghost",
-        "partial": {"authority": 0.5},
-        "author": "u",
-    }
-    with open_log(db) as lg:
-        lg.append([memex.create_event_envelope("memory.update", cmd)])
+    _store_with_a_failing_record(db)
     with memex.MemexStore.open(db) as st:
         st.snapshot()
-    (state,) = _sql(db, "SELECT state FROM snapshots WHERE position = 2")[0]
-    doc = json.loads(bytes(state))
+    original = _state(db, 2)
     for field, value in ((2, "a reason the log never gave"), (1, "not-the-envelope-id")):
-        changed = json.loads(json.dumps(doc))
-        changed["skipped"][0][field] = value
-        forged = json.dumps(changed).encode()
-        _sql(
-            db,
-            "UPDATE snapshots SET state = ?, state_hash = ? WHERE position = 2",
-            (forged, hashlib.sha256(forged).digest()),
-        )
+        _store_state(db, 2, original)
+        _forge_doc(db, 2, lambda doc, f=field, v=value: doc["skipped"][0].__setitem__(f, v))
         (check,) = _verify(db).snapshots
         assert not check.ok
         assert "it gives 1 left-out record(s) another envelope id or reason than the log" in (

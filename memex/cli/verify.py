@@ -174,10 +174,7 @@ def _show_verify(out: Console, report: StoreVerifyResult) -> None:
             soft_wrap=True,
         )
     for u in report.failed:
-        eid = "" if u.envelope_id is None else f" (envelope {u.envelope_id})"
-        out.print(
-            one_line(f"LEFT OUT record at position {u.position}{eid}: {u.reason}"), soft_wrap=True
-        )
+        out.print(_record_line("LEFT OUT", u), soft_wrap=True)
     if report.failed:
         out.print(
             f"{len(report.failed)} record(s) whose command fails to apply: opening the store leaves them out",
@@ -198,5 +195,10 @@ def _unreadable_line(u: SkippedOnOpen) -> str:
         return one_line(f"UNREADABLE snapshots table: {u.reason}")
     if u.kind == "snapshot":
         return one_line(f"UNREADABLE snapshot at position {u.position}: {u.reason}")
+    return _record_line("UNREADABLE", u)
+
+
+def _record_line(label: str, u: SkippedOnOpen) -> str:
+    """``LABEL record at position N (envelope ID): reason`` on one line."""
     eid = "" if u.envelope_id is None else f" (envelope {u.envelope_id})"
-    return one_line(f"UNREADABLE record at position {u.position}{eid}: {u.reason}")
+    return one_line(f"{label} record at position {u.position}{eid}: {u.reason}")

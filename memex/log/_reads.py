@@ -398,10 +398,17 @@ class _LogReads:
         return None if row is None else blob(row[0]).hex()
 
     # -- snapshots -----------------------------------------------------------------
+    #: The query that returns a row when ``snapshots`` has its ``mac`` column (each backend's).
+    _MAC_COLUMN_SQL: str = ""
+    _mac_column = False  # the column seen: a writable open adds it, nothing removes it
+
     def _has_mac_column(self) -> bool:
         """Whether the ``snapshots`` table has its ``mac`` column (a log written
-        before keyed snapshots has none until a writable open adds it)."""
-        raise NotImplementedError
+        before keyed snapshots has none until a writable open adds it); probed
+        until it is found. O(1)."""
+        if not self._mac_column:
+            self._mac_column = self._one(self._MAC_COLUMN_SQL) is not None
+        return self._mac_column
 
     def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
         """The latest snapshot at or before ``max_position`` that can be trusted.
@@ -463,22 +470,33 @@ class _LogReads:
         where = f"snapshot at position {position}"
         if self.hash_at(position) != chain.hex():
             return None, f"{where} does not match the log's chain"
-        key = snapshot_key() if keyed else None
-        mac_col = ", mac" if key is not None and self._has_mac_column() else ""
-        row = self._one(
-            f"SELECT state, state_hash{mac_col} FROM snapshots WHERE position = ?", (position,)
-        )
+        row = self._one("SELECT state, state_hash FROM snapshots WHERE position = ?", (position,))
         if row is None:  # replaced or removed meanwhile
             return None, None
         state = blob(row[0])
         if hashlib.sha256(state).digest() != blob(row[1]):
             return None, f"{where} is corrupt (state hash mismatch)"
-        if key is not None:
-            mac = row[2] if mac_col else None
-            if not snapshot_mac_ok(key, position, chain, state, mac):
-                why = "carries no HMAC" if mac is None else "has an HMAC that does not verify"
-                return None, f"{where} {why} under the key in {SNAPSHOT_KEY_ENV}"
-        return Snapshot(position, chain.hex(), state), None
+        snap = Snapshot(position, chain.hex(), state)
+        problem = self.hmac_problem(snap) if keyed else None
+        return (None, problem) if problem is not None else (snap, None)
+
+    def hmac_problem(self, snapshot: Snapshot) -> str | None:
+        """Why a snapshot :meth:`check_snapshot` returned (chain and SHA-256 checked) is
+        ignored under the snapshot key, or ``None`` when no key is set or its HMAC
+        verifies. Reads only the stored HMAC; O(size of the state) for the HMAC itself.
+        """
+        key = snapshot_key()
+        if key is None:
+            return None
+        mac = None
+        if self._has_mac_column():
+            row = self._one("SELECT mac FROM snapshots WHERE position = ?", (snapshot.position,))
+            mac = None if row is None else row[0]
+        chain = bytes.fromhex(snapshot.hash)
+        if snapshot_mac_ok(key, snapshot.position, chain, snapshot.state, mac):
+            return None
+        why = "carries no HMAC" if mac is None else "has an HMAC that does not verify"
+        return f"snapshot at position {snapshot.position} {why} under the key in {SNAPSHOT_KEY_ENV}"
 
     def snapshot_positions(self) -> list[int]:
         """Positions of the stored snapshots, ascending.

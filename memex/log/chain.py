@@ -34,6 +34,7 @@ __all__ = [
     "SNAPSHOT_KEY_ENV",
     "snapshot_key",
     "snapshot_mac",
+    "keyed_snapshot_mac",
     "snapshot_mac_ok",
 ]
 
@@ -94,6 +95,17 @@ def snapshot_mac(key: bytes, position: int, chain_hash: bytes, state: bytes) -> 
     mac.update(chain_hash)
     mac.update(state)
     return mac.digest()
+
+
+def keyed_snapshot_mac(position: int, chain_hash: bytes, state: bytes) -> bytes | None:
+    """What a log stores beside a snapshot it saves: :func:`snapshot_mac` under
+    :func:`snapshot_key`, or ``None`` when no key is set.
+
+    Raises:
+        ValidationError: the key variable is set but blank.
+    """
+    key = snapshot_key()
+    return None if key is None else snapshot_mac(key, position, chain_hash, state)
 
 
 def snapshot_mac_ok(key: bytes, position: int, chain_hash: bytes, state: bytes, mac: Any) -> bool:

@@ -50,10 +50,9 @@ from memex.log.chain import (
     as_envelope,
     blob,
     canonical_envelope_bytes,
+    keyed_snapshot_mac,
     plan_append,
     prepare_batch,
-    snapshot_key,
-    snapshot_mac,
 )
 from memex.log.protocol import SCHEMA_VERSION, LogRecord
 
@@ -148,6 +147,11 @@ class PostgresEventLog(_PgConnection, _LogReads):
     errors; never a psycopg exception.
     """
 
+    _MAC_COLUMN_SQL = (
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = 'snapshots' AND column_name = 'mac'"
+    )
+
     def __init__(
         self,
         dsn: str,
@@ -186,7 +190,6 @@ class PostgresEventLog(_PgConnection, _LogReads):
         self._conn: Any = None
         self._closed = False
         self._channel = ""
-        self._mac_column = False  # the snapshots table's mac column seen (see _has_mac_column)
         with self._lock, self._guard:
             conn = self._connection()
             version = self._version(conn)
@@ -291,23 +294,6 @@ class PostgresEventLog(_PgConnection, _LogReads):
                 if not self._has_mac_column():  # a table created before keyed snapshots
                     conn.execute("ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS mac bytea")
             return SCHEMA_VERSION
-
-    def _has_mac_column(self) -> bool:
-        """Whether ``snapshots`` has the nullable ``mac`` column of keyed snapshots
-        (probed until it is found; a writable open adds it to an older table)."""
-        if self._mac_column:
-            return True
-        with self._lock, self._guard:
-            row = (
-                self._connection()
-                .execute(
-                    "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-                    "AND table_name = 'snapshots' AND column_name = 'mac'"
-                )
-                .fetchone()
-            )
-        self._mac_column = row is not None
-        return self._mac_column
 
     # -- lifecycle ---------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -462,8 +448,7 @@ class PostgresEventLog(_PgConnection, _LogReads):
                     raise ValidationError(f"position: {position} is past the head", "position")
                 data = bytes(state)
                 chain = bytes.fromhex(h)
-                key = snapshot_key()
-                mac = None if key is None else snapshot_mac(key, position, chain, data)
+                mac = keyed_snapshot_mac(position, chain, data)
                 conn.execute(
                     "INSERT INTO snapshots (position, hash, state, state_hash, created_ms, mac) "
                     "VALUES (%s, %s, %s, %s, %s, %s) "

@@ -48,10 +48,9 @@ from memex.log.chain import (
     as_envelope,
     blob,
     canonical_envelope_bytes,
+    keyed_snapshot_mac,
     plan_append,
     prepare_batch,
-    snapshot_key,
-    snapshot_mac,
 )
 from memex.log.protocol import SCHEMA_VERSION
 
@@ -163,6 +162,8 @@ class SQLiteEventLog(_LogReads):
     never :class:`sqlite3.Error`.
     """
 
+    _MAC_COLUMN_SQL = "SELECT 1 FROM pragma_table_info('snapshots') WHERE name = 'mac'"
+
     def __init__(
         self,
         path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
@@ -183,7 +184,6 @@ class SQLiteEventLog(_LogReads):
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
         self._guard = _SqlErrors(raw)
-        self._mac_column = False  # the snapshots table's mac column seen (see _has_mac_column)
         memory = raw == b":memory:"
         if not memory:
             _check_file(raw, self.path, must_exist=self.read_only)
@@ -332,15 +332,6 @@ class SQLiteEventLog(_LogReads):
             self._check_writable()
             self._retry_busy(self._create_tables)
             return self._user_version()
-
-    def _has_mac_column(self) -> bool:
-        """Whether ``snapshots`` has the ``mac`` column (probed until it is found)."""
-        if self._mac_column:
-            return True
-        with self._lock, self._guard:
-            cols = {row[1] for row in self._conn.execute("PRAGMA table_info(snapshots)").fetchall()}
-        self._mac_column = "mac" in cols
-        return self._mac_column
 
     def __repr__(self) -> str:
         # also for an instance whose constructor failed (a crash report printing locals)
@@ -513,8 +504,7 @@ class SQLiteEventLog(_LogReads):
                 if h is None:
                     raise ValidationError(f"position: {position} is past the head", "position")
                 chain = bytes.fromhex(h)
-                key = snapshot_key()
-                mac = None if key is None else snapshot_mac(key, position, chain, bytes(state))
+                mac = keyed_snapshot_mac(position, chain, bytes(state))
                 c.execute(
                     "INSERT OR REPLACE INTO snapshots (position, hash, state, state_hash, created_ms, mac) "
                     "VALUES (?, ?, ?, ?, ?, ?)",

@@ -46,9 +46,9 @@ from memex.store.mutations import StoreMutations
 from memex.store.queries import StoreQueries
 from memex.store.recovery import (
     SkippedOnOpen,
-    _fold_log,
     _load_snapshot,
     find_unreadable,
+    fold_log,
 )
 from memex.store.verify import SnapshotCheck, StoreVerifyResult, verify_store
 from memex.task import TaskState, create_task_state
@@ -395,7 +395,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
             if got is not None:
                 past.states, past._position = got
             if past._position < position:
-                past.states = _fold_log(past.states, lg, past._position + 1, position)[0]
+                past.states = fold_log(past.states, lg, past._position + 1, position)[0]
         past._position = position
         past._readonly = True
         return past

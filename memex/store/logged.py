@@ -27,7 +27,7 @@ from memex.namespaces import States
 from memex.search import TextIndex
 from memex.store.doors import Records, fold_at_door
 from memex.store.mutations import stamp_envelopes
-from memex.store.recovery import SkippedOnOpen, _fold_log, _fold_record, _skip_unreadable
+from memex.store.recovery import SkippedOnOpen, _fold_record, _skip_unreadable, fold_log
 
 __all__ = ["StoreLogging"]
 
@@ -95,7 +95,7 @@ class StoreLogging:
             before = self.mem
             events: list[Any] = []
             follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
-            states, last = _fold_log(
+            states, last = fold_log(
                 self.states,
                 self._log,
                 self._position + 1,

@@ -25,7 +25,7 @@ from memex.log import EventLog, LogRecord
 from memex.namespaces import States, fold
 from memex.serialization import decode_snapshot
 
-__all__ = ["SkippedOnOpen", "find_unreadable", "readable_commands", "envelope_id_at"]
+__all__ = ["SkippedOnOpen", "find_unreadable", "fold_log", "readable_commands", "envelope_id_at"]
 
 
 class SkippedOnOpen(NamedTuple):
@@ -89,7 +89,7 @@ def envelope_id_at(log: EventLog, position: int) -> str | None:
     return None
 
 
-def _fold_log(
+def fold_log(
     states: States,
     log: EventLog,
     start: int,
@@ -97,15 +97,20 @@ def _fold_log(
     skipped: list[SkippedOnOpen] | None = None,
     progress: Callable[[int], None] | None = None,
     on_applied: Callable[[Any, str, Any, list[Any]], None] | None = None,
+    *,
+    undecodable: list[SkippedOnOpen] | None = None,
 ) -> tuple[States, int]:
     """Fold the log's records ``start..stop`` onto ``states``.
 
     Returns the states and the last position read (0 if none). A record that
-    cannot be decoded, or whose command fails to apply, is left out and
-    added to ``skipped``. ``on_applied(key, namespace, command, events)`` is
-    called after each applied command (see :func:`memex.namespaces.fold`).
+    cannot be decoded (with a ``RuntimeWarning``), or whose command fails to
+    apply, is left out and added to ``skipped``, in position order; given
+    ``undecodable``, the records that cannot be decoded go there instead.
+    ``on_applied(key, namespace, command, events)`` is called after each
+    applied command (see :func:`memex.namespaces.fold`).
     """
     found: list[SkippedOnOpen] = []
+    unread = found if undecodable is None else undecodable
 
     def failed(position: Any, _payload: Any, error: Exception) -> None:
         found.append(
@@ -117,12 +122,14 @@ def _fold_log(
     with reading_stored():  # the store's own records: no record-size limit (see reading_stored)
         result = fold(
             states,
-            readable_commands(log, start, stop, found),
+            readable_commands(log, start, stop, unread),
             on_error=failed,
             progress=progress,
             on_applied=on_applied,
         )
     last = result.last or 0
+    if unread is not found and unread:
+        last = max(last, max(s.position for s in unread))
     if found:
         found.sort(key=lambda s: s.position)
         last = max(last, found[-1].position)
@@ -137,9 +144,9 @@ def _fold_record(
     skipped: list[SkippedOnOpen],
     on_applied: Callable[[Any, str, Any, list[Any]], None] | None = None,
 ) -> States:
-    """Fold one record a subscription delivered onto ``states``, as :func:`_fold_log` folds
+    """Fold one record a subscription delivered onto ``states``, as :func:`fold_log` folds
     a record it reads: a command that fails to apply is left out and added to
-    ``skipped`` (the state stays as it was); ``on_applied`` as in :func:`_fold_log`."""
+    ``skipped`` (the state stays as it was); ``on_applied`` as in :func:`fold_log`."""
 
     def failed(position: Any, _payload: Any, error: Exception) -> None:
         skipped.append(

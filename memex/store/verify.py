@@ -23,9 +23,9 @@ from memex.errors import (
 from memex.limits import reading_stored
 from memex.log import EventLog, Snapshot, VerifyResult
 from memex.log.chain import snapshot_key
-from memex.namespaces import EMPTY_STATES, States, fold
+from memex.namespaces import EMPTY_STATES, States
 from memex.serialization import decode_snapshot
-from memex.store.recovery import SkippedOnOpen, envelope_id_at, readable_commands
+from memex.store.recovery import SkippedOnOpen, fold_log
 from memex.supersedes import find_supersedes_cycles
 
 __all__ = ["SnapshotCheck", "StoreVerifyResult", "verify_store"]
@@ -166,9 +166,7 @@ def verify_store(
         raise
     except StorageError as e:
         positions = []
-        unreadable.append(
-            SkippedOnOpen(0, None, f"the snapshots table cannot be read ({e})", "table")
-        )
+        unreadable.append(_table_unreadable(e))
     in_range = [p for p in positions if 0 <= p <= head]  # 0: the empty state
     undecodable: list[SkippedOnOpen] = []
     failed: list[SkippedOnOpen] = []
@@ -184,9 +182,7 @@ def verify_store(
         except (StoreBusyError, StoreUnavailableError):
             raise
         except StorageError as e:  # the table's columns were altered: the fold goes on without it
-            unreadable.append(
-                SkippedOnOpen(0, None, f"the snapshots table cannot be read ({e})", "table")
-            )
+            unreadable.append(_table_unreadable(e))
             break
         if check is not None:
             checks.append(check)
@@ -219,6 +215,11 @@ def verify_store(
     return StoreVerifyResult(
         chain, checks, unreadable, failed, find_supersedes_cycles(states.mem), head
     )
+
+
+def _table_unreadable(error: StorageError) -> SkippedOnOpen:
+    """The entry for a snapshots table that cannot be read (dropped, or its columns altered)."""
+    return SkippedOnOpen(0, None, f"the snapshots table cannot be read ({error})", "table")
 
 
 def _verify_pinned_head(log: EventLog, pinned: str) -> VerifyResult:
@@ -286,31 +287,16 @@ def _fold_segment(
     failed: list[SkippedOnOpen],
     tick: Callable[[int], None] | None,
 ) -> tuple[States, int]:
-    """Fold positions ``done + 1 .. stop`` onto ``states``; returns ``(states, stop)``.
-
-    Records that cannot be decoded go to ``undecodable`` (no warning: the
-    caller reports them), commands that fail to apply to ``failed``.
-    """
+    """Fold positions ``done + 1 .. stop`` onto ``states`` with :func:`fold_log`; returns
+    ``(states, stop)``. Records that cannot be decoded go to ``undecodable`` (without the
+    warning: the caller reports them), commands that fail to apply to ``failed``."""
     if stop <= done:
         return states, done
-
-    def on_error(position: Any, _payload: Any, error: Exception) -> None:
-        failed.append(
-            SkippedOnOpen(
-                position, envelope_id_at(log, position), f"{type(error).__name__}: {error}"
-            )
-        )
-
     step = None if tick is None else (lambda n: tick(done + n))
-    with warnings.catch_warnings(), reading_stored():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        result = fold(
-            states,
-            readable_commands(log, done + 1, stop, undecodable),
-            on_error=on_error,
-            progress=step,
-        )
-    return result.states, stop
+        folded, _ = fold_log(states, log, done + 1, stop, failed, step, undecodable=undecodable)
+    return folded, stop
 
 
 def _check_snapshot(
@@ -368,8 +354,12 @@ def _check_snapshot(
             f"(first: position {reworded[0]})"
         )
     hmac_ok: bool | None = None
-    if keyed:
-        hmac_ok = _snapshot_at(log, pos, keyed=True)[0] is not None
+    if keyed:  # on the snapshot already read: only its stored HMAC is fetched
+        problem = getattr(log, "hmac_problem", None)
+        if callable(problem):
+            hmac_ok = problem(snap) is None
+        else:
+            hmac_ok = _snapshot_at(log, pos, keyed=True)[0] is not None
     reason = f"snapshot at position {pos}: " + "; ".join(differences) if differences else None
     return SnapshotCheck(pos, not differences, reason, hmac_ok)
 
