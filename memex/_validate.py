@@ -459,6 +459,19 @@ def closest(name: str, names: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def key_text(key: Any, limit: int = 64) -> str:
+    """A key as an error message names it: :func:`path_key` for a string (else its
+    :func:`shown` type), cut to ``limit`` characters with ``"..."``."""
+    text = path_key(key) if isinstance(key, str) else shown(key)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def did_you_mean(key: Any, names: Iterable[str], otherwise: str) -> str:
+    """``"did you mean X?"`` for the name :func:`closest` to ``key``, else ``otherwise``."""
+    close = closest(key, names) if isinstance(key, str) else None
+    return f"did you mean {close}?" if close else otherwise
+
+
 def record(cls: Any, fresh: bool = False) -> Checker:
     """A nested record: an instance of ``cls`` or a mapping validated by ``cls.from_dict``.
 

@@ -97,8 +97,6 @@ the record that are not marked :class:`~memex.models._schema.Fixed` (all but an 
 ``id`` and ``created_at``, an edge's ``edge_id``, ``from`` and ``to``, an intent's or a
 task's ``id`` and ``status``), the same fields the reducers replace or merge."""
 
-_SHOWN_KEY = 64  # the longest partial key an error message shows (and compares with the fields)
-
 
 def check_partial_keys(cmd: Command) -> None:
     """Refuse an update whose ``partial`` is empty or holds a key it cannot set.
@@ -140,16 +138,13 @@ def check_partial_keys(cmd: Command) -> None:
 def _unknown_key(kind: type[Command], tag: str, key: str, more: int) -> ValidationError:
     """The error naming ``key``, a key of an update's partial that ``kind`` cannot set."""
     cls, noun = _UPDATED[kind]
-    text = v.path_key(key)
-    if len(text) > _SHOWN_KEY:
-        text = text[: _SHOWN_KEY - 3] + "..."
+    text = v.key_text(key)
     path = f"partial.{text}"
     why = cls._FIXED.get(key)
     if why is not None:
         message = f"{path}: {tag} cannot set {text} ({why})"
     else:
-        close = v.closest(key, cls._UPDATABLE)
-        hint = f"did you mean {close}?" if close else f"an update sets {', '.join(cls._UPDATABLE)}"
+        hint = v.did_you_mean(key, cls._UPDATABLE, f"an update sets {', '.join(cls._UPDATABLE)}")
         message = f"{path}: unknown field of {noun} ({hint})"
     if more:
         message += f" (and {more} more)"

@@ -303,8 +303,6 @@ def as_export(value: MemexExport | Mapping[str, Any]) -> MemexExport:
 SLICE_KEYS = ("memories", "edges", "intents", "tasks")
 """The top-level keys of a slice (:class:`MemexExport`'s wire mapping)."""
 
-_SHOWN_KEY = 64  # the longest unknown key an error message shows
-
 
 def check_slice_keys(slice: Any) -> None:
     """Refuse a slice that is not a :class:`MemexExport` or a mapping of :data:`SLICE_KEYS` only.
@@ -336,11 +334,8 @@ def check_slice_keys(slice: Any) -> None:
     if not unknown:
         return
     key = unknown[0]
-    text = v.path_key(key) if isinstance(key, str) else v.shown(key)
-    if len(text) > _SHOWN_KEY:
-        text = text[: _SHOWN_KEY - 3] + "..."
-    close = v.closest(key, SLICE_KEYS) if isinstance(key, str) else None
-    hint = f"did you mean {close}?" if close else "a slice has memories, edges, intents and tasks"
+    text = v.key_text(key)
+    hint = v.did_you_mean(key, SLICE_KEYS, "a slice has memories, edges, intents and tasks")
     more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
     raise ValidationError(f"{text}: unknown key of a slice ({hint}){more}", text)
 
