@@ -52,12 +52,15 @@ def items(st: MemexStore, *ids: str) -> list[str]:
     return list(ids)
 
 
-def sup(st: MemexStore, a: str, b: str, edge_id: str | None = None, **kw: Any) -> memex.Edge:
+def sup(
+    st: MemexStore, a: str, b: str, edge_id: str | None = None, kind: str = "SUPERSEDES", **kw: Any
+) -> memex.Edge:
+    """``a`` supersedes ``b`` (or another ``kind`` of edge) through the store's method."""
     extra = {"edge_id": edge_id} if edge_id else {}
     return st.add_edge(
         from_=a,
         to=b,
-        kind="SUPERSEDES",
+        kind=kind,
         author="u",
         source_kind="observed",
         authority=0.5,
@@ -140,15 +143,7 @@ def test_store_apply_wire_edge_create_refuses_a_cycle(store: MemexStore) -> None
 def test_edge_update_to_kind_supersedes_closing_a_cycle_is_refused(store: MemexStore) -> None:
     a, b = items(store, "a", "b")
     sup(store, a, b, "e1")
-    store.add_edge(
-        edge_id="e2",
-        from_=b,
-        to=a,
-        kind="SUPPORTS",
-        author="u",
-        source_kind="observed",
-        authority=0.5,
-    )
+    sup(store, b, a, "e2", kind="SUPPORTS")
     cmd = {"type": "edge.update", "edge_id": "e2", "partial": {"kind": "SUPERSEDES"}, "author": "u"}
     e = unchanged(store, lambda: store.apply(cmd), SupersedesCycleError)
     assert (e.edge_id, e.cycle, e.path) == ("e2", ("b", "a"), "edge_id")  # type: ignore[attr-defined]
@@ -253,15 +248,7 @@ def test_store_import_slice_refuses_supersedes_cycle_edges(store: MemexStore) ->
         SupersedesCycleError,
     )
     # an update in place (skip_existing_ids=False) that turns an edge into a closing one
-    store.add_edge(
-        edge_id="e3",
-        from_=a,
-        to=b,
-        kind="SUPPORTS",
-        author="u",
-        source_kind="observed",
-        authority=0.5,
-    )
+    sup(store, a, b, "e3", kind="SUPPORTS")
     unchanged(
         store,
         lambda: store.import_slice({"edges": [wire_edge(a, b, "e3")]}, skip_existing_ids=False),
