@@ -50,8 +50,7 @@ on first use of ``PostgresEventLog``, it needs the ``postgres`` extra),
 from __future__ import annotations
 
 import os
-import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from memex._validate import log_options
 from memex.envelope import EventEnvelope
@@ -61,7 +60,7 @@ from memex.errors import (
     PreviouslyRejectedError,
     ValidationError,
 )
-from memex.log._pg_conn import check_keywords, dsn_form, parse_dsn
+from memex.log._pg_conn import _URI, checked_form, dsn_form, parse_dsn
 from memex.log.chain import GENESIS_HASH, canonical_envelope_bytes, record_hash
 from memex.log.protocol import (
     SCHEMA_VERSION,
@@ -98,9 +97,6 @@ __all__ = [
     "PreviouslyRejectedError",
     "EventEnvelope",
 ]
-
-
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def is_dsn(text: object) -> bool:
@@ -174,20 +170,28 @@ def check_target(target: object, *, parse: bool = True) -> None:
 
     Complexity: O(len(target)), plus libpq's parse of a DSN.
     """
-    check_keywords(target)
-    if isinstance(target, str) and not is_dsn(target) and _URI.match(target):
-        scheme = target.split("://", 1)[0]
-        raise ValidationError(
-            f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI",
-            "target",
-        )
-    if parse and is_dsn(target):
+    _target_form(target, parse=parse)
+
+
+def _target_form(target: object, *, parse: bool) -> Literal["uri", "keywords"] | None:
+    """:func:`check_target`, returning the DSN form of ``target`` (``None``: a file)."""
+    form = checked_form(target)
+    if form is None:
+        if isinstance(target, str) and _URI.match(target):
+            scheme = target.split("://", 1)[0]
+            raise ValidationError(
+                f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI",
+                "target",
+            )
+        return None
+    if parse:
         try:
             import psycopg  # noqa: F401 - libpq's parser; without it, opening says so
         except ImportError:
-            return
+            return form
         assert isinstance(target, str)
         parse_dsn(target)
+    return form
 
 
 def open_log(
@@ -225,8 +229,7 @@ def open_log(
     """
     if not isinstance(read_only, bool):
         raise ValidationError(f"read_only: expected a boolean, got {read_only!r}", "read_only")
-    check_target(target, parse=False)  # PostgresEventLog parses a DSN itself
-    if is_dsn(target):
+    if _target_form(target, parse=False) is not None:  # PostgresEventLog parses a DSN itself
         from memex.log.postgres import PostgresEventLog
 
         log_options(synchronous=synchronous, busy_timeout=busy_timeout)

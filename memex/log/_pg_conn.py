@@ -16,7 +16,6 @@ that mapping around every use of the connection.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import re
 import threading
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
+from memex._validate import closest
 from memex.errors import (
     FileAccessError,
     MemexError,
@@ -43,6 +43,7 @@ __all__ = [
     "mask_dsn",
     "check_dsn",
     "check_keywords",
+    "checked_form",
     "parse_dsn",
 ]
 
@@ -214,14 +215,10 @@ _LEADING_KEY = re.compile(r"\s*([A-Za-z_]+)\s*=")  # the first key of a libpq co
 
 
 def _hint(key: str) -> str:
-    """`` (did you mean K?)`` for the libpq keyword closest to ``key``, or ``""``."""
-    lower = key.lower()
-    close = (
-        [lower]
-        if lower in LIBPQ_KEYWORDS
-        else difflib.get_close_matches(lower, sorted(LIBPQ_KEYWORDS), n=1)
-    )
-    return f" (did you mean {close[0]}?)" if close else ""
+    """`` (did you mean K?)`` for the libpq keyword closest to ``key`` (compared in
+    lower case, as every keyword is), or ``""``."""
+    close = closest(key.lower(), LIBPQ_KEYWORDS)
+    return f" (did you mean {close}?)" if close else ""
 
 
 def _unknown_message(keys: list[str]) -> str:
@@ -265,8 +262,23 @@ def check_keywords(text: object) -> None:
 
     Complexity: O(len(text)).
     """
+    checked_form(text)
+
+
+def checked_form(text: object) -> Literal["uri", "keywords"] | None:
+    """:func:`dsn_form` of ``text`` once :func:`check_keywords` has passed it, the
+    pairs read once for both.
+
+    Raises:
+        ValidationError: as :func:`check_keywords`.
+
+    >>> checked_form("host=db dbname=memex"), checked_form("run=3.db")
+    ('keywords', None)
+
+    Complexity: O(len(text)).
+    """
     if not isinstance(text, str) or "=" not in text or _URI.match(text):
-        return
+        return dsn_form(text)
     pairs = conninfo_pairs(text)
     if pairs is None:
         lead = _LEADING_KEY.match(text)
@@ -277,9 +289,9 @@ def check_keywords(text: object) -> None:
                 "one (a word without '=', or an unterminated quote) (to name a file, start it with ./)",
                 "dsn",
             )
-        return
+        return None
     if not any(k in LIBPQ_KEYWORDS for k, _ in pairs):
-        return
+        return None  # pairs naming a file, such as run=3.db
     unknown = list(dict.fromkeys(k for k, _ in pairs if k not in LIBPQ_KEYWORDS))
     if unknown:
         raise ValidationError(
@@ -287,6 +299,7 @@ def check_keywords(text: object) -> None:
             "(to name a file, start it with ./)",
             unknown[0][:_SHOWN_KEY],
         )
+    return "keywords"
 
 
 def _masked_key(key: str) -> bool:
@@ -367,8 +380,7 @@ def check_dsn(dsn: object) -> None:
             (:func:`check_keywords`, naming it), or anything else (a string
             shown with its secrets masked).
     """
-    check_keywords(dsn)
-    if dsn_form(dsn) is None:
+    if checked_form(dsn) is None:
         raise ValidationError(
             "dsn: expected a postgresql:// or postgres:// URI or libpq key=value pairs, got "
             + (repr(mask_dsn(dsn)) if isinstance(dsn, str) else repr(dsn)),
@@ -401,7 +413,8 @@ def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
             with its password, is neither its cause nor its context.
         StorageError: psycopg is not installed.
     """
-    if dsn_form(dsn) == "uri":
+    uri = dsn_form(dsn) == "uri"
+    if uri:
         scheme, _, rest = dsn.partition("://")
         libpq_dsn = f"{scheme.lower()}://{rest}"  # libpq accepts only the lower-case scheme
     else:
@@ -414,7 +427,7 @@ def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
     except Exception:  # libpq's parser: unknown parameter, bad percent-encoding, bad IPv6 host, ...
         pass  # raised below, outside the handler: no __context__ holding libpq's message
     if params is None:
-        unknown = _uri_unknown_keys(libpq_dsn) if dsn_form(dsn) == "uri" else []
+        unknown = _uri_unknown_keys(libpq_dsn) if uri else []
         reason = f"{_unknown_message(unknown)} in " if unknown else ""
         raise ValidationError(
             f"dsn: not a valid PostgreSQL DSN (libpq cannot parse it): {reason}{masked}", "dsn"

@@ -9,9 +9,9 @@ No SDK needed.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
+from memex._validate import closest
 from memex.errors import ValidationError
 
 __all__ = ["refuse_unknown"]
@@ -41,8 +41,8 @@ def refuse_unknown(
             name is close), and how many more there are; ``path`` is the
             unknown name's path.
 
-    Complexity: O(len(given) + len(declared)), and one ``difflib``
-    comparison with each declared name for the first unknown name.
+    Complexity: O(len(given) + len(declared)), and one
+    :func:`memex._validate.closest` search for the first unknown name.
     """
     known = set(declared)
     unknown = [name for name in given if name not in known]
@@ -51,9 +51,9 @@ def refuse_unknown(
     first = str(unknown[0])
     shown = first if len(first) <= _SHOWN else first[: _SHOWN - 3] + "..."
     path = f"{field}.{shown}" if field else shown
-    close = difflib.get_close_matches(first, list(declared), n=1)
+    close = closest(first, declared)
     if close:
-        hint = f" (did you mean {close[0]}?)"
+        hint = f" (did you mean {close}?)"
     elif declared:
         hint = f" (expected one of: {', '.join(declared)})"
     else:

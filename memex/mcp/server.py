@@ -97,32 +97,38 @@ class _ArgumentErrors:
             tool = self._server._tool_manager.get_tool(params["name"])
             arguments = params.get("arguments") or {}
             if tool is not None and isinstance(arguments, Mapping):
-                try:
-                    refuse_unknown(arguments, list(tool.parameters.get("properties", {})))
-                except ValidationError as e:
-                    text = f"Error executing tool {tool.name}: ValidationError: {e}"
+                problem = _argument_problem(tool, arguments)
+                if problem is not None:
+                    text = f"Error executing tool {tool.name}: ValidationError: {problem}"
                     return CallToolResult(
                         content=[TextContent(type="text", text=text)], is_error=True
                     )
-                try:
-                    tool.fn_metadata.validate_arguments(dict(arguments))
-                except PydanticValidationError as e:
-                    first = e.errors()[0]
-                    field = ""
-                    for part in first["loc"]:
-                        if isinstance(part, int):
-                            field += f"[{part}]"
-                        elif not str(part).startswith(("function-", "tagged-")):
-                            field += f".{part}" if field else str(part)
-                    field = field or "arguments"
-                    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-                    text = f"Error executing tool {tool.name}: ValidationError: {field}: {first['msg']}{more}"
-                    return CallToolResult(
-                        content=[TextContent(type="text", text=text)], is_error=True
-                    )
-                except Exception:
-                    pass  # the SDK reports it as it does
         return await call_next(ctx)
+
+
+def _argument_problem(tool: Any, arguments: Mapping[str, Any]) -> str | None:
+    """``"<field>: <problem>"`` for the first thing wrong with a call's ``arguments``
+    (an undeclared name first, then the tool's schema), or ``None``."""
+    try:
+        refuse_unknown(arguments, list(tool.parameters.get("properties", {})))
+    except ValidationError as e:
+        return str(e)
+    try:
+        tool.fn_metadata.validate_arguments(dict(arguments))
+    except PydanticValidationError as e:
+        first = e.errors()[0]
+        field = ""
+        for part in first["loc"]:
+            if isinstance(part, int):
+                field += f"[{part}]"
+            elif not str(part).startswith(("function-", "tagged-")):
+                field += f".{part}" if field else str(part)
+        field = field or "arguments"
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        return f"{field}: {first['msg']}{more}"
+    except Exception:
+        pass  # the SDK reports it as it does
+    return None
 
 
 def _result(payload: dict[str, Any], text: str) -> CallToolResult:
