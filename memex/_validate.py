@@ -459,11 +459,15 @@ def closest(name: str, names: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def cut(text: str, limit: int = 64) -> str:
+    """``text`` if it has at most ``limit`` characters, else its first ``limit - 3`` and ``"..."``."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def key_text(key: Any, limit: int = 64) -> str:
     """A key as an error message names it: :func:`path_key` for a string (else its
-    :func:`shown` type), cut to ``limit`` characters with ``"..."``."""
-    text = path_key(key) if isinstance(key, str) else shown(key)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    :func:`shown` type), :func:`cut` to ``limit`` characters."""
+    return cut(path_key(key) if isinstance(key, str) else shown(key), limit)
 
 
 def did_you_mean(key: Any, names: Iterable[str], otherwise: str) -> str:

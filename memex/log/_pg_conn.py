@@ -24,7 +24,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from memex._validate import closest
+from memex._validate import closest, cut
 from memex.errors import (
     FileAccessError,
     MemexError,
@@ -224,7 +224,7 @@ def _hint(key: str) -> str:
 def _unknown_message(keys: list[str]) -> str:
     """``"dbnme: not a libpq connection keyword (did you mean dbname?)"``, for each of ``keys``
     (up to three named, then how many more), joined by ``"; "``."""
-    shown = [(k if len(k) <= _SHOWN_KEY else k[: _SHOWN_KEY - 3] + "...") for k in keys[:3]]
+    shown = [cut(k, _SHOWN_KEY) for k in keys[:3]]
     text = "; ".join(f"{k}: not a libpq connection keyword{_hint(k)}" for k in shown)
     return text + (f" (and {len(keys) - 3} more)" if len(keys) > 3 else "")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from memex._validate import closest
+from memex._validate import closest, cut
 from memex.errors import ValidationError
 
 __all__ = ["refuse_unknown"]
@@ -49,7 +49,7 @@ def refuse_unknown(
     if not unknown:
         return
     first = str(unknown[0])
-    shown = first if len(first) <= _SHOWN else first[: _SHOWN - 3] + "..."
+    shown = cut(first, _SHOWN)
     path = f"{field}.{shown}" if field else shown
     close = closest(first, declared)
     if close:
