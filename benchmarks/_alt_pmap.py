@@ -1,4 +1,4 @@
-"""A candidate backing for ``memex._pmap.PMap``, for comparison only (not used by memex).
+"""A candidate backing for ``memex.state.pmap.PMap``, for comparison only (not used by memex).
 
 Same idea as ``PMap`` (``immutables.Map`` key -> slot, plus an insertion-ordered
 store of ``(key, value)`` slots) but the slot store is a second

@@ -31,7 +31,7 @@ from pyrsistent import pmap
 from benchmarks import _gen
 from benchmarks._alt_pmap import HamtSlotsMap
 from benchmarks.conftest import size_params
-from memex._pmap import PMap
+from memex.state.pmap import PMap
 
 SIZES = size_params(10**3, 10**4, 10**5, 10**6)
 

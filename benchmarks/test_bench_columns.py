@@ -1,7 +1,7 @@
 """Keeping the score columns current: the options for a query that follows each command.
 
 A reasoning loop alternates one command and one unscoped ranking query. The
-columns the query reads (``memex.columns``) can be
+columns the query reads (``memex.state.columns``) can be
 
 * ``rebuild``: built from the items again for every new state (what a cache
   keyed on the state alone gives): O(n) Python per query;

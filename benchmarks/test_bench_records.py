@@ -30,7 +30,7 @@ import pytest
 
 from memex import MemoryItem
 from memex import _validate as v
-from memex._jsonfmt import dumpb
+from memex.codec.jsonfmt import dumpb
 from memex.models import replace_unchecked
 
 

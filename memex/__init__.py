@@ -74,20 +74,22 @@ from memex.models import (
 
 # isort: split
 # -- 2 codec: command adapters, envelopes, strict decoding of untrusted input
-from memex.commands import MemoryCommandAdapter
-from memex.decoding import decode_command, decode_envelope, decode_record, validate_record
-from memex.envelope import (
+from memex.codec.decoding import decode_command, decode_envelope, decode_record, validate_record
+from memex.codec.envelope import (
     EventEnvelope,
     create_event_envelope,
     wrap_edge_state_event,
     wrap_lifecycle_event,
     wrap_state_event,
 )
+from memex.commands import MemoryCommandAdapter
 
 # isort: split
 # -- 3 state: the three graphs, their reducers, replay, the wire format of a state
-from memex.graph import GraphState, clone_graph_state, create_graph_state
-from memex.intent import (
+from memex.codec.serialization import SerializedGraphState, from_json, parse, stringify, to_json
+from memex.limits import Limits, get_limits, set_limits
+from memex.state.graph import GraphState, clone_graph_state, create_graph_state
+from memex.state.intent import (
     IntentResult,
     IntentState,
     apply_intent_command,
@@ -96,11 +98,9 @@ from memex.intent import (
     get_intent_by_id,
     get_intents,
 )
-from memex.limits import Limits, get_limits, set_limits
-from memex.reducer import CommandResult, apply_command, merge_edge, merge_item
-from memex.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
-from memex.serialization import SerializedGraphState, from_json, parse, stringify, to_json
-from memex.task import (
+from memex.state.reducer import CommandResult, apply_command, merge_edge, merge_item
+from memex.state.replay import ReplayFailure, ReplayResult, replay_commands, replay_from_envelopes
+from memex.state.task import (
     TaskResult,
     TaskState,
     apply_task_command,
@@ -114,7 +114,15 @@ from memex.task import (
 # isort: split
 # -- 4 read: queries, scoring and decay, retrieval, provenance, stats, supersedes cycles
 from memex.provenance import SupportNode, get_support_set, get_support_tree
-from memex.query import (
+from memex.retrieval import (
+    apply_diversity,
+    filter_contradictions,
+    get_items_by_budget,
+    get_scored_items,
+    smart_retrieve,
+    surface_contradictions,
+)
+from memex.retrieval.query import (
     compute_decay_multiplier,
     compute_score,
     get_children,
@@ -126,15 +134,7 @@ from memex.query import (
     get_related_items,
     matches_filter,
 )
-from memex.retrieval import (
-    apply_diversity,
-    filter_contradictions,
-    get_items_by_budget,
-    get_scored_items,
-    smart_retrieve,
-    surface_contradictions,
-)
-from memex.search import TextIndex
+from memex.retrieval.search import TextIndex
 from memex.stats import EdgeStats, GraphStats, ItemStats, get_stats
 from memex.supersedes import find_supersedes_cycles, supersedes_path
 

@@ -1,6 +1,6 @@
 """The iterative walk of JSON values, and the text and error rules it shares with the checkers.
 
-:func:`_walk_json` checks a JSON container without recursion (string keys;
+:func:`walk_json` checks a JSON container without recursion (string keys;
 valid text, numbers within the double range, ``bool`` and ``None`` as
 leaves; nesting and total text within :func:`memex.limits.get_limits`), with
 a fast pass for a flat object of plain leaves (:func:`_flat_size`);
@@ -31,14 +31,14 @@ __all__ = [
     "shown",
 ]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_FMAX = sys.float_info.max
+SURROGATE = re.compile("[\ud800-\udfff]")
+FMAX = sys.float_info.max
 
 
 def valid_text(s: str) -> bool:
     """True when ``s`` is valid Unicode text (no lone UTF-16 surrogate), so it
     encodes to UTF-8. O(1) for ASCII text, else one C-level scan."""
-    return s.isascii() or _SURROGATE.search(s) is None
+    return s.isascii() or SURROGATE.search(s) is None
 
 
 def type_name(value: Any) -> str:
@@ -85,8 +85,8 @@ def path_key(key: str) -> str:
     return key if valid_text(key) else key.encode("utf-8", "backslashreplace").decode("ascii")
 
 
-def _bad_text(path: str, value: str) -> ValidationError:
-    m = _SURROGATE.search(value)
+def bad_text(path: str, value: str) -> ValidationError:
+    m = SURROGATE.search(value)
     at = m.start() if m is not None else 0
     return ValidationError(
         f"{path}: expected valid Unicode text, got a lone surrogate at index {at}", path
@@ -105,7 +105,7 @@ def _render(trail: Any) -> str:
 def _leaf_error(trail: Any, x: Any) -> ValidationError:
     path = _render(trail)
     if type(x) is str:
-        return _bad_text(path, x)
+        return bad_text(path, x)
     if type(x) is float:
         return fail(path, "a finite number (JSON has no NaN or Infinity)", x)
     if type(x) is int:
@@ -136,7 +136,7 @@ def _flat_size(d: dict[Any, Any]) -> int:
             if not math.isfinite(x):
                 return _NOT_FLAT
         elif t is int:
-            if not -_FMAX <= x <= _FMAX:
+            if not -FMAX <= x <= FMAX:
                 return _NOT_FLAT
         elif t is not bool and x is not None:
             return _NOT_FLAT
@@ -146,7 +146,7 @@ def _flat_size(d: dict[Any, Any]) -> int:
 _NOT_FLAT = sys.maxsize
 
 
-def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
+def walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
     """Check a JSON container without recursion: keys are ``str``; leaves are
     valid text, ints within the double range, finite floats, bools or ``None``;
     containers are ``dict`` and ``list`` (and ``tuple`` when ``tuples_ok``);
@@ -174,8 +174,8 @@ def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
         for k, x in pairs:
             if type(k) is str:
                 size += len(k)
-                if not k.isascii() and _SURROGATE.search(k) is not None:
-                    raise _bad_text(_render((trail, k)), k)
+                if not k.isascii() and SURROGATE.search(k) is not None:
+                    raise bad_text(_render((trail, k)), k)
             elif type(c) is dict:
                 where = _render(trail)
                 raise ValidationError(
@@ -184,12 +184,12 @@ def _walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
             t = type(x)
             if t is str:
                 size += len(x)
-                if not x.isascii() and _SURROGATE.search(x) is not None:
+                if not x.isascii() and SURROGATE.search(x) is not None:
                     raise _leaf_error((trail, k), x)
             elif t is dict or t is list or (t is tuple and tuples_ok):
                 push((x, d + 1, (trail, k)))
             elif t is int:
-                if not -_FMAX <= x <= _FMAX:
+                if not -FMAX <= x <= FMAX:
                     raise _leaf_error((trail, k), x)
             elif t is float:
                 if not math.isfinite(x):

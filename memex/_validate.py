@@ -29,16 +29,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from memex._jsonwalk import (
-    _FMAX,
-    _SURROGATE,
-    _bad_text,
-    _walk_json,
+    FMAX,
+    SURROGATE,
+    bad_text,
     check_depth,
     fail,
     path_key,
     shown,
     type_name,
     valid_text,
+    walk_json,
 )
 from memex.errors import ValidationError
 
@@ -95,7 +95,7 @@ MIN_MS = -62_135_596_800_000
 MAX_MS = 253_402_300_799_999
 
 
-_FAST_NAMES: dict[str, Any] = {"_isfinite": math.isfinite, "_text": valid_text, "_FMAX": _FMAX}
+_FAST_NAMES: dict[str, Any] = {"_isfinite": math.isfinite, "_text": valid_text, "FMAX": FMAX}
 """Names the ``fast`` expressions may use (the compiler adds them to its namespace)."""
 
 
@@ -227,9 +227,9 @@ def text(value: str, path: str) -> str:
         ValidationError: it holds a lone UTF-16 surrogate (``\\ud800``...),
             which cannot be encoded to UTF-8 and so could never be read back.
     """
-    if value.isascii() or _SURROGATE.search(value) is None:
+    if value.isascii() or SURROGATE.search(value) is None:
         return value
-    raise _bad_text(path, value)
+    raise bad_text(path, value)
 
 
 @fast("(type({x}) is str and ({x}.isascii() or _text({x})))")
@@ -256,14 +256,14 @@ def finite_number(value: Any, path: str) -> float | int:
     IEEE double: NaN, infinities and ints beyond the float range (``10**400``)
     fail, so arithmetic on the value never raises ``OverflowError``."""
     t = type(value)
-    if (t is float and math.isfinite(value)) or (t is int and -_FMAX <= value <= _FMAX):
+    if (t is float and math.isfinite(value)) or (t is int and -FMAX <= value <= FMAX):
         return value  # type: ignore[no-any-return]  # the common case: two type tests
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(path, "a number", value)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise fail(path, "a finite number", value)
-    elif not -_FMAX <= value <= _FMAX:
+    elif not -FMAX <= value <= FMAX:
         raise ValidationError(
             f"{path}: expected a number representable as a double, got an integer of "
             f"{value.bit_length()} bits",
@@ -272,11 +272,11 @@ def finite_number(value: Any, path: str) -> float | int:
     return value
 
 
-@fast("((type({x}) is int and -_FMAX <= {x} <= _FMAX) or (type({x}) is float and _isfinite({x})))")
+@fast("((type({x}) is int and -FMAX <= {x} <= FMAX) or (type({x}) is float and _isfinite({x})))")
 def num(value: Any, path: str) -> float | int:
     """A finite number (``int`` or ``float``, not ``bool``) within the double range."""
     t = type(value)
-    if (t is float and math.isfinite(value)) or (t is int and -_FMAX <= value <= _FMAX):
+    if (t is float and math.isfinite(value)) or (t is int and -FMAX <= value <= FMAX):
         return value  # type: ignore[no-any-return]
     return finite_number(value, path)
 
@@ -312,12 +312,12 @@ def now_ms(value: Any, path: str = "now") -> int:
     return int_ms(value, path)
 
 
-@fast("(type({x}) is int and 0 <= {x} <= _FMAX)")
+@fast("(type({x}) is int and 0 <= {x} <= FMAX)")
 def nonneg_int(value: Any, path: str) -> int:
     """An integer >= 0 within the double range."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise fail(path, "an integer >= 0", value)
-    if value > _FMAX:
+    if value > FMAX:
         raise fail(path, "an integer representable as a double", value)
     return value
 
@@ -350,7 +350,7 @@ def json_value(value: Any, path: str) -> Any:
     """
     t = type(value)
     if t is dict or t is list:
-        _walk_json(value, path, False)
+        walk_json(value, path, False)
     elif t is str:
         text(value, path)
     elif t is int or t is float:
@@ -373,7 +373,7 @@ def json_object(value: Any, path: str) -> dict[str, Any]:
     Iterative, O(size of the value).
     """
     d = plain_dict(value, path)
-    _walk_json(d, path, False)
+    walk_json(d, path, False)
     return d
 
 
@@ -386,7 +386,7 @@ def partial_mapping(value: Any, path: str) -> dict[str, Any]:
     Iterative, O(size of the value).
     """
     d = plain_dict(value, path)
-    _walk_json(d, path, True, depth=0)
+    walk_json(d, path, True, depth=0)
     return d
 
 
@@ -398,7 +398,7 @@ def json_mapping(value: Any, path: str) -> dict[str, Any]:
     which are logged as given). Iterative, O(size of the value).
     """
     d = plain_dict(value, path)
-    _walk_json(d, path, True)
+    walk_json(d, path, True)
     return d
 
 
@@ -421,7 +421,7 @@ def literal(allowed: tuple[str, ...], message: Callable[[Any], str] | None = Non
         if isinstance(value, str) and value in allowed:
             return value
         if isinstance(value, str) and not valid_text(value):
-            raise _bad_text(path, value)
+            raise bad_text(path, value)
         if message is not None:
             raise ValidationError(message(value), path)
         raise fail(path, "one of " + ", ".join(f'"{a}"' for a in allowed), value)

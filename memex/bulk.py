@@ -17,7 +17,6 @@ from typing import Any
 from memex import _time
 from memex import _validate as v
 from memex.errors import ValidationError
-from memex.graph import GraphState
 from memex.models import (
     MemoryFilter,
     MemoryItem,
@@ -28,9 +27,10 @@ from memex.models import (
     record,
 )
 from memex.models.fields import OptNum
-from memex.namespaces import fold_commands
-from memex.query import get_items
-from memex.reducer import CommandResult
+from memex.retrieval.query import get_items
+from memex.state.graph import GraphState
+from memex.state.namespaces import fold_commands
+from memex.state.reducer import CommandResult
 
 __all__ = [
     "ScoreAdjustment",

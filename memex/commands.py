@@ -8,10 +8,10 @@ A command is a frozen record whose ``type`` is its tag (``memory.create``,
 ``memory.update``, ``memory.retract``, ``edge.create``, ``edge.update``,
 ``edge.retract``). The reducer accepts either an instance or a wire mapping,
 turned into an instance by :data:`MemoryCommandAdapter`. The records are
-declared in :mod:`memex.models.commands`, the adapter in :mod:`memex.codec`.
+declared in :mod:`memex.models.commands`, the adapter in :mod:`memex.codec.adapter`.
 """
 
-from memex.codec import MEMORY_COMMAND_TYPES, CommandAdapter, MemoryCommandAdapter
+from memex.codec.adapter import MEMORY_COMMAND_TYPES, CommandAdapter, MemoryCommandAdapter
 from memex.errors import ValidationError
 from memex.models.commands import (
     EdgeCreate,

@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 from memex import _validate as v
 from memex._gc import gc_paused
 from memex.factories import create_edge
-from memex.graph import GraphState
 from memex.models import (
     Edge,
     EdgeCreate,
@@ -37,11 +36,12 @@ from memex.models import (
     MemoryRetract,
     MemoryUpdate,
 )
-from memex.namespaces import fold_commands
 from memex.provenance import parent_list
-from memex.query import get_children
-from memex.reducer import CommandResult
-from memex.transient import GraphBuilder
+from memex.retrieval.query import get_children
+from memex.state.graph import GraphState
+from memex.state.namespaces import fold_commands
+from memex.state.reducer import CommandResult
+from memex.state.transient import GraphBuilder
 
 __all__ = [
     "Contradiction",
@@ -185,7 +185,7 @@ def mark_contradiction(
     return fold_commands(state, plan_mark_contradiction(state, a, b, author, meta))
 
 
-def _contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:
+def contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:
     out = []
     for e in state.edges_of(x):
         if e.kind != "CONTRADICTS" or not e.active:
@@ -242,7 +242,7 @@ def plan_resolve_contradiction(
         ValidationError: ``state`` is not a :class:`GraphState` or ``winner_id``, ``loser_id`` not a string.
     """
     _args(state, winner_id=winner_id, loser_id=loser_id)
-    between = _contradicts_between(state, winner_id, loser_id)
+    between = contradicts_between(state, winner_id, loser_id)
     if not between:
         return []
     commands: list[MemoryCommand] = [

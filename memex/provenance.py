@@ -25,8 +25,8 @@ import attrs
 
 from memex import _validate as v
 from memex.errors import ValidationError
-from memex.graph import GraphState
 from memex.models import MemoryItem
+from memex.state.graph import GraphState
 
 __all__ = ["SupportNode", "get_support_tree", "get_support_set"]
 

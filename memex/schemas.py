@@ -1,7 +1,7 @@
 """Validation entry points: mapping or instance in, instance out; a compatibility module.
 
 It keeps the path memex-python users import (``memex.schemas``); the
-adapters live in :mod:`memex.codec`.
+adapters live in :mod:`memex.codec.adapter`.
 
 Every function raises :class:`memex.ValidationError` on a bad shape, type,
 bound or enum, naming the field path.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memex.codec import IntentCommandAdapter, MemoryCommandAdapter, TaskCommandAdapter
+from memex.codec.adapter import IntentCommandAdapter, MemoryCommandAdapter, TaskCommandAdapter
 from memex.models import (
     Edge,
     Intent,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from memex._validate import instance
-from memex.graph import GraphState
+from memex.state.graph import GraphState
 
 __all__ = ["get_stats", "GraphStats", "ItemStats", "EdgeStats"]
 

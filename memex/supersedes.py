@@ -16,8 +16,8 @@ and ``memex audit verify`` print them).
 from __future__ import annotations
 
 from memex import _validate as v
-from memex.graph import GraphState
-from memex.transient import GraphBuilder
+from memex.state.graph import GraphState
+from memex.state.transient import GraphBuilder
 
 __all__ = ["SUPERSEDES", "supersedes_path", "find_supersedes_cycles"]
 
@@ -33,7 +33,7 @@ def supersedes_path(state: GraphState | GraphBuilder, start: str, goal: str) -> 
 
     Args:
         state: a :class:`~memex.GraphState`, or the
-            :class:`~memex.transient.GraphBuilder` of a fold (what a store's
+            :class:`~memex.state.transient.GraphBuilder` of a fold (what a store's
             door reads, :mod:`memex.store.doors`).
         start, goal: item ids (an id need not name an item: edges may point
             at absent ones).

@@ -139,8 +139,8 @@ def subscriber(
     The records are applied to a store state as they arrive (in chunks of what has come),
     as a live reader of the log would."""
     try:
-        from memex.namespaces import EMPTY_STATES, fold
-        from memex.serialization import stringify
+        from memex.codec.serialization import stringify
+        from memex.state.namespaces import EMPTY_STATES, fold
 
         log = open_log(target)
         seen: list[tuple[int, str, str]] = []

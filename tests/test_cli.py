@@ -16,8 +16,8 @@ import pytest
 import memex
 import memex.cli as cli
 import memex.log.jsonl as jsonl
-from memex import _jsonfmt
 from memex.cli import main
+from memex.codec import jsonfmt
 from memex.testing.strategies import item_fields
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ def expected(scenario: str) -> dict[str, Any]:
 
 def envelope_line(ms: int, cmd: Any) -> str:
     """One compact envelope line for ``cmd`` stamped at ``ms``."""
-    return _jsonfmt.dumps(memex.create_event_envelope(cmd.type, cmd, now=ms).to_dict())
+    return jsonfmt.dumps(memex.create_event_envelope(cmd.type, cmd, now=ms).to_dict())
 
 
 _item_fields = item_fields(scope="test", content={"text": "x"}, author="agent:test")
@@ -130,7 +130,7 @@ def test_example_log_exercises_the_features() -> None:
         "edge.retract",
     }
     assert all(e["namespace"] == "memory" and e["type"] == e["payload"]["type"] for e in envs)
-    stamps = [memex.replay.parse_iso_ts(e["ts"]) for e in envs]
+    stamps = [memex.state.replay.parse_iso_ts(e["ts"]) for e in envs]
     assert stamps == sorted(stamps)
     state = api_replay(lines).state
     kinds = {it.kind for it in state.items.values()}

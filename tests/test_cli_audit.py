@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import memex
-from memex import _jsonfmt
 from memex.cli import main
+from memex.codec import jsonfmt
 from memex.testing.strategies import TEXT_OF_ID, edge_builder, item_builder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ def replayed(path: Path) -> memex.ReplayResult:
 
 
 def line_for(ms: int, cmd: memex.MemoryCommand) -> str:
-    return _jsonfmt.dumps(memex.create_event_envelope(cmd.type, cmd, now=ms).to_dict())
+    return jsonfmt.dumps(memex.create_event_envelope(cmd.type, cmd, now=ms).to_dict())
 
 
 item_cmd = item_builder(

@@ -110,7 +110,9 @@ def test_replay_as_of(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     recs = list(store.read_log(1, 30))
     ts = recs[29].envelope.ts
     code, out, _ = run(capsys, "replay", "--db", db, "--as-of", ts, "--json")
-    assert code == 0 and memex.parse(out) == store.as_of(ts_ms=memex.replay.parse_iso_ts(ts)).mem
+    assert (
+        code == 0 and memex.parse(out) == store.as_of(ts_ms=memex.state.replay.parse_iso_ts(ts)).mem
+    )
     code, out, _ = run(capsys, "replay", "--db", db, "--as-of", "@0")
     assert code == 0 and "as of @0 (position 0)" in out
     for bad in ("@125", "@x", "yesterday"):

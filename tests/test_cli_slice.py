@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import memex
-from memex import _jsonfmt
 from memex.cli import main, read_log
+from memex.codec import jsonfmt
 from memex.transplant import slice_from_json, slice_to_json
 from tests import reference_graphs as graphs
 
@@ -41,7 +41,7 @@ def table_row(out: str, outcome: str) -> list[int]:
 
 
 def envelope(ms: int, cmd: Any, namespace: str = "memory") -> str:
-    return _jsonfmt.dumps(
+    return jsonfmt.dumps(
         memex.create_event_envelope(cmd.type, cmd, namespace=namespace, now=ms).to_dict()
     )
 
@@ -263,8 +263,8 @@ def test_merged_log_replays_to_the_imported_state(
         ("memory", "memory.create"),
         ("memory", "edge.create"),
     ]
-    latest = max(memex.replay.parse_iso_ts(json.loads(line)["ts"]) for line in original)
-    assert all(memex.replay.parse_iso_ts(e["ts"]) >= latest for e in added)
+    latest = max(memex.state.replay.parse_iso_ts(json.loads(line)["ts"]) for line in original)
+    assert all(memex.state.replay.parse_iso_ts(e["ts"]) >= latest for e in added)
     log = read_log(str(merged))
     assert log.skipped == [] and len(log.state.items) == len(example_state().items) + 2
     copy_id = added[1]["payload"]["item"]["id"]
@@ -297,13 +297,15 @@ def test_intents_and_tasks_travel_through_logs(
         "\n".join(
             [
                 envelope(T0, memex.MemoryCreate(item=item)),
-                envelope(T0, memex.intent.IntentCreate(intent=goal), "intent"),
-                envelope(T0 + 5, memex.task.TaskCreate(task=job), "task"),
+                envelope(T0, memex.state.intent.IntentCreate(intent=goal), "intent"),
+                envelope(T0 + 5, memex.state.task.TaskCreate(task=job), "task"),
                 envelope(
-                    T0 + 6, memex.task.TaskStart(task_id=job.id, agent_id="agent:scout"), "task"
+                    T0 + 6,
+                    memex.state.task.TaskStart(task_id=job.id, agent_id="agent:scout"),
+                    "task",
                 ),
                 envelope(
-                    T0 + 7, memex.task.TaskStart(task_id=job.id), "task"
+                    T0 + 7, memex.state.task.TaskStart(task_id=job.id), "task"
                 ),  # invalid: already running
             ]
         )

@@ -1,4 +1,4 @@
-"""Strict decoding of untrusted input (memex.decoding): every rejection kind with its
+"""Strict decoding of untrusted input (memex.codec.decoding): every rejection kind with its
 ``$`` path, the unknown-field rule, round trips of every command kind, and
 arbitrary JSON values / bytes giving a record or a ``memex.ValidationError``."""
 
@@ -29,9 +29,9 @@ from memex import (
     decode_record,
     validate_record,
 )
-from memex._jsonfmt import dumpb
-from memex.codec import IntentCommandAdapter, TaskCommandAdapter
-from memex.decoding import MAX_DEPTH, MAX_RECORD_BYTES, NAMESPACE_COMMANDS, WRAPPER_DEPTH
+from memex.codec.adapter import IntentCommandAdapter, TaskCommandAdapter
+from memex.codec.decoding import MAX_DEPTH, MAX_RECORD_BYTES, NAMESPACE_COMMANDS, WRAPPER_DEPTH
+from memex.codec.jsonfmt import dumpb
 from memex.log import canonical_envelope_bytes
 from memex.models import INTENT_STATUSES, TASK_STATUSES, Command, Record
 from memex.models.commands import INTENT_COMMANDS, MEMORY_COMMANDS, TASK_COMMANDS
@@ -817,12 +817,12 @@ def test_a_log_record_holding_a_lone_surrogate_is_reported_with_its_path() -> No
 def test_naming_the_place_of_an_error_in_a_huge_text_is_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import memex._decode_screen
+    import memex.codec.screen
 
     data = text(create(content={"xs": list(range(50))})).replace(b"49]", b'"\xff"]')
     assert rejected(decode_command, data).path == "$.item.content.xs[49]"
     monkeypatch.setattr(
-        memex._decode_screen, "_PATH_TOKENS", 10
+        memex.codec.screen, "_PATH_TOKENS", 10
     )  # gives up after 10 tokens: the whole text
     err = rejected(decode_command, data)
     at = data.index(b"\xff")

@@ -22,7 +22,7 @@ import pytest
 import memex
 from memex import ValidationError
 from memex.cli import main
-from memex.codec import decode_json
+from memex.codec.adapter import decode_json
 from memex.limits import DEFAULT_MAX_DEPTH, WRAPPER_DEPTH
 from tests.deep_values import deep, deep_list
 
@@ -343,7 +343,7 @@ def test_a_deep_command_type_or_timestamp_is_described_not_repred() -> None:
     with pytest.raises(
         memex.InvalidTimestampError, match="^Invalid envelope timestamp: array is not a string"
     ):
-        memex.replay.envelope_instant({"ts": deep_list(10)})
+        memex.state.replay.envelope_instant({"ts": deep_list(10)})
     with pytest.raises(ValidationError, match='^type: expected "memory.create", got object$'):
         memex.MemoryCreate(type=deep(VERY_DEEP), item=memex.create_memory_item(**ITEM))  # type: ignore[arg-type]
 

@@ -21,7 +21,7 @@ import pytest
 import memex
 from memex.cli import main
 from memex.log import SQLiteEventLog, check_target, is_dsn, open_log
-from memex.log._pg_conn import LIBPQ_KEYWORDS, SECRET_KEYWORDS, _PgErrors, conninfo_pairs, dsn_form
+from memex.log._pg_conn import LIBPQ_KEYWORDS, SECRET_KEYWORDS, PgErrors, conninfo_pairs, dsn_form
 from memex.log.postgres import mask_dsn
 
 pytestmark = pytest.mark.usefixtures("plain_terminal")  # rich prints plain text
@@ -419,7 +419,7 @@ def test_a_psycopg_error_translated_mid_use_is_scrubbed() -> None:
     )
     raw = psycopg.OperationalError("server closed the connection; user=agent password=hunter2")
     raw._pgconn = "conninfo: password=hunter2"  # what psycopg keeps: the connection, its conninfo
-    with pytest.raises(memex.StoreUnavailableError) as e, _PgErrors(log):
+    with pytest.raises(memex.StoreUnavailableError) as e, PgErrors(log):
         raise raw
     context = e.value.__context__
     assert context is raw and e.value.__suppress_context__ and e.value.__cause__ is None

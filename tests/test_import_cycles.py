@@ -5,8 +5,8 @@ layer, or one hidden in a ``TYPE_CHECKING`` block or a function body, it does no
 This test reads every module of ``memex/`` with :mod:`ast`, takes each ``import``
 and ``from ... import`` wherever it stands (module level, ``if TYPE_CHECKING:``,
 inside functions), resolves it to the module it loads (``from memex import
-_validate`` is ``memex._validate``; ``from memex.graph import GraphState`` is
-``memex.graph``; a package import is the package's ``__init__``), and asserts that
+_validate`` is ``memex._validate``; ``from memex.state.graph import GraphState`` is
+``memex.state.graph``; a package import is the package's ``__init__``), and asserts that
 the resulting graph has no strongly connected component of more than one module.
 """
 
@@ -70,14 +70,18 @@ def test_the_reader_sees_imports_in_type_checking_blocks_and_functions(tmp_path:
     src = tmp_path / "m.py"
     src.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from memex.graph import GraphState\n"
+        "if TYPE_CHECKING:\n    from memex.state.graph import GraphState\n"
         "def f():\n    from memex import cli\n    import memex.models._html\n",
         "utf-8",
     )
     modules = {
-        "memex.graph": ROOT / "graph.py",
+        "memex.state.graph": ROOT / "graph.py",
         "memex.cli": ROOT / "cli" / "__init__.py",
         "memex.models._html": ROOT / "models" / "_html.py",
         "memex.x": src,
     }
-    assert _imports("memex.x", src, modules) == {"memex.graph", "memex.cli", "memex.models._html"}
+    assert _imports("memex.x", src, modules) == {
+        "memex.state.graph",
+        "memex.cli",
+        "memex.models._html",
+    }

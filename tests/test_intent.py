@@ -1,4 +1,4 @@
-"""Tests of the intent graph (memex.intent): records, reducer, status machine, queries."""
+"""Tests of the intent graph (memex.state.intent): records, reducer, status machine, queries."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import memex
 from memex import schemas
-from memex.intent import (
+from memex.state.intent import (
     IntentCancel,
     IntentCommandAdapter,
     IntentComplete,

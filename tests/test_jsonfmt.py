@@ -1,4 +1,4 @@
-"""Tests of memex._jsonfmt: JSON text identical to JavaScript's JSON.stringify."""
+"""Tests of memex.codec.jsonfmt: JSON text identical to JavaScript's JSON.stringify."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memex._jsonfmt import dumpb, dumps, js_number
+from memex.codec.jsonfmt import dumpb, dumps, js_number
 
 # ---------------------------------------------------------------- js_number
 

@@ -16,7 +16,7 @@ import memex._time
 import memex._uuid
 from memex import extract_timestamp
 from memex.cli import main
-from memex.replay import parse_iso_ts, replay_from_envelopes
+from memex.state.replay import parse_iso_ts, replay_from_envelopes
 
 T0 = 1_710_000_000_000
 

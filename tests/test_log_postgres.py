@@ -218,7 +218,7 @@ def test_eight_writer_processes_and_two_live_subscribers(pg_dsn: str) -> None:
     )
     assert log.verify().ok
     fresh = memex.MemexStore.open(log=log, snapshot_every=None)
-    fresh_state = memex.serialization.stringify(fresh.mem)
+    fresh_state = memex.codec.serialization.stringify(fresh.mem)
     assert len(fresh.mem.items) == creates and fresh.skipped_on_open == []  # every command applied
     updated = fresh.mem.items["w0.2.0"]  # created by w0's 3rd append, updated by its 4th
     assert updated.content == {"text": "record 0 of batch 2 by w0", "seen": "w0.3.0"}

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import memex
-from memex.task import TaskComplete, TaskStart
+from memex.state.task import TaskComplete, TaskStart
 from memex.testing.strategies import uuid7_at as uid
 from memex.transplant import slice_from_json, slice_to_json
 

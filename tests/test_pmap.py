@@ -1,4 +1,4 @@
-"""The backing map of the states (memex._pmap): PMap, as_pmap and the persistent-set helpers.
+"""The backing map of the states (memex.state.pmap): PMap, as_pmap and the persistent-set helpers.
 
 PMap must iterate like a JavaScript ``Map`` (and a Python ``dict``): new keys
 last, replacing keeps the position, delete + set moves the key to the end.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memex._pmap import (
+from memex.state.pmap import (
     EMPTY_SET,
     PMap,
     as_pmap,

@@ -189,7 +189,7 @@ TOP_LEVEL = [
     "SortField",
     "DecayInterval",
     "DecayType",
-    # strict decoding of untrusted input (added with memex.decoding)
+    # strict decoding of untrusted input (added with memex.codec.decoding)
     "decode_command",
     "decode_envelope",
     "decode_record",
@@ -298,7 +298,7 @@ SUBMODULES: dict[str, list[str]] = {
         "UnreadableRecordError",
         "ValidationError",
     ],
-    "memex.graph": [
+    "memex.state.graph": [
         "GraphState",
         "clone_graph_state",
         "create_graph_state",
@@ -307,13 +307,13 @@ SUBMODULES: dict[str, list[str]] = {
         "create_edge",
         "create_memory_item",
     ],
-    "memex.reducer": [
+    "memex.state.reducer": [
         "CommandResult",
         "apply_command",
         "merge_edge",
         "merge_item",
     ],
-    "memex.query": [
+    "memex.retrieval.query": [
         "INTERVAL_MS",
         "build_children_index",
         "compile_filter",
@@ -368,7 +368,7 @@ SUBMODULES: dict[str, list[str]] = {
         "clamp01",
         "decay_importance",
     ],
-    "memex.intent": [
+    "memex.state.intent": [
         "DuplicateIntentError",
         "INTENT_COMMAND_TYPES",
         "INTENT_STATUSES",
@@ -395,7 +395,7 @@ SUBMODULES: dict[str, list[str]] = {
         "get_intent_by_id",
         "get_intents",
     ],
-    "memex.task": [
+    "memex.state.task": [
         "DuplicateTaskError",
         "InvalidTaskTransitionError",
         "TASK_COMMAND_TYPES",
@@ -423,7 +423,7 @@ SUBMODULES: dict[str, list[str]] = {
         "get_tasks",
         "get_tasks_by_intent",
     ],
-    "memex.replay": [
+    "memex.state.replay": [
         "ReplayFailure",
         "ReplayResult",
         "envelope_instant",
@@ -433,7 +433,7 @@ SUBMODULES: dict[str, list[str]] = {
         "replay_from_envelopes",
         "replay_ordered_envelopes",
     ],
-    "memex.serialization": [
+    "memex.codec.serialization": [
         "SerializedGraphState",
         "decode_json",
         "from_json",
@@ -441,7 +441,7 @@ SUBMODULES: dict[str, list[str]] = {
         "stringify",
         "to_json",
     ],
-    "memex.decoding": [
+    "memex.codec.decoding": [
         "MAX_DEPTH",
         "MAX_RECORD_BYTES",
         "NAMESPACE_COMMANDS",
@@ -451,7 +451,7 @@ SUBMODULES: dict[str, list[str]] = {
         "decode_record",
         "validate_record",
     ],
-    "memex.envelope": [
+    "memex.codec.envelope": [
         "EventEnvelope",
         "create_event_envelope",
         "wrap_edge_state_event",

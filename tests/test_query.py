@@ -37,7 +37,7 @@ from memex import (
     matches_filter,
     uuid7,
 )
-from memex.query import INTERVAL_MS, build_children_index, get_sort_value
+from memex.retrieval.query import INTERVAL_MS, build_children_index, get_sort_value
 from memex.testing.strategies import build, edge, item
 
 NOW = 1_700_000_000_000

@@ -1,8 +1,8 @@
 """Ranking on columns gives the per-item result, and a state's columns follow its commands.
 
-The columns (``memex.columns``) are kept current by recording each item
+The columns (``memex.state.columns``) are kept current by recording each item
 change on the derived state and patching a copy of the last built columns
-when a query needs them; the ranking (``memex.ranking``) runs on them from
+when a query needs them; the ranking (``memex.retrieval.ranking``) runs on them from
 128 candidates up. These properties pin both against the per-item
 reference: the same entries in the same order, scores within a relative
 1e-12, the same errors.
@@ -32,11 +32,11 @@ from memex import (
     apply_command,
     create_graph_state,
     get_scored_items,
-    ranking,
     smart_retrieve,
 )
-from memex.columns import Columns, columns_of
-from memex.query import candidate_entries
+from memex.retrieval import ranking
+from memex.retrieval.query import candidate_entries
+from memex.state.columns import Columns, columns_of
 
 IDS = [f"m{i:03d}" for i in range(60)]
 SCOPES = ["a", "b", "a/x"]

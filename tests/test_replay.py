@@ -319,7 +319,7 @@ def test_reference_replay_commands(scenario: str) -> None:
 def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
     import gc
 
-    from memex.replay import gc_paused
+    from memex.state.replay import gc_paused
 
     seen: list[bool] = []
     assert gc.isenabled()

@@ -220,7 +220,7 @@ def test_subclassed_command_is_dispatched_by_its_base() -> None:
 
 
 def test_unknown_envelope_namespace_folds_as_memory() -> None:
-    from memex.namespaces import EMPTY_STATES, fold, namespace
+    from memex.state.namespaces import EMPTY_STATES, fold, namespace
 
     assert namespace("agent").name == "memory"
     item = {

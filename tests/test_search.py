@@ -25,8 +25,8 @@ from memex import (
     get_scored_items,
     smart_retrieve,
 )
-from memex.relevance import default_index
-from memex.search import RRF_K, default_text
+from memex.retrieval.relevance import default_index
+from memex.retrieval.search import RRF_K, default_text
 
 NOW = 1_700_000_000_000
 
@@ -439,7 +439,7 @@ def test_a_misbehaving_embedder_is_a_validation_error(bad: Any) -> None:
 def test_above_ann_min_usearch_proposes_neighbours_and_follows_events(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import memex.search as search
+    import memex.retrieval.search as search
 
     monkeypatch.setattr(search, "ANN_MIN", 3)
     state = _sample()

@@ -16,7 +16,7 @@ import pytest
 
 import memex
 from memex.cli import main
-from memex.serialization import decode_snapshot, decode_states, encode_states
+from memex.codec.serialization import decode_snapshot, decode_states, encode_states
 from tests.test_open_resilience import _create, _lone_surrogate, _rewrite_record, _three_records
 
 pytestmark = pytest.mark.usefixtures("plain_terminal")

@@ -276,7 +276,7 @@ def test_every_field_an_update_sets_is_let_in(store: MemexStore, kind: str) -> N
 def test_reducers_replace_exactly_the_fields_the_door_lets_in() -> None:
     """One declaration (the records' ``Fixed`` markers) decides both: nothing the door
     lets in is ignored by a reducer, nothing a reducer changes is refused."""
-    from memex import reducer
+    from memex.state import reducer
 
     assert set(reducer._ITEM_REPLACEABLE) | {"content", "meta"} == UPDATABLE_FIELDS[MemoryUpdate]
     assert set(reducer._EDGE_REPLACEABLE) == UPDATABLE_FIELDS[EdgeUpdate]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import memex
-from memex.replay import parse_iso_ts
+from memex.state.replay import parse_iso_ts
 from memex.testing.strategies import TEXT_OF_ID, item_fields
 
 REFERENCE = Path(__file__).resolve().parent / "fixtures" / "reference"

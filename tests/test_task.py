@@ -1,4 +1,4 @@
-"""Tests of the task graph (memex.task): records, reducer, status machine, retries, queries."""
+"""Tests of the task graph (memex.state.task): records, reducer, status machine, retries, queries."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import memex
 from memex import schemas
-from memex.task import (
+from memex.state.task import (
     TaskCancel,
     TaskCommandAdapter,
     TaskComplete,

@@ -1,4 +1,4 @@
-"""Top-k BM25 from the term statistics (memex.termstats) against FTS5's own bm25()."""
+"""Top-k BM25 from the term statistics (memex.retrieval.termstats) against FTS5's own bm25()."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import memex
 from memex import MemoryItem, TextIndex
-from memex.search import _terms
+from memex.retrieval.search import _terms
 
 NOW = 1_700_000_000_000
 

@@ -1,6 +1,6 @@
 """A transient batch folds memory commands exactly as the reducer does, one persistent version at a time.
 
-``memex.transient.GraphBuilder`` backs every fold (replay, cascades, bulk
+``memex.state.transient.GraphBuilder`` backs every fold (replay, cascades, bulk
 operations, ``apply_many``, slice import). For random command streams —
 duplicates, missing targets, invalid partials, edge commands, retractions
 with edges — folding through the builder and folding through
@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memex import GraphState, MemexError, apply_command, create_graph_state, get_children, get_items
-from memex.codec import MemoryCommandAdapter
-from memex.transient import GraphBuilder
+from memex.codec.adapter import MemoryCommandAdapter
+from memex.state.transient import GraphBuilder
 from tests.test_properties import command
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import memex
-from memex import _jsonfmt
+from memex.codec import jsonfmt
 from memex.testing.strategies import (
     TEXT_OF_ID,
     edge_builder,
@@ -519,7 +519,7 @@ def test_truncated_or_broken_slice_text_names_the_entity() -> None:
     sl = memex.MemexExport(
         memories=[item("m1"), item("m2", content={"text": "a, b: [c]"})], intents=[goal("g1")]
     )
-    text = _jsonfmt.dumps(sl.to_dict())
+    text = jsonfmt.dumps(sl.to_dict())
     cut = text[: text.index('"m2"') + 40]
     with pytest.raises(memex.ValidationError) as info:
         slice_from_json(cut)

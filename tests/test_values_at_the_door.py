@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 import memex
 import memex.models
 from memex import ValidationError
-from memex.codec import MemoryCommandAdapter, decode_json
+from memex.codec.adapter import MemoryCommandAdapter, decode_json
+from memex.codec.serialization import decode_states, encode_states
 from memex.limits import (
     DEFAULT_MAX_DEPTH,
     MAX_DEPTH_CEILING,
@@ -30,7 +31,6 @@ from memex.limits import (
     get_limits,
     set_limits,
 )
-from memex.serialization import decode_states, encode_states
 from memex.testing.builders import build, edge, item
 from memex.transplant.codec import slice_from_json
 from tests.deep_values import deep, deep_list
@@ -229,7 +229,7 @@ def test_bigint_update_from_a_log_is_one_rejected_record() -> None:
     }
     s = memex.apply_command(memex.create_graph_state(), create_cmd).state
     with pytest.raises(ValidationError):
-        MemoryCommandAdapter.validate_json(memex._jsonfmt.dumpb(bad))
+        MemoryCommandAdapter.validate_json(memex.codec.jsonfmt.dumpb(bad))
     assert s.items["m1"].authority == 0.5
 
 
@@ -359,7 +359,7 @@ def test_deep_json_text_into_parse_and_snapshots_is_a_validation_error() -> None
         memex.parse("[" * 100_000)
     with pytest.raises(ValidationError):
         decode_states(b'{"mem":' * 5000)
-    head = memex._jsonfmt.dumps(ITEM).replace(
+    head = memex.codec.jsonfmt.dumps(ITEM).replace(
         '"content":{}', '"content":' + '{"a":' * 1000 + "1" + "}" * 1000
     )
     text = '{"items":[["a",' + head + "]]}"
@@ -571,7 +571,9 @@ def test_parse_pair_key_differing_from_the_entity_id_is_rejected() -> None:
 def test_snapshot_pair_key_differing_from_the_entity_id_is_rejected() -> None:
     intent = memex.create_intent(id="i", label="l", owner="o", priority=0.5).to_dict()
     with pytest.raises(ValidationError) as e:
-        decode_states(memex._jsonfmt.dumpb({"mem": {}, "intents": [["j", intent]], "tasks": []}))
+        decode_states(
+            memex.codec.jsonfmt.dumpb({"mem": {}, "intents": [["j", intent]], "tasks": []})
+        )
     assert e.value.path == "snapshot.intents[0]"
 
 

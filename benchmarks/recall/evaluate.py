@@ -68,7 +68,7 @@ import Stemmer
 
 import memex
 from benchmarks.recall.memory import Memory, Question
-from memex.search import default_text
+from memex.retrieval.search import default_text
 
 __all__ = [
     "BELIEF_WEIGHTS",

@@ -57,7 +57,7 @@ from typing import Any
 
 import memex
 from benchmarks._gen import uuid7_text
-from memex.graph import GraphState
+from memex.state.graph import GraphState
 
 __all__ = [
     "Question",

@@ -7,7 +7,7 @@ tests/test_docs.py checks that it prints what docs/getting-started.md shows.
 """
 
 import memex
-from memex.replay import parse_iso_ts
+from memex.state.replay import parse_iso_ts
 
 with memex.MemexStore.open("memex.db", read_only=True) as store:
     print(store.position, len(store.mem.items), "items")

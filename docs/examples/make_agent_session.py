@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import memex
-from memex import _jsonfmt
+from memex.codec import jsonfmt
 
 SEED = 20240304
 OUT = Path(__file__).with_name("agent_session.jsonl")
@@ -104,7 +104,7 @@ class SessionLog:
         )
         wire = env.to_dict()
         wire["id"] = self.uuid7()
-        self.lines.append(_jsonfmt.dumps(wire))
+        self.lines.append(jsonfmt.dumps(wire))
 
     def item(
         self,

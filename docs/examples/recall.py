@@ -10,7 +10,7 @@ The README ("Asking a question") shows what it prints.
 import json
 
 import memex
-from memex.replay import parse_iso_ts
+from memex.state.replay import parse_iso_ts
 
 with open("docs/examples/agent_session.jsonl", encoding="utf-8") as fh:
     state = memex.replay_from_envelopes(json.loads(line) for line in fh).state

@@ -6,7 +6,7 @@ Run from the repository root: ``.venv/bin/python docs/examples/smart_retrieve.py
 import json
 
 import memex
-from memex.replay import parse_iso_ts
+from memex.state.replay import parse_iso_ts
 
 with open("docs/examples/agent_session.jsonl", encoding="utf-8") as fh:
     state = memex.replay_from_envelopes(json.loads(line) for line in fh).state

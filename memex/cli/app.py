@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from rich.console import Console
 
-from memex import _jsonfmt
-from memex.cli.output import _Console, number_table, one_line, progress_bars
+from memex.cli.output import PrintableConsole, number_table, one_line, progress_bars
 from memex.cli.output import field_text as field_text
 from memex.cli.output import printable as printable
+from memex.codec import jsonfmt
 from memex.errors import FileAccessError, MemexError, StorageError, ValidationError
 from memex.log import EventLog, SQLiteEventLog, check_target, is_dsn
 from memex.log import open_log as _open_log
@@ -93,11 +93,11 @@ class Context:
         Markup, emoji codes and syntax highlighting are off, so text from the
         log is printed verbatim.
         """
-        return _Console(file=self.stdout, markup=False, emoji=False, highlight=False)
+        return PrintableConsole(file=self.stdout, markup=False, emoji=False, highlight=False)
 
     def err_console(self) -> Console:
         """Return a rich console on ``stderr`` (used for progress bars)."""
-        return _Console(file=self.stderr, markup=False, emoji=False, highlight=False)
+        return PrintableConsole(file=self.stderr, markup=False, emoji=False, highlight=False)
 
     def warn(self, message: str) -> None:
         """Write ``memex: <message>`` as one line on stderr."""
@@ -111,7 +111,7 @@ class Context:
 
     def write_json(self, data: Any) -> None:
         """Write ``data`` as one line of compact JSON on stdout and flush."""
-        self.stdout.write(_jsonfmt.dumps(data) + "\n")
+        self.stdout.write(jsonfmt.dumps(data) + "\n")
         self.stdout.flush()
 
 

@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from memex import _jsonfmt
 from memex.cli.app import (
     CliError,
     Context,
@@ -23,7 +22,7 @@ from memex.cli.app import (
     subcommand,
 )
 from memex.cli.inputs import read_source
-from memex.graph import GraphState
+from memex.codec import jsonfmt
 from memex.integrity import (
     Contradiction,
     StaleItem,
@@ -34,6 +33,7 @@ from memex.integrity import (
 from memex.log.jsonl import LogReplay
 from memex.models import MemoryItem
 from memex.provenance import SupportNode, get_support_set, get_support_tree, parent_list
+from memex.state.graph import GraphState
 from memex.supersedes import find_supersedes_cycles
 
 __all__ = [
@@ -98,7 +98,7 @@ def _scores(item: MemoryItem) -> str:
 
 def _preview(content: Any, limit: int = 72) -> str:
     try:
-        text = _jsonfmt.dumps(content)
+        text = jsonfmt.dumps(content)
     except (TypeError, ValueError):
         text = repr(content)
     text = one_line(text)

@@ -28,11 +28,11 @@ from memex.cli.app import (
     progress_bars,
 )
 from memex.errors import FileAccessError
-from memex.intent import IntentState
 from memex.log import jsonl
 from memex.log.jsonl import LogReplay, SkippedRecord
+from memex.state.intent import IntentState
+from memex.state.task import TaskState
 from memex.store import MemexStore, SkippedOnOpen
-from memex.task import TaskState
 
 __all__ = ["read_log", "replay_db", "read_source"]
 

@@ -8,7 +8,6 @@ import contextlib
 import os
 from typing import cast
 
-from memex import _jsonfmt
 from memex.cli.app import (
     CliError,
     Context,
@@ -19,6 +18,7 @@ from memex.cli.app import (
     progress_bars,
     subcommand,
 )
+from memex.codec import jsonfmt
 from memex.errors import PreviouslyRejectedError
 from memex.log import EventLog, LogRecord, canonical_envelope_bytes, is_dsn
 from memex.log.jsonl import SkippedRecord, read_ordered_envelopes
@@ -180,7 +180,7 @@ def _log_export(args: argparse.Namespace, ctx: Context) -> int:
 def _tail_line(rec: LogRecord, as_json: bool) -> str:
     env = rec.envelope
     if as_json:
-        return _jsonfmt.dumps(
+        return jsonfmt.dumps(
             {
                 "position": rec.position,
                 "hash": rec.hash,

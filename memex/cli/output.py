@@ -108,7 +108,7 @@ def printable(obj: Any) -> Any:
     return obj
 
 
-class _Console(Console):
+class PrintableConsole(Console):
     """A rich console that never lets a control character from the data reach the
     terminal, and lets a closed pipe surface as ``BrokenPipeError``.
 

@@ -9,7 +9,7 @@ from memex.cli.app import CliError, Context, db_arguments, field_text, one_line,
 from memex.cli.inputs import read_source
 from memex.models import ScoredItem
 from memex.retrieval import smart_retrieve
-from memex.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost
+from memex.retrieval.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost
 
 __all__ = ["cmd_recall", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
 

@@ -15,10 +15,10 @@ from memex.cli.app import (
     subcommand,
 )
 from memex.cli.inputs import read_source
-from memex.graph import GraphState
+from memex.codec.serialization import stringify
 from memex.integrity import get_contradictions
 from memex.log.jsonl import LogReplay
-from memex.serialization import stringify
+from memex.state.graph import GraphState
 from memex.stats import get_stats
 
 __all__ = ["SCOPE_LIMIT", "SUMMARY_LIMIT", "cmd_replay", "count_active_contradictions"]

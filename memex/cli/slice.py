@@ -19,9 +19,9 @@ from memex.cli.app import (
 )
 from memex.cli.inputs import read_source
 from memex.errors import MemexError, ValidationError
-from memex.intent import create_intent_state
 from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_text
-from memex.task import create_task_state
+from memex.state.intent import create_intent_state
+from memex.state.task import create_task_state
 from memex.transplant import (
     ImportPlan,
     ImportReport,

@@ -4,7 +4,7 @@
 :func:`~memex.interop.plots.plot_support_tree`; :func:`spread` pushes apart
 the nodes a spring layout put too close for
 :func:`~memex.interop.plots.packed_layout`. Plain Python over a
-:class:`~memex.graph.GraphState` and coordinates: neither matplotlib nor
+:class:`~memex.state.graph.GraphState` and coordinates: neither matplotlib nor
 networkx is imported here.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memex.graph import GraphState
 from memex.interop.networkx_graph import PARENT
 from memex.provenance import parent_list
+from memex.state.graph import GraphState
 
 __all__ = ["support_layout", "spread"]
 

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from memex.errors import ValidationError
-from memex.graph import GraphState
 from memex.interop._deps import require
 from memex.models import Edge, MemoryItem, ScoredItem
+from memex.state.graph import GraphState
 from memex.store import MemexStore
 
 __all__ = ["to_dataframe", "edges_dataframe", "flatten", "ITEM_COLUMNS", "EDGE_COLUMNS"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from memex._validate import boolean, instance
-from memex.graph import GraphState
 from memex.provenance import parent_list
+from memex.state.graph import GraphState
 
 __all__ = ["to_networkx", "PARENT"]
 

@@ -33,14 +33,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from memex import _validate as v
-from memex import query
 from memex.errors import MemoryNotFoundError, ValidationError
-from memex.graph import GraphState
 from memex.interop._deps import require
 from memex.interop._layouts import spread, support_layout
 from memex.interop.networkx_graph import PARENT
 from memex.models import MemoryItem
 from memex.provenance import get_support_tree, parent_list
+from memex.retrieval import query
+from memex.state.graph import GraphState
 from memex.store import MemexStore
 
 __all__ = [

@@ -2,7 +2,7 @@
 embedded default, :class:`SQLiteEventLog`.
 
 A *record* is one command envelope (a TypeScript-compatible
-:class:`~memex.envelope.EventEnvelope` of the ``memory``, ``intent`` or
+:class:`~memex.codec.envelope.EventEnvelope` of the ``memory``, ``intent`` or
 ``task`` namespace) together with the lifecycle events the command produced
 when it was applied. Records get gap-free positions starting at 1; ``head()``
 is the last position (0 for an empty log). Replay folds the commands;
@@ -26,7 +26,7 @@ tests subclass):
   bytes)``, the first chaining from 32 zero bytes; :meth:`EventLog.verify`
   reports the first altered, deleted or reordered position.
 
-Canonical bytes of an envelope: the compact JSON (:func:`memex._jsonfmt.dumpb`)
+Canonical bytes of an envelope: the compact JSON (:func:`memex.codec.jsonfmt.dumpb`)
 of the decoded envelope's wire dict with fields in model order; a payload
 that is a valid command of the envelope's namespace is re-encoded from the
 command record (fields in model order too). Record bytes, the input of the
@@ -53,14 +53,14 @@ import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from memex._validate import log_options
-from memex.envelope import EventEnvelope
+from memex.codec.envelope import EventEnvelope
 from memex.errors import (
     ConcurrencyError,
     IdempotencyConflictError,
     PreviouslyRejectedError,
     ValidationError,
 )
-from memex.log._pg_conn import _URI, checked_form, dsn_form, parse_dsn
+from memex.log._pg_conn import URI_SCHEME, checked_form, dsn_form, parse_dsn
 from memex.log.chain import GENESIS_HASH, canonical_envelope_bytes, record_hash
 from memex.log.protocol import (
     SCHEMA_VERSION,
@@ -177,7 +177,7 @@ def _target_form(target: object, *, parse: bool) -> Literal["uri", "keywords"] |
     """:func:`check_target`, returning the DSN form of ``target`` (``None``: a file)."""
     form = checked_form(target)
     if form is None:
-        if isinstance(target, str) and _URI.match(target):
+        if isinstance(target, str) and URI_SCHEME.match(target):
             scheme = target.split("://", 1)[0]
             raise ValidationError(
                 f"target: expected a SQLite file path or a postgresql:// DSN, got a {scheme}:// URI",

@@ -7,9 +7,9 @@ on first use only, so ``import memex`` never needs it. Holds the two forms
 of a DSN (a ``postgresql://`` URI, or libpq ``key=value`` pairs read by
 :func:`conninfo_pairs`), :func:`mask_dsn` (re-exported by
 :mod:`memex.log.postgres`), the checking and parsing of a DSN, the mixin
-:class:`_PgConnection` (opening the log's connection, replacing a broken
+:class:`PgConnection` (opening the log's connection, replacing a broken
 one, turning a psycopg error into a memex error, retrying a call once on a
-fresh connection) and :class:`_PgErrors`, the context manager that applies
+fresh connection) and :class:`PgErrors`, the context manager that applies
 that mapping around every use of the connection.
 """
 
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 _SCHEMES = ("postgresql://", "postgres://")
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 T = TypeVar("T")
 
@@ -277,7 +277,7 @@ def checked_form(text: object) -> Literal["uri", "keywords"] | None:
 
     Complexity: O(len(text)).
     """
-    if not isinstance(text, str) or "=" not in text or _URI.match(text):
+    if not isinstance(text, str) or "=" not in text or URI_SCHEME.match(text):
         return dsn_form(text)
     pairs = conninfo_pairs(text)
     if pairs is None:
@@ -339,7 +339,7 @@ def mask_dsn(dsn: str) -> str:
     >>> mask_dsn("host=db dbname=memex password='s3 cret'")
     'host=db dbname=memex password=***'
     """
-    if not _URI.match(dsn):
+    if not URI_SCHEME.match(dsn):
         pairs = conninfo_pairs(dsn)
         if pairs is None:
             return "***" if any(k in dsn for k in SECRET_KEYWORDS) else dsn
@@ -404,7 +404,7 @@ def parse_dsn(dsn: str) -> tuple[str, str, list[str]]:
     The DSN for libpq is a URI with its scheme in lower case (libpq accepts
     no other), or the ``key=value`` pairs unchanged; the masked one is
     :func:`mask_dsn`'s; the secrets (the values of :data:`SECRET_KEYWORDS`)
-    are what :meth:`_PgConnection._translate` masks in a server's messages.
+    are what :meth:`PgConnection._translate` masks in a server's messages.
 
     Raises:
         ValidationError: libpq cannot parse it (an unknown URI parameter is
@@ -467,7 +467,7 @@ def _psycopg() -> Any:
     return psycopg
 
 
-class _PgErrors:
+class PgErrors:
     """A context manager turning psycopg errors into memex errors.
 
     A lost or refused connection becomes :class:`StoreUnavailableError`
@@ -476,11 +476,11 @@ class _PgErrors:
     :class:`StorageError`. Memex errors pass unchanged. The psycopg error
     stays the memex error's ``__context__`` (Python chains an exception
     raised in ``__exit__`` to the one it handles), so it is scrubbed first
-    (:meth:`_PgConnection._scrub`): nothing reachable from a memex error
+    (:meth:`PgConnection._scrub`): nothing reachable from a memex error
     holds a secret.
     """
 
-    def __init__(self, log: _PgConnection) -> None:
+    def __init__(self, log: PgConnection) -> None:
         self._log = log
 
     def __enter__(self) -> None:
@@ -499,11 +499,11 @@ class _PgErrors:
         raise error from None
 
 
-class _PgConnection:
+class PgConnection:
     """The connection half of :class:`~memex.log.postgres.PostgresEventLog` (a mixin).
 
     One autocommit connection, opened on first use and replaced when it
-    breaks; every use goes through the log's lock and its :class:`_PgErrors`.
+    breaks; every use goes through the log's lock and its :class:`PgErrors`.
 
     Attributes (set by the log class):
         path: the DSN with its secrets masked (what messages print).

@@ -2,14 +2,14 @@
 (:class:`~memex.log.sqlite.SQLiteEventLog` and
 :class:`~memex.log.postgres.PostgresEventLog`).
 
-``_LogReads`` is the mixin both log classes inherit their queries from: the
+``LogReads`` is the mixin both log classes inherit their queries from: the
 head, reading records (in chunks, reporting damaged rows so a reader can
 skip them and go on), reading as of a time, rejections and lookups,
-:meth:`~_LogReads.verify` of the hash chain, and reading snapshots. Both
+:meth:`~LogReads.verify` of the hash chain, and reading snapshots. Both
 backends keep the same tables (``records``, ``rejections``, ``snapshots``)
 with the same columns, so one set of queries serves both. The mixin holds no
 state of its own: it runs its SQL (``?`` placeholders) through the log
-class's :meth:`~_LogReads._one` and :meth:`~_LogReads._all`, which hold the
+class's :meth:`~LogReads._one` and :meth:`~LogReads._all`, which hold the
 connection lock and turn driver errors into memex errors.
 """
 
@@ -21,9 +21,9 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from memex import _jsonfmt
-from memex.codec import decode_json
-from memex.envelope import EventEnvelope
+from memex.codec import jsonfmt
+from memex.codec.adapter import decode_json
+from memex.codec.envelope import EventEnvelope
 from memex.errors import (
     MemexError,
     StorageError,
@@ -44,7 +44,7 @@ from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
 _CHUNK = 2048  # rows fetched per query by read()/verify()
 
 
-class _LogReads:
+class LogReads:
     """The reading methods of the SQL event logs (a mixin).
 
     Attributes (set by the log class):
@@ -314,7 +314,7 @@ class _LogReads:
                 # the id column (used for idempotent appends) must be the envelope's own id,
                 # which canonical bytes always carry first
                 if not isinstance(rid, str) or not blob(env).startswith(
-                    b'{"id":' + _jsonfmt.dumpb(rid) + b","
+                    b'{"id":' + jsonfmt.dumpb(rid) + b","
                 ):
                     return VerifyResult(
                         False, pos - 1, prev.hex(), pos, f"position {pos}: id column altered"

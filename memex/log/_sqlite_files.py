@@ -3,7 +3,7 @@
 Everything the embedded log needs before and around its SQLite connection
 that is not the schema: a path as file-system bytes (:func:`path_bytes`),
 the refusal of paths that cannot be a memex database, SQLite's errors as
-memex errors (:func:`storage_error`, the ``_SqlErrors`` guard), SQLite text
+memex errors (:func:`storage_error`, the ``SqlErrors`` guard), SQLite text
 that is not UTF-8, and, for tools that open a log by path, the check that a
 file is a memex database (:func:`require_memex_database`) and the one-writer
 lock (:func:`writer_lock`). :mod:`memex.log.sqlite` re-exports all of it.
@@ -39,7 +39,7 @@ __all__ = [
     "writer_lock",
 ]
 
-_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
+BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
 _NOTADB = 26  # SQLITE_NOTADB
 
 
@@ -64,12 +64,12 @@ def path_bytes(path: Any) -> bytes:
         ) from None
 
 
-def _display(path: str | bytes) -> str:
+def display(path: str | bytes) -> str:
     """A path as text for messages and attributes (undecodable bytes kept as surrogate escapes)."""
     return os.fsdecode(path)
 
 
-def _newer_schema(path: str, version: int) -> FileAccessError:
+def newer_schema_error(path: str, version: int) -> FileAccessError:
     """The error for a memex database whose tables a later memex wrote (reason ``"newer_schema"``,
     as the PostgreSQL log's)."""
     return FileAccessError(
@@ -95,25 +95,25 @@ def storage_error(error: sqlite3.Error, path: str | bytes) -> MemexError:
         read-only file or directory, a file that cannot be opened, an I/O
         error, a closed connection). The cause is SQLite's message.
     """
-    shown = _display(path)
+    shown = display(path)
     cause = str(error) or type(error).__name__
     code = getattr(error, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
-    if primary in _BUSY_CODES or (primary is None and "locked" in cause):
+    if primary in BUSY_CODES or (primary is None and "locked" in cause):
         return StoreBusyError(shown, cause, f"{shown}: the database is busy ({cause}); retry later")
     if primary == _NOTADB:
         return FileAccessError(shown, "not_database", f"{shown}: not a memex database ({cause})")
     return StorageError(shown, cause)
 
 
-def _text(data: bytes) -> str:
+def decode_text(data: bytes) -> str:
     """SQLite text as ``str``: bytes that are not UTF-8 (a damaged page) are kept as
     surrogate escapes instead of raising, so a damaged row is reported like any
     unreadable record (its id or envelope does not match) and never stops a read."""
     return data.decode("utf-8", "surrogateescape")
 
 
-class _SqlErrors:
+class SqlErrors:
     """A context manager turning :class:`sqlite3.Error` into memex errors for one database."""
 
     __slots__ = ("path",)
@@ -134,11 +134,11 @@ class _SqlErrors:
             raise storage_error(error, self.path) from error
         if isinstance(error, UnicodeDecodeError):  # text SQLite hands over undecoded
             raise StorageError(
-                _display(self.path), f"damaged text in the database ({error})"
+                display(self.path), f"damaged text in the database ({error})"
             ) from error
 
 
-def _check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
+def check_file(raw: bytes, shown: str, *, must_exist: bool) -> bool:
     """Refuse a path that cannot be a database file; return whether the file exists.
 
     Raises:
@@ -187,20 +187,20 @@ def require_directory(path: str | bytes | os.PathLike[str] | os.PathLike[bytes])
     raw = path_bytes(path)
     parent = os.path.dirname(raw)
     if parent and not os.path.isdir(parent):
-        shown = _display(raw)
-        raise FileAccessError(shown, "missing", f"{shown}: no such directory: {_display(parent)}")
+        shown = display(raw)
+        raise FileAccessError(shown, "missing", f"{shown}: no such directory: {display(parent)}")
 
 
-def _read_only_uri(raw: bytes) -> str:
+def read_only_uri(raw: bytes) -> str:
     """An SQLite URI opening the file ``raw`` read-only (never creating it)."""
     return "file:" + urllib.parse.quote(os.path.abspath(raw)) + "?mode=ro"
 
 
-def _table_names(conn: sqlite3.Connection) -> set[str]:
+def table_names(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _refuse_foreign(names: set[str], shown: str) -> None:
+def refuse_foreign(names: set[str], shown: str) -> None:
     """Raise :class:`FileAccessError` when an SQLite database holds tables but not memex's."""
     if names and "records" not in names:
         raise FileAccessError(
@@ -235,11 +235,11 @@ def require_memex_database(path: str | bytes | os.PathLike[str] | os.PathLike[by
         StoreBusyError, StorageError: SQLite cannot read the file.
     """
     raw = path_bytes(path)
-    shown = _display(raw)
-    _check_file(raw, shown, must_exist=True)
+    shown = display(raw)
+    check_file(raw, shown, must_exist=True)
     try:
-        with closing(sqlite3.connect(_read_only_uri(raw), uri=True)) as conn:
-            conn.text_factory = _text
+        with closing(sqlite3.connect(read_only_uri(raw), uri=True)) as conn:
+            conn.text_factory = decode_text
             found = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
             ).fetchone()
@@ -269,21 +269,21 @@ def _check_lockable(raw: bytes, shown: str) -> None:
     """Refuse, before any file is created next to it, a path no writer may use:
     in a directory that does not exist, not a regular file, an SQLite database
     of another application, or a memex database a later memex wrote."""
-    if not _check_file(raw, shown, must_exist=False):
+    if not check_file(raw, shown, must_exist=False):
         require_directory(raw)
         return
     if os.path.getsize(raw) == 0:
         return
     try:  # read-write, so that closing it removes any WAL files it had to create
         with closing(sqlite3.connect(raw)) as conn:
-            conn.text_factory = _text
-            names = _table_names(conn)
+            conn.text_factory = decode_text
+            names = table_names(conn)
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.Error as e:
         raise storage_error(e, raw) from None
-    _refuse_foreign(names, shown)
+    refuse_foreign(names, shown)
     if "records" in names and version > SCHEMA_VERSION:
-        raise _newer_schema(shown, version)
+        raise newer_schema_error(shown, version)
 
 
 @contextmanager
@@ -323,7 +323,7 @@ def writer_lock(
         StoreBusyError: another holder kept the lock for ``timeout`` seconds.
     """
     raw = path_bytes(path)
-    shown = _display(raw)
+    shown = display(raw)
     _check_lockable(raw, shown)
     try:
         import fcntl

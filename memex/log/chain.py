@@ -8,9 +8,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from memex import _jsonfmt
 from memex._isots import parse_iso_ts
-from memex.envelope import EventEnvelope
+from memex.codec import jsonfmt
+from memex.codec.envelope import EventEnvelope
 from memex.errors import (
     ConcurrencyError,
     IdempotencyConflictError,
@@ -19,7 +19,7 @@ from memex.errors import (
 )
 from memex.limits import get_limits
 from memex.models import Record
-from memex.namespaces import NAMESPACES
+from memex.state.namespaces import NAMESPACES
 
 __all__ = [
     "GENESIS_HASH",
@@ -188,14 +188,14 @@ def canonical_envelope_bytes(env: EventEnvelope[Any] | Mapping[str, Any]) -> byt
             wire["payload"] = space.adapter.dump_python(payload)
         except (ValidationError, ValueError, TypeError):
             pass
-    return _jsonfmt.dumpb(wire)
+    return jsonfmt.dumpb(wire)
 
 
 def events_bytes(events: Sequence[Any] | None) -> bytes:
     """The compact JSON of a record's lifecycle events (records as wire dicts; ``b"[]"`` for none)."""
     if not events:
         return b"[]"
-    return _jsonfmt.dumpb([e.to_dict() if isinstance(e, Record) else e for e in events])
+    return jsonfmt.dumpb([e.to_dict() if isinstance(e, Record) else e for e in events])
 
 
 def record_hash(prev: bytes, position: int, ts_ms: int, envelope: bytes, events: bytes) -> bytes:

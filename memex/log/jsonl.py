@@ -31,19 +31,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memex import _jsonfmt
 from memex._isots import parse_iso_ts
 from memex._validate import type_name
-from memex.codec import decode_json
-from memex.envelope import create_event_envelope
+from memex.codec import jsonfmt
+from memex.codec.adapter import decode_json
+from memex.codec.envelope import create_event_envelope
 from memex.errors import (
     FileAccessError,
     InvalidTimestampError,
     MemexError,
     ValidationError,
 )
-from memex.graph import GraphState
-from memex.intent import IntentState, create_intent_state
 from memex.log._jsonl_lines import (
     CHECKED_BYTES,
     CHECKED_LINES,
@@ -56,9 +54,11 @@ from memex.log._jsonl_lines import (
 )
 from memex.log.chain import canonical_envelope_bytes
 from memex.models import MemoryLifecycleEvent
-from memex.namespaces import EMPTY_STATES, NAMESPACES, States, fold, namespace_of
-from memex.replay import envelope_instant, replay_ordered_envelopes
-from memex.task import TaskState, create_task_state
+from memex.state.graph import GraphState
+from memex.state.intent import IntentState, create_intent_state
+from memex.state.namespaces import EMPTY_STATES, NAMESPACES, States, fold, namespace_of
+from memex.state.replay import envelope_instant, replay_ordered_envelopes
+from memex.state.task import TaskState, create_task_state
 
 if TYPE_CHECKING:
     from memex.transplant import ImportPlan
@@ -556,5 +556,5 @@ def merged_log_lines(path: str, plan: ImportPlan) -> list[str]:
     latest = latest_instant(lines)
     for cmd in plan.commands:
         env = create_event_envelope(cmd.type, cmd, namespace=namespace_of(cmd), not_before=latest)
-        lines.append(_jsonfmt.dumps(env.to_dict()))
+        lines.append(jsonfmt.dumps(env.to_dict()))
     return lines

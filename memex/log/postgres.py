@@ -40,10 +40,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from memex.envelope import EventEnvelope
+from memex.codec.envelope import EventEnvelope
 from memex.errors import FileAccessError, ReadOnlyStoreError, StoreBusyError, ValidationError
-from memex.log._pg_conn import _PgConnection, _PgErrors, check_dsn, mask_dsn, parse_dsn
-from memex.log._reads import _LogReads
+from memex.log._pg_conn import PgConnection, PgErrors, check_dsn, mask_dsn, parse_dsn
+from memex.log._reads import LogReads
 from memex.log.chain import (
     GENESIS_HASH,
     Prepared,
@@ -90,7 +90,7 @@ _SCHEMA_LOCK = 0x6D656D6578  # advisory lock key serialising schema creation ("m
 _PLACEHOLDER = re.compile(r"\?")
 
 
-class PostgresEventLog(_PgConnection, _LogReads):
+class PostgresEventLog(PgConnection, LogReads):
     """The :class:`~memex.log.EventLog` on a PostgreSQL server, shared by many processes.
 
     Exactly the embedded log's semantics: gap-free positions from 1,
@@ -186,7 +186,7 @@ class PostgresEventLog(_PgConnection, _LogReads):
         self.connect_timeout = float(connect_timeout)
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
-        self._guard = _PgErrors(self)
+        self._guard = PgErrors(self)
         self._conn: Any = None
         self._closed = False
         self._channel = ""
@@ -203,7 +203,7 @@ class PostgresEventLog(_PgConnection, _LogReads):
             elif version < SCHEMA_VERSION or not self._has_mac_column():
                 self.init_schema()
 
-    # -- queries (for the reading methods of _LogReads) --------------------------------
+    # -- queries (for the reading methods of LogReads) --------------------------------
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         def run() -> tuple[Any, ...] | None:
             with self._lock, self._guard:

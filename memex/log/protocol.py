@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from memex._isots import parse_iso_ts
-from memex.envelope import EventEnvelope
+from memex.codec.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
 
 __all__ = [

@@ -18,28 +18,28 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from memex._validate import log_options
-from memex.envelope import EventEnvelope
+from memex.codec.envelope import EventEnvelope
 from memex.errors import (
     FileAccessError,
     ReadOnlyStoreError,
     ValidationError,
 )
-from memex.log._reads import _LogReads
+from memex.log._reads import LogReads
 from memex.log._sqlite_files import (
-    _BUSY_CODES,
-    _check_file,
-    _display,
-    _newer_schema,
-    _read_only_uri,
-    _refuse_foreign,
-    _SqlErrors,
-    _table_names,
-    _text,
+    BUSY_CODES,
+    SqlErrors,
+    check_file,
+    decode_text,
+    display,
     is_memex_database,
+    newer_schema_error,
     path_bytes,
+    read_only_uri,
+    refuse_foreign,
     require_directory,
     require_memex_database,
     storage_error,
+    table_names,
     writer_lock,
 )
 from memex.log.chain import (
@@ -100,7 +100,7 @@ _TABLES = frozenset({"records", "rejections", "snapshots"})
 _T = TypeVar("_T")
 
 
-class SQLiteEventLog(_LogReads):
+class SQLiteEventLog(LogReads):
     """The embedded :class:`EventLog` on the standard library's :mod:`sqlite3`.
 
     One file (plus SQLite's ``-wal``/``-shm`` companions) in WAL mode; any
@@ -176,21 +176,21 @@ class SQLiteEventLog(_LogReads):
         mode = synchronous.upper()
         raw = path_bytes(path)
         self._raw = raw
-        self.path = _display(raw)
+        self.path = display(raw)
         self.synchronous = mode
         if not isinstance(read_only, bool):
             raise ValidationError(f"read_only: expected a boolean, got {read_only!r}", "read_only")
         self.read_only = read_only
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
-        self._guard = _SqlErrors(raw)
+        self._guard = SqlErrors(raw)
         memory = raw == b":memory:"
         if not memory:
-            _check_file(raw, self.path, must_exist=self.read_only)
+            check_file(raw, self.path, must_exist=self.read_only)
         with self._guard:
             if self.read_only:
                 self._conn = sqlite3.connect(
-                    _read_only_uri(raw),
+                    read_only_uri(raw),
                     uri=True,
                     isolation_level=None,
                     check_same_thread=False,
@@ -200,7 +200,7 @@ class SQLiteEventLog(_LogReads):
                 self._conn = sqlite3.connect(
                     raw, isolation_level=None, check_same_thread=False, timeout=busy_timeout
                 )
-        self._conn.text_factory = _text
+        self._conn.text_factory = decode_text
         try:
             with self._guard:
                 self._setup_read_only() if self.read_only else self._setup()
@@ -212,7 +212,7 @@ class SQLiteEventLog(_LogReads):
         c = self._conn
         c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         c.execute("PRAGMA query_only = ON")
-        names = _table_names(c)
+        names = table_names(c)
         if "records" not in names:
             raise FileAccessError(
                 self.path, "not_database", f"{self.path}: not a memex database (no records table)"
@@ -226,7 +226,7 @@ class SQLiteEventLog(_LogReads):
         """The stored schema version; raise :class:`FileAccessError` when it is newer than ours."""
         version = self._user_version()
         if version > SCHEMA_VERSION:
-            raise _newer_schema(self.path, version)
+            raise newer_schema_error(self.path, version)
         return version
 
     def _retry_busy(self, work: Callable[[], _T]) -> _T:
@@ -239,7 +239,7 @@ class SQLiteEventLog(_LogReads):
                 return work()
             except sqlite3.OperationalError as e:
                 code = getattr(e, "sqlite_errorcode", 0) & 0xFF
-                if code not in _BUSY_CODES or time.monotonic() >= deadline:
+                if code not in BUSY_CODES or time.monotonic() >= deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
@@ -257,8 +257,8 @@ class SQLiteEventLog(_LogReads):
         c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
         def prepare() -> None:
-            names = _table_names(c)
-            _refuse_foreign(names, self.path)
+            names = table_names(c)
+            refuse_foreign(names, self.path)
             version = self._refuse_newer() if "records" in names else 0
             if c.execute("PRAGMA journal_mode").fetchone()[0].lower() not in ("wal", "memory"):
                 c.execute("PRAGMA journal_mode = WAL")
@@ -281,8 +281,8 @@ class SQLiteEventLog(_LogReads):
         c = self._conn
         c.execute("BEGIN IMMEDIATE")
         try:
-            names = _table_names(c)
-            _refuse_foreign(names, self.path)
+            names = table_names(c)
+            refuse_foreign(names, self.path)
             version = self._refuse_newer() if "records" in names else 0
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
@@ -327,7 +327,7 @@ class SQLiteEventLog(_LogReads):
             StoreBusyError: another writer held the lock for ``busy_timeout``.
         """
         with self._lock, self._guard:
-            if self._refuse_newer() == SCHEMA_VERSION and _TABLES <= _table_names(self._conn):
+            if self._refuse_newer() == SCHEMA_VERSION and _TABLES <= table_names(self._conn):
                 return SCHEMA_VERSION
             self._check_writable()
             self._retry_busy(self._create_tables)

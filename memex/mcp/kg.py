@@ -41,11 +41,11 @@ from typing import Any
 
 from memex.errors import ValidationError
 from memex.factories import create_edge, create_memory_item
-from memex.graph import GraphState
 from memex.mcp._arguments import refuse_unknown
 from memex.mcp.tools import MemoryTools, check_text
 from memex.models import Edge, MemoryItem
-from memex.query import get_edges
+from memex.retrieval.query import get_edges
+from memex.state.graph import GraphState
 
 __all__ = ["KgTools", "KG_TOOLS", "KG_READ_TOOLS", "ENTITY_KIND", "RELATION_KIND"]
 

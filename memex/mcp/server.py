@@ -36,7 +36,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic import ValidationError as PydanticValidationError
 
 from memex import __version__
-from memex._jsonfmt import dumps
+from memex.codec.jsonfmt import dumps
 from memex.errors import MemexError, ValidationError
 from memex.mcp._arguments import refuse_unknown
 from memex.mcp.kg import KG_READ_TOOLS, KgTools

@@ -26,15 +26,15 @@ from typing import Any, cast
 from memex import _validate as v
 from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, StoreBusyError, ValidationError
 from memex.factories import create_edge, create_memory_item
-from memex.graph import GraphState
 from memex.integrity import (
-    _contradicts_between,
+    contradicts_between,
     get_contradictions,
     plan_cascade_retract,
     plan_resolve_contradiction,
 )
 from memex.models import MemoryItem
-from memex.search import RECALL_WEIGHTS, default_text, token_cost
+from memex.retrieval.search import RECALL_WEIGHTS, default_text, token_cost
+from memex.state.graph import GraphState
 from memex.store import MemexStore, Transaction
 
 __all__ = [
@@ -414,7 +414,7 @@ class MemoryTools:
             if winner == loser:
                 raise ValidationError("loser: an item cannot supersede itself", "loser")
             mem = states.mem
-            if not _contradicts_between(mem, winner, loser):
+            if not contradicts_between(mem, winner, loser):
                 raise ValidationError(
                     f"loser: no active contradiction between {winner} and {loser} (link them with "
                     "CONTRADICTS first, or link SUPERSEDES directly)",

@@ -3,7 +3,7 @@
 A command is a frozen record whose first field ``type`` is its tag
 (``memory.create``, ``intent.pause``, ...). The reducers accept an instance
 or its wire mapping (``{"type": "memory.create", "item": {...}}``), which the
-command adapters of :mod:`memex.codec` turn into an instance by its tag.
+command adapters of :mod:`memex.codec.adapter` turn into an instance by its tag.
 """
 
 from __future__ import annotations

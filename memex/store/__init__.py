@@ -6,8 +6,8 @@ its snapshots against a fold of the log (:func:`verify_store`);
 :mod:`~memex.store.ingest` the import of envelopes that already carry ids and times.
 """
 
+from memex.codec.serialization import decode_states, encode_states
 from memex.log import EventLog, SQLiteEventLog
-from memex.serialization import decode_states, encode_states
 from memex.store.core import (
     DEFAULT_DB,
     MemexStore,

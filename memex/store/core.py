@@ -30,28 +30,28 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from memex import serialization
 from memex._validate import int_ms, store_options
-from memex.envelope import EventEnvelope
+from memex.codec import serialization
+from memex.codec.envelope import EventEnvelope
+from memex.codec.serialization import encode_states
 from memex.errors import MemexError, ReadOnlyStoreError, ValidationError
-from memex.graph import GraphState, create_graph_state
-from memex.intent import IntentState, create_intent_state
 from memex.log import EventLog, LogRecord, open_log
-from memex.namespaces import States
-from memex.search import TextIndex
-from memex.serialization import encode_states
+from memex.retrieval.search import TextIndex
+from memex.state.graph import GraphState, create_graph_state
+from memex.state.intent import IntentState, create_intent_state
+from memex.state.namespaces import States
+from memex.state.task import TaskState, create_task_state
 from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.logged import StoreLogging
 from memex.store.mutations import StoreMutations
 from memex.store.queries import StoreQueries
 from memex.store.recovery import (
     SkippedOnOpen,
-    _load_snapshot,
     find_unreadable,
     fold_log,
+    load_snapshot,
 )
 from memex.store.verify import SnapshotCheck, StoreVerifyResult, verify_store
-from memex.task import TaskState, create_task_state
 
 __all__ = [
     "MemexStore",
@@ -255,7 +255,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         store._readonly = bool(read_only)
         store._use_snapshots = snapshots
         try:
-            got = _load_snapshot(lg, None, store.skipped_on_open) if snapshots else None
+            got = load_snapshot(lg, None, store.skipped_on_open) if snapshots else None
             if got is not None:
                 store.states, store._position = got
                 store._snap_position = store._position
@@ -273,7 +273,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
 
     @property
     def states(self) -> States:
-        """The three graphs as :class:`~memex.namespaces.States` ``(mem, intents, tasks)``."""
+        """The three graphs as :class:`~memex.state.namespaces.States` ``(mem, intents, tasks)``."""
         return States(self.mem, self.intents, self.tasks)
 
     @states.setter
@@ -391,7 +391,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         past = MemexStore()
         past._position = 0
         if position > 0:
-            got = _load_snapshot(lg, position, []) if self._use_snapshots else None
+            got = load_snapshot(lg, position, []) if self._use_snapshots else None
             if got is not None:
                 past.states, past._position = got
             if past._position < position:

@@ -34,8 +34,8 @@ from memex.models import (
     Task,
     TaskUpdate,
 )
-from memex.namespaces import States, fold
-from memex.reducer import merge_edge
+from memex.state.namespaces import States, fold
+from memex.state.reducer import merge_edge
 from memex.supersedes import SUPERSEDES, supersedes_path
 from memex.transplant import (
     ImportPlan,
@@ -197,7 +197,7 @@ def check_command(graphs: Sequence[Any], namespace: str, cmd: Command) -> None:
     Args:
         graphs: the graphs the command would be applied to, ``[memory,
             intents, tasks]`` (``memory`` a :class:`~memex.GraphState` or the
-            :class:`~memex.transient.GraphBuilder` of a fold).
+            :class:`~memex.state.transient.GraphBuilder` of a fold).
         namespace: ``"memory"``, ``"intent"`` or ``"task"`` (unused: the
             command's class decides).
         cmd: a validated command instance.

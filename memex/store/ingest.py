@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
-from memex.envelope import EventEnvelope, check_envelope_depth
+from memex.codec.envelope import EventEnvelope, check_envelope_depth
 from memex.errors import (
     ConcurrencyError,
     IdempotencyConflictError,
@@ -26,7 +26,7 @@ from memex.errors import (
 from memex.limits import reading_stored
 from memex.log import EventLog, canonical_envelope_bytes
 from memex.log.chain import check_record_size
-from memex.namespaces import FOLD_ERRORS, NAMESPACES, States, apply, fold
+from memex.state.namespaces import FOLD_ERRORS, NAMESPACES, States, apply, fold
 
 RETRY_SECONDS = 60.0
 """How long an import keeps retrying a batch that meets another writer's appends (seconds)."""

@@ -1,7 +1,7 @@
 """Transactions of a store: a planner run against the newest state, optionally once per key.
 
 :meth:`MemexStore.transact <memex.MemexStore.transact>` runs a planner, a
-function of the current :class:`~memex.namespaces.States` that returns the
+function of the current :class:`~memex.state.namespaces.States` that returns the
 commands of a change, and commits them as one batch. Against a shared log the
 planner runs again on the caught-up state whenever another writer appended
 first, so a check made by the planner ("no entity of this name exists yet")
@@ -26,7 +26,7 @@ from memex import _validate as v
 from memex.errors import IdempotencyConflictError, MemexError, ValidationError
 from memex.log import EventLog, LogRecord
 from memex.models import Command, Record
-from memex.namespaces import NAMESPACES, States, namespace_of
+from memex.state.namespaces import NAMESPACES, States, namespace_of
 from memex.store.doors import Records, fold_at_door
 
 __all__ = ["Transaction", "Planner", "key_envelope_id", "MAX_KEY_LENGTH", "planned"]

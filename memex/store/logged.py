@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from memex.errors import ConcurrencyError, MemexError, StoreUnavailableError, UnreadableRecordError
-from memex.graph import GraphState
 from memex.log import EventLog, LogRecord
-from memex.namespaces import States
-from memex.search import TextIndex
+from memex.retrieval.search import TextIndex
+from memex.state.graph import GraphState
+from memex.state.namespaces import States
 from memex.store.doors import Records, fold_at_door
 from memex.store.mutations import stamp_envelopes
-from memex.store.recovery import SkippedOnOpen, _fold_record, _skip_unreadable, fold_log
+from memex.store.recovery import SkippedOnOpen, fold_log, fold_record, skip_unreadable
 
 __all__ = ["StoreLogging"]
 
@@ -63,7 +63,7 @@ class _Store(Protocol):
         self, progress: Callable[[int], None] | None = None, stop: int | None = None
     ) -> None: ...
 
-    def _fold_record(self, rec: LogRecord) -> None: ...
+    def fold_record(self, rec: LogRecord) -> None: ...
 
     def _append(self, records: Records, ids: Callable[[int], str] | None = None) -> None: ...
 
@@ -125,13 +125,13 @@ class StoreLogging:
                             self._catch_up(stop=rec.position - 1)
                             if rec.position <= self._position:
                                 continue
-                        self._fold_record(rec)
+                        self.fold_record(rec)
                     yield rec
                 return  # idle_timeout passed
             except UnreadableRecordError as e:
                 if self._log is not lg:
                     return
-                resume = _skip_unreadable(self.skipped_on_open, self._position + 1, e)
+                resume = skip_unreadable(self.skipped_on_open, self._position + 1, e)
                 self._position = max(self._position, resume - 1)  # subscribe again after it
             except MemexError:
                 if self._log is not lg:  # the store closed the log under the subscription
@@ -142,12 +142,12 @@ class StoreLogging:
                 if close is not None:
                     close()
 
-    def _fold_record(self: _Store, rec: LogRecord) -> None:
+    def fold_record(self: _Store, rec: LogRecord) -> None:
         """Fold one record (the next position) into the state, the text index following."""
         before = self.mem
         events: list[Any] = []
         follow = None if self._text is None else (lambda _k, _ns, _cmd, evs: events.extend(evs))
-        self.states = _fold_record(self.states, rec, self.skipped_on_open, follow)
+        self.states = fold_record(self.states, rec, self.skipped_on_open, follow)
         self._position = rec.position
         self._follow_text(before, events)
 

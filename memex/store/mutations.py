@@ -13,10 +13,9 @@ from typing import Any, TypeVar
 
 from memex import _validate as v
 from memex import bulk, integrity
-from memex.envelope import EventEnvelope, create_event_envelope
+from memex.codec.envelope import EventEnvelope, create_event_envelope
 from memex.errors import MemexError, ValidationError
 from memex.factories import create_edge, create_intent, create_memory_item, create_task
-from memex.graph import GraphState
 from memex.log import EventLog
 from memex.log.chain import envelope_ts_ms
 from memex.models import (
@@ -32,7 +31,8 @@ from memex.models import (
     TaskCreate,
     TaskLifecycleEvent,
 )
-from memex.namespaces import States
+from memex.state.graph import GraphState
+from memex.state.namespaces import States
 from memex.store.doors import Records, import_at_door
 from memex.store.keyed import Planner, Transaction
 from memex.store.keyed import transact as keyed_transact
@@ -129,7 +129,7 @@ class StoreMutations:
     def transact(self, plan: Planner, *, idempotency_key: str | None = None) -> Transaction:
         """Commit the commands ``plan(states)`` returns as one batch; optionally at most once per key.
 
-        ``plan`` receives the current :class:`~memex.namespaces.States`
+        ``plan`` receives the current :class:`~memex.state.namespaces.States`
         ``(mem, intents, tasks)`` and returns an iterable of ``(namespace,
         command)`` pairs (``"memory"``, ``"intent"`` or ``"task"``; a command
         record or its wire mapping) or of bare commands (their namespace

@@ -6,15 +6,17 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from memex import integrity, provenance, query, retrieval, serialization, stats, transplant
-from memex.graph import GraphState
+from memex import integrity, provenance, retrieval, stats, transplant
+from memex.codec import serialization
 from memex.integrity import Contradiction, StaleItem
-from memex.intent import IntentState, get_intents
 from memex.models import Edge, Intent, IntentFilter, MemoryItem, ScoredItem, Task, TaskFilter
 from memex.provenance import SupportNode
-from memex.search import TextIndex
+from memex.retrieval import query
+from memex.retrieval.search import TextIndex
+from memex.state.graph import GraphState
+from memex.state.intent import IntentState, get_intents
+from memex.state.task import TaskState, get_tasks
 from memex.stats import GraphStats
-from memex.task import TaskState, get_tasks
 from memex.transplant import ImportPlan, MemexExport, export_slice, plan_import
 
 __all__ = ["StoreQueries"]

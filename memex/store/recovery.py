@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from memex._validate import instance
+from memex.codec.serialization import decode_snapshot
 from memex.errors import (
     MemexError,
     UnreadableRecordError,
 )
 from memex.limits import reading_stored
 from memex.log import EventLog, LogRecord
-from memex.namespaces import States, fold
-from memex.serialization import decode_snapshot
+from memex.state.namespaces import States, fold
 
 __all__ = ["SkippedOnOpen", "find_unreadable", "fold_log", "readable_commands", "envelope_id_at"]
 
@@ -107,7 +107,7 @@ def fold_log(
     apply, is left out and added to ``skipped``, in position order; given
     ``undecodable``, the records that cannot be decoded go there instead.
     ``on_applied(key, namespace, command, events)`` is called after each
-    applied command (see :func:`memex.namespaces.fold`).
+    applied command (see :func:`memex.state.namespaces.fold`).
     """
     found: list[SkippedOnOpen] = []
     unread = found if undecodable is None else undecodable
@@ -138,7 +138,7 @@ def fold_log(
     return result.states, last
 
 
-def _fold_record(
+def fold_record(
     states: States,
     record: LogRecord,
     skipped: list[SkippedOnOpen],
@@ -164,7 +164,7 @@ def _fold_record(
     return result.states
 
 
-def _skip_unreadable(skipped: list[SkippedOnOpen], start: int, error: UnreadableRecordError) -> int:
+def skip_unreadable(skipped: list[SkippedOnOpen], start: int, error: UnreadableRecordError) -> int:
     """Record that a read from ``start`` met ``error`` (once per position, with a
     ``RuntimeWarning``, as opening does); return the position reading goes on from."""
     if not any(s.kind == "record" and s.position == error.position for s in skipped):
@@ -173,7 +173,7 @@ def _skip_unreadable(skipped: list[SkippedOnOpen], start: int, error: Unreadable
     return _resume(start, error)
 
 
-def _load_snapshot(
+def load_snapshot(
     log: EventLog, max_position: int | None, skipped: list[SkippedOnOpen], *, carry: bool = True
 ) -> tuple[States, int] | None:
     """The decoded latest snapshot at or before ``max_position`` as ``(states, position)``.
@@ -272,7 +272,7 @@ def _load_all_snapshots(log: EventLog, found: list[SkippedOnOpen]) -> None:
     """Decode every snapshot of ``log`` up to its head that matches the chain (the others warn)."""
     max_position: int | None = log.head()
     while True:
-        got = _load_snapshot(log, max_position, found, carry=False)
+        got = load_snapshot(log, max_position, found, carry=False)
         if got is None or got[1] <= 0:
             return
         max_position = got[1] - 1

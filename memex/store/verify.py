@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from memex._validate import instance
+from memex.codec.serialization import decode_snapshot
 from memex.errors import (
     MemexError,
     StorageError,
@@ -23,8 +24,7 @@ from memex.errors import (
 from memex.limits import reading_stored
 from memex.log import EventLog, Snapshot, VerifyResult
 from memex.log.chain import snapshot_key
-from memex.namespaces import EMPTY_STATES, States
-from memex.serialization import decode_snapshot
+from memex.state.namespaces import EMPTY_STATES, States
 from memex.store.recovery import SkippedOnOpen, fold_log
 from memex.supersedes import find_supersedes_cycles
 

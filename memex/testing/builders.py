@@ -268,11 +268,11 @@ TASK_DEFAULTS: Mapping[str, Any] = MappingProxyType(
 """Defaults of :func:`task_builder`: intent_id ``"i1"``, action ``"fetch"``, priority 0.5."""
 
 
-def _memory_item(fields: dict[str, Any]) -> MemoryItem:
+def memory_item_record(fields: dict[str, Any]) -> MemoryItem:
     return MemoryItem(**fields)
 
 
-def _edge(fields: dict[str, Any]) -> Edge:
+def edge_record(fields: dict[str, Any]) -> Edge:
     return Edge(**fields)
 
 
@@ -298,7 +298,7 @@ def item_builder(
         ``Builder`` called as ``item(id, *positional, **overrides) -> MemoryItem``.
     """
     return Builder(
-        _memory_item, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none
+        memory_item_record, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none
     )
 
 
@@ -330,7 +330,7 @@ def edge_builder(
         ``Builder`` called as ``edge(edge_id, from_, to, *positional, **overrides) -> Edge``.
     """
     return Builder(
-        _edge,
+        edge_record,
         ("edge_id", "from_", "to", *positional),
         {**EDGE_DEFAULTS, **defaults},
         drop_none=drop_none,

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memex
-from memex import _jsonfmt
+from memex.codec import jsonfmt
 from memex.log import GENESIS_HASH, EventLog, canonical_envelope_bytes
 from memex.log.chain import SNAPSHOT_KEY_ENV
 
@@ -279,8 +279,8 @@ class EventLogConformance(abc.ABC):
         lg.append([env(2)])
         prev = GENESIS_HASH
         for rec in lg.read():
-            body = b"%d\n%d\n" % (rec.position, memex.replay.parse_iso_ts(rec.envelope.ts))
-            body += canonical_envelope_bytes(rec.envelope) + b"\n" + _jsonfmt.dumpb(rec.events)
+            body = b"%d\n%d\n" % (rec.position, memex.state.replay.parse_iso_ts(rec.envelope.ts))
+            body += canonical_envelope_bytes(rec.envelope) + b"\n" + jsonfmt.dumpb(rec.events)
             prev = hashlib.sha256(prev + body).digest()
             assert rec.hash == prev.hex()
         assert lg.head_hash() == prev.hex()

@@ -37,11 +37,11 @@ from memex.testing.builders import (
     EDGE_WIRE_DEFAULTS,
     ITEM_DEFAULTS,
     World,
-    _edge,
-    _memory_item,
     build,
     build_world,
+    edge_record,
     item_fields,
+    memory_item_record,
 )
 
 __all__ = [
@@ -119,7 +119,7 @@ def memory_items(
     **fields: Any,
 ) -> SearchStrategy[MemoryItem]:
     """:func:`item_dicts` made into :class:`~memex.MemoryItem` records (same arguments)."""
-    return item_dicts(id, optional=optional, **fields).map(_memory_item)
+    return item_dicts(id, optional=optional, **fields).map(memory_item_record)
 
 
 def edge_dicts(
@@ -159,7 +159,7 @@ def memory_edges(
     **fields: Any,
 ) -> SearchStrategy[Edge]:
     """:func:`edge_dicts` made into :class:`~memex.Edge` records (same arguments)."""
-    return edge_dicts(edge_id, from_, to, optional=optional, **fields).map(_edge)
+    return edge_dicts(edge_id, from_, to, optional=optional, **fields).map(edge_record)
 
 
 @st.composite

@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from memex import _jsonfmt
 from memex import _validate as v
-from memex.codec import decode_json
+from memex.codec import jsonfmt
+from memex.codec.adapter import decode_json
 from memex.errors import ValidationError
 from memex.transplant.records import KIND_WORD, MemexExport, as_export, check_slice_keys
 
@@ -27,7 +27,7 @@ def slice_to_json(slice: MemexExport | Mapping[str, Any], pretty: bool = False) 
     with wire keys in order and JavaScript number formatting (compact, or
     2-space indented when ``pretty``).
     """
-    return _jsonfmt.dumps(as_export(slice).to_dict(), pretty=pretty)
+    return jsonfmt.dumps(as_export(slice).to_dict(), pretty=pretty)
 
 
 _BYTE_AT = re.compile(r"\(byte (\d+)\)")

@@ -6,11 +6,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memex import _validate as v
-from memex.graph import GraphState
-from memex.intent import IntentState
 from memex.models import EdgeFilter
-from memex.query import get_edges
-from memex.task import TaskState
+from memex.retrieval.query import get_edges
+from memex.state.graph import GraphState
+from memex.state.intent import IntentState
+from memex.state.task import TaskState
 from memex.transplant.records import MemexExport
 
 __all__ = ["export_slice", "check_states"]

@@ -6,7 +6,7 @@ under a fresh id), the same for memories, edges, intents and tasks. The
 import is planned as ordinary commands first: :func:`plan_import` returns the
 memory, intent and task commands in the order they must be applied, with the
 report, and :func:`import_slice` is exactly the fold of those commands
-through the three reducers (:mod:`memex.namespaces`). A store with an event
+through the three reducers (:mod:`memex.state.namespaces`). A store with an event
 log therefore persists an import as ordinary events, and an audit sees
 exactly what a sub-agent's merge changed.
 
@@ -22,10 +22,8 @@ from typing import Any, NamedTuple
 from memex import _validate as v
 from memex._gc import gc_paused
 from memex._uuid import safe_extract_timestamp, uuid7
-from memex.codec import MemoryCommandAdapter
+from memex.codec.adapter import MemoryCommandAdapter
 from memex.errors import ValidationError
-from memex.graph import GraphState
-from memex.intent import IntentState
 from memex.models import (
     Command,
     EdgeCreate,
@@ -38,9 +36,11 @@ from memex.models import (
     TaskUpdate,
     replace_unchecked,
 )
-from memex.namespaces import Check, States, apply_in_place
-from memex.task import TaskState
-from memex.transient import GraphBuilder
+from memex.state.graph import GraphState
+from memex.state.intent import IntentState
+from memex.state.namespaces import Check, States, apply_in_place
+from memex.state.task import TaskState
+from memex.state.transient import GraphBuilder
 from memex.transplant.export import check_states
 from memex.transplant.records import (
     ImportPlan,
@@ -109,7 +109,7 @@ class _Fold:
     """The working graphs of an import (``parts``: ``[mem, intents, tasks]``) and the
     commands folded so far, with their events.
 
-    The memory graph is a :class:`~memex.transient.GraphBuilder` (one mutable
+    The memory graph is a :class:`~memex.state.transient.GraphBuilder` (one mutable
     copy for the whole import, frozen once by :attr:`states`); its ``items``
     and ``edges`` answer ``in`` and ``get`` like the state's maps.
     """
@@ -453,11 +453,11 @@ def fold_import(
     """Plan and fold an import in one pass (what a durable store logs).
 
     Same rules and errors as :func:`import_slice`. Returns the
-    :class:`ImportPlan`, the folded :class:`~memex.namespaces.States`, and one
+    :class:`ImportPlan`, the folded :class:`~memex.state.namespaces.States`, and one
     ``(namespace, command, events)`` record per planned command, in order.
     ``check``, when given, is called as ``check([memory, intents, tasks],
     namespace, command)`` before each planned command is applied, with the
-    working graphs (``memory`` is a :class:`~memex.transient.GraphBuilder`);
+    working graphs (``memory`` is a :class:`~memex.state.transient.GraphBuilder`);
     what it raises fails the import (a store's door, :mod:`memex.store.doors`).
     """
     with gc_paused():  # an import allocates many short-lived, acyclic objects

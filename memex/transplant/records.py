@@ -9,8 +9,6 @@ import attrs
 
 from memex import _validate as v
 from memex.errors import ValidationError
-from memex.graph import GraphState
-from memex.intent import IntentState
 from memex.models import (
     Edge,
     Intent,
@@ -24,8 +22,10 @@ from memex.models import (
 )
 from memex.models._schema import Wire
 from memex.models.fields import Bool, OptStrs
-from memex.namespaces import namespace_of
-from memex.task import TaskState
+from memex.state.graph import GraphState
+from memex.state.intent import IntentState
+from memex.state.namespaces import namespace_of
+from memex.state.task import TaskState
 
 __all__ = [
     "ExportOptions",

@@ -35,7 +35,7 @@ from typing import Any
 
 import memex
 from memex.cli import main as cli_main
-from memex.codec import IntentCommandAdapter, TaskCommandAdapter, decode_json
+from memex.codec.adapter import IntentCommandAdapter, TaskCommandAdapter, decode_json
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_FILES = [
@@ -61,12 +61,14 @@ def _decode_with_existing_path(data: bytes) -> Any:
 
 
 def _envelope_decoder() -> Callable[[bytes], Any]:
-    """``memex.decode_envelope`` (or ``memex.decoding.decode_envelope``) when the library has
+    """``memex.decode_envelope`` (or ``memex.codec.decoding.decode_envelope``) when the library has
     it, else the existing decoding path."""
     found = getattr(memex, "decode_envelope", None)
     if found is None:
         try:
-            found = getattr(importlib.import_module("memex.decoding"), "decode_envelope", None)
+            found = getattr(
+                importlib.import_module("memex.codec.decoding"), "decode_envelope", None
+            )
         except ImportError:
             found = None
     return found if callable(found) else _decode_with_existing_path

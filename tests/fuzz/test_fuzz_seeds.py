@@ -101,7 +101,7 @@ def test_decode_envelope_arbitrary_json_gives_a_value_or_a_memex_error(value: ob
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=_json)
 def test_command_adapters_arbitrary_json_give_a_command_or_a_memex_error(value: object) -> None:
-    from memex.codec import IntentCommandAdapter, TaskCommandAdapter
+    from memex.codec.adapter import IntentCommandAdapter, TaskCommandAdapter
 
     for adapter in (memex.MemoryCommandAdapter, IntentCommandAdapter, TaskCommandAdapter):
         try:
@@ -113,8 +113,8 @@ def test_command_adapters_arbitrary_json_give_a_command_or_a_memex_error(value: 
 # ------------------------------------------------------------------ every decoder and validator
 def _decoders() -> dict[str, Any]:
     """name -> one-argument callable taking untrusted input (a JSON value or text/bytes)."""
-    from memex.codec import IntentCommandAdapter, TaskCommandAdapter, decode_json
-    from memex.serialization import decode_states
+    from memex.codec.adapter import IntentCommandAdapter, TaskCommandAdapter, decode_json
+    from memex.codec.serialization import decode_states
     from memex.transplant.codec import slice_from_json
 
     out: dict[str, Any] = {
@@ -145,7 +145,7 @@ def _decoders() -> dict[str, Any]:
         ),
     }
     try:
-        import memex.decoding as decoding  # strict decoders, where the library has them
+        import memex.codec.decoding as decoding  # strict decoders, where the library has them
     except ImportError:
         return out
     for name in ("decode_command", "decode_envelope"):

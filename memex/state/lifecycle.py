@@ -8,7 +8,7 @@ the status), and transition commands that move the status along a fixed
 table. This module states that once:
 
 * :class:`LifecycleState` — an immutable snapshot: the entity map (a
-  :class:`~memex._pmap.PMap`) plus one index per indexed field
+  :class:`~memex.state.pmap.PMap`) plus one index per indexed field
   (``field value -> ids``), updated in the same step as the map;
 * :class:`Transition` and :class:`LifecycleSpec` — the declarative
   description of a graph: its namespace (which names its commands, events
@@ -19,7 +19,7 @@ table. This module states that once:
 * :func:`select` — filter records whose fields say how they match,
   answered from an index when one applies.
 
-:mod:`memex.intent` and :mod:`memex.task` are the two specs.
+:mod:`memex.state.intent` and :mod:`memex.state.task` are the two specs.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from memex import _validate as v
-from memex._pmap import IndexBuilder, PMap, pset_add, pset_remove, sorted_bucket
-from memex.codec import CommandAdapter
+from memex.codec.adapter import CommandAdapter
 from memex.errors import ValidationError
 from memex.models import replace_unchecked
+from memex.state.pmap import IndexBuilder, PMap, pset_add, pset_remove, sorted_bucket
 
 __all__ = [
     "LifecycleState",
@@ -172,7 +172,7 @@ class LifecycleSpec:
             ``<ns>_id``, create/update emit ``<ns>.created`` / ``<ns>.updated``,
             and the state keeps its entities in ``<ns>s`` (``intents``, ``tasks``).
         entity: the entity class (:class:`~memex.Intent`, :class:`~memex.Task`).
-        adapter: the namespace's :class:`~memex.codec.CommandAdapter` (its
+        adapter: the namespace's :class:`~memex.codec.adapter.CommandAdapter` (its
             classes are the accepted command instances).
         transitions: command tag → :class:`Transition`.
         event: the lifecycle event class; result: the ``(state, events)``

@@ -22,7 +22,6 @@ from memex import _time
 from memex import _validate as v
 from memex._gc import gc_paused
 from memex.errors import ValidationError
-from memex.graph import GraphState
 from memex.models import (
     DiversityOptions,
     ExpandOptions,
@@ -32,7 +31,8 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
-from memex.packing import (
+from memex.retrieval.filters import as_filter
+from memex.retrieval.packing import (
     CostFn,
     check_budget,
     check_cost_fn,
@@ -40,10 +40,11 @@ from memex.packing import (
     pack_budget,
     pack_ranked,
 )
-from memex.query import _as_filter, compile_filter
-from memex.ranking import Ranked, rank
-from memex.relevance import DEFAULT_CANDIDATES, check_query, rank_query
-from memex.search import TextIndex
+from memex.retrieval.query import compile_filter
+from memex.retrieval.ranking import Ranked, rank
+from memex.retrieval.relevance import DEFAULT_CANDIDATES, check_query, rank_query
+from memex.retrieval.search import TextIndex
+from memex.state.graph import GraphState
 
 __all__ = [
     "get_scored_items",
@@ -152,7 +153,7 @@ def get_scored_items(
 def _checked(opts: ScoredQueryOptions, now: int) -> ScoredQueryOptions:
     """``opts`` with ``pre`` as a record; both filters are compiled, so a malformed
     one fails even when no item reaches it."""
-    opts = _with_pre(opts, _as_filter(opts.pre))
+    opts = _with_pre(opts, as_filter(opts.pre))
     compile_filter(opts.pre, now=now)
     if opts.post is not None:
         compile_filter(opts.post, now=now)
@@ -163,7 +164,7 @@ def _ranked(
     state: GraphState, w: ScoreWeights, opts: ScoredQueryOptions, now: int, index: Any = None
 ) -> Ranked:
     """Validate the filters, weights and ``index`` of a call without a query (see
-    :func:`~memex.relevance.check_query`), then :func:`memex.ranking.rank`."""
+    :func:`~memex.retrieval.relevance.check_query`), then :func:`memex.retrieval.ranking.rank`."""
     check_query(None, index, w, opts)
     return rank(state, w, _checked(opts, now), now)
 
@@ -177,7 +178,7 @@ def _query_ranked(
     index: TextIndex | None,
     contest: bool = False,
 ) -> list[ScoredItem]:
-    """:func:`memex.relevance.rank_query` as :class:`ScoredItem` entries."""
+    """:func:`memex.retrieval.relevance.rank_query` as :class:`ScoredItem` entries."""
     scores, items, rels = rank_query(state, w, _checked(opts, now), now, query, index, contest)
     return [
         ScoredItem(item=it, score=s, relevance=r)
@@ -218,7 +219,7 @@ def get_items_by_budget(
     _state(state)
     w = _weights(weights)
     now = _time.now_ms() if now is None else v.now_ms(now)
-    opts = ScoredQueryOptions(pre=_as_filter(filter))
+    opts = ScoredQueryOptions(pre=as_filter(filter))
     return pack_ranked(_ranked(state, w, opts, now), budget, cost_fn)
 
 
@@ -462,7 +463,7 @@ def smart_retrieve(
     _state(state)
     w = _weights(weights)
     at = _time.now_ms() if now is None else v.now_ms(now)
-    opts = ScoredQueryOptions(pre=_as_filter(filter))
+    opts = ScoredQueryOptions(pre=as_filter(filter))
     if query is not None:
         exp = None if expand is None else v.record_arg(expand, ExpandOptions, "expand")
         opts = replace_unchecked(opts, {"candidates": candidates, "expand": exp})

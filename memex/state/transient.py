@@ -5,9 +5,9 @@ command (every change copies a path of each trie it touches). A batch —
 replay, a cascade, a bulk adjustment, ``apply_many``, a slice import — only
 needs the state after its last command, so :class:`GraphBuilder` applies
 the commands to mutable views of the tries (``PMapBuilder`` and
-``immutables.Map.mutate()``, in :mod:`memex._pmap`) and freezes them once in
+``immutables.Map.mutate()``, in :mod:`memex.state.pmap`) and freezes them once in
 :meth:`GraphBuilder.finish`. Each command has exactly the rules, errors and
-events of :mod:`memex.reducer` (``tests/test_transient.py`` folds random
+events of :mod:`memex.state.reducer` (``tests/test_transient.py`` folds random
 command streams both ways and compares states and events); every check runs
 before anything is changed, so a failing command leaves the builder as it
 was and the batch can go on from there.
@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from memex._pmap import IndexBuilder, PMapBuilder
 from memex.errors import (
     DuplicateEdgeError,
     DuplicateMemoryError,
     EdgeNotFoundError,
     MemoryNotFoundError,
 )
-from memex.graph import GraphState, parent_keys
 from memex.models import (
     Edge,
     EdgeCreate,
@@ -37,7 +35,9 @@ from memex.models import (
     MemoryUpdate,
 )
 from memex.models.events import fast_event
-from memex.reducer import merge_edge, merge_item
+from memex.state.graph import GraphState, parent_keys
+from memex.state.pmap import IndexBuilder, PMapBuilder
+from memex.state.reducer import merge_edge, merge_item
 
 __all__ = ["GraphBuilder"]
 

@@ -2,7 +2,7 @@
 
 :func:`compile_filter` validates a filter once and returns a predicate;
 :func:`matches_filter` tests one item. The time criteria (``decay``,
-``created``) use the formulas of :mod:`memex.scoring`. :mod:`memex.query`
+``created``) use the formulas of :mod:`memex.retrieval.scoring`. :mod:`memex.retrieval.query`
 re-exports the public names and picks the candidates a filter is tested on.
 """
 
@@ -15,7 +15,7 @@ from memex import _time
 from memex import _validate as v
 from memex.models import MemoryFilter, MemoryItem
 from memex.models.queries import check_filter_depth
-from memex.scoring import decay_function, item_timestamp
+from memex.retrieval.scoring import decay_function, item_timestamp
 
 __all__ = ["Predicate", "compile_filter", "matches_filter"]
 
@@ -56,7 +56,7 @@ def _meta_equal(stored: Any, wanted: Any) -> bool:
     return type(stored) is type(wanted) and bool(stored == wanted)
 
 
-def _as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
+def as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
     result: MemoryFilter | None = None if f is None else v.record_arg(f, MemoryFilter, "filter")
     return result
 
@@ -89,7 +89,7 @@ def compile_filter(
     clock, read once). Compiling once and testing many items avoids
     re-validating the filter per item.
     """
-    return _compile(_as_filter(f), _time.now_ms() if now is None else v.now_ms(now), 1)
+    return _compile(as_filter(f), _time.now_ms() if now is None else v.now_ms(now), 1)
 
 
 def _compile(flt: MemoryFilter | None, now: int, depth: int) -> Predicate:

@@ -395,7 +395,7 @@ class IndexBuilder:
     removing the only member of a bucket just marks it emptied.
     :meth:`finish` freezes each opened bucket and writes them all into the
     index in one pass (an emptied bucket is dropped). Used to build a state's
-    indexes from maps and by transient batches (:mod:`memex.transient`); the
+    indexes from maps and by transient batches (:mod:`memex.state.transient`); the
     reducers update an index with :func:`pset_add` / :func:`bucket_put`.
 
     Complexity: :meth:`put`, :meth:`remove`, :meth:`get` O(log n);

@@ -39,9 +39,9 @@ import numpy.typing as npt
 
 from memex import _validate as v
 from memex.errors import ValidationError
-from memex.graph import GraphState
 from memex.models import MemoryItem
-from memex.termstats import TermStats
+from memex.retrieval.termstats import TermStats
+from memex.state.graph import GraphState
 
 __all__ = [
     "TextIndex",

@@ -60,7 +60,7 @@ instructions of ``MemoryCommandAdapter.validate_json``.
 The wire types are generated, on first use, from the record classes of
 :mod:`memex.models` (their field annotations are the schema); nothing here
 lists a field. The checks made beyond msgspec's (byte and value screens) and
-the ``$`` paths and wording of errors are in :mod:`memex._decode_screen`.
+the ``$`` paths and wording of errors are in :mod:`memex.codec.screen`.
 """
 
 from __future__ import annotations
@@ -75,19 +75,19 @@ import attrs
 import msgspec
 
 from memex import limits as _limits
-from memex._decode_screen import (
-    _bad_number,
-    _fail,
-    _from_decode_error,
-    _from_msgspec,
-    _screen_bytes,
-    _screen_numbers,
-    _screen_value,
-    _text_bytes,
-    _value_depth,
-)
 from memex._isots import parse_iso_ts
-from memex.envelope import EventEnvelope
+from memex.codec.envelope import EventEnvelope
+from memex.codec.screen import (
+    bad_number,
+    fail,
+    from_decode_error,
+    from_msgspec,
+    screen_bytes,
+    screen_numbers,
+    screen_value,
+    text_bytes,
+    value_depth,
+)
 from memex.errors import InvalidTimestampError, ValidationError
 from memex.models import Command, Edge, Intent, MemoryItem, Record, Task
 from memex.models.commands import (
@@ -256,7 +256,7 @@ def _to_record(shape: _Shape, s: Any, deep: bool = False) -> Any:
                 raise _prefixed(e, wire) from None
     if deep:
         for name, wire in shape.values:
-            _screen_value(kw[name], wire, _value_depth())
+            screen_value(kw[name], wire, value_depth())
     return shape.cls(**kw)
 
 
@@ -314,19 +314,19 @@ def _envelope_finish(
 
     def finish(s: Any, deep: bool) -> Any:
         if not s.id:
-            raise _fail("$.id", "expected a non-empty string")
+            raise fail("$.id", "expected a non-empty string")
         tag = tag_of[type(s.payload)]
         if s.type != tag:
-            raise _fail("$.type", f"expected {tag!r} (the type of the payload), got {s.type!r}")
+            raise fail("$.type", f"expected {tag!r} (the type of the payload), got {s.type!r}")
         if namespace_of[tag] != s.namespace:
-            raise _fail(
+            raise fail(
                 "$.namespace",
                 f"expected {namespace_of[tag]!r} for a {tag} command, got {s.namespace!r}",
             )
         try:
             parse_iso_ts(s.ts)
         except InvalidTimestampError:
-            raise _fail(
+            raise fail(
                 "$.ts", f"expected an ISO-8601 time (2024-03-04T08:31:01.000Z), got {s.ts!r}"
             ) from None
         try:
@@ -391,21 +391,21 @@ def _target(cls: Any) -> _Target:
 
 
 def _decode(target: _Target, data: Any) -> Any:
-    buf = _text_bytes(data)
-    deep = _screen_bytes(buf)
+    buf = text_bytes(data)
+    deep = screen_bytes(buf)
     try:
         s = target.decoder.decode(buf)
     except msgspec.ValidationError as e:
         if str(e).startswith("Number out of range"):  # a float beyond the double range
-            err = _bad_number(buf)
+            err = bad_number(buf)
             if err is not None:
                 raise err from None
-        raise _from_msgspec(e, target.known) from None
+        raise from_msgspec(e, target.known) from None
     except msgspec.DecodeError as e:
-        raise _from_decode_error(e, buf) from None
+        raise from_decode_error(e, buf) from None
     except RecursionError:  # a depth limit configured above what msgspec can nest
-        raise _fail("$", "nested too deeply") from None
-    _screen_numbers(buf)
+        raise fail("$", "nested too deeply") from None
+    screen_numbers(buf)
     return target.finish(s, deep)
 
 
@@ -523,10 +523,10 @@ def validate_record(cls: type[R], value: Any) -> R:
     """
     target = _target(cls)
     wire = value.to_dict() if isinstance(value, Record) and isinstance(value, cls) else value  # type: ignore[attr-defined]
-    deep = _screen_value(wire, "$") > _value_depth()
+    deep = screen_value(wire, "$") > value_depth()
     try:
         s = msgspec.convert(wire, target.wire, strict=True)
     except msgspec.ValidationError as e:
-        raise _from_msgspec(e, target.known) from None
+        raise from_msgspec(e, target.known) from None
     result: R = target.finish(s, deep)
     return value if result is not None and isinstance(value, cls) else result

@@ -3,8 +3,8 @@
 An item's time (``created_at``, else its UUIDv7 time), the decay multiplier
 and the linear score, each as a checked public function and as a compiled
 ``item -> value`` function at a fixed ``now`` (unix ms). The filter algebra
-(:mod:`memex.filters`) and the queries and rankings use them;
-:mod:`memex.query` re-exports every public name.
+(:mod:`memex.retrieval.filters`) and the queries and rankings use them;
+:mod:`memex.retrieval.query` re-exports every public name.
 """
 
 from __future__ import annotations

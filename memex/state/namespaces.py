@@ -20,19 +20,19 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from memex._gc import gc_paused
-from memex.codec import (
+from memex.codec.adapter import (
     CommandAdapter,
     IntentCommandAdapter,
     MemoryCommandAdapter,
     TaskCommandAdapter,
 )
 from memex.errors import MemexError
-from memex.graph import GraphState, create_graph_state
-from memex.intent import IntentState, apply_intent_command, create_intent_state
 from memex.models import Command, MemoryLifecycleEvent
-from memex.reducer import CommandResult, apply_command
-from memex.task import TaskState, apply_task_command, create_task_state
-from memex.transient import GraphBuilder
+from memex.state.graph import GraphState, create_graph_state
+from memex.state.intent import IntentState, apply_intent_command, create_intent_state
+from memex.state.reducer import CommandResult, apply_command
+from memex.state.task import TaskState, apply_task_command, create_task_state
+from memex.state.transient import GraphBuilder
 
 __all__ = [
     "Namespace",
@@ -183,7 +183,7 @@ def fold(
         check: called as ``check(graphs, namespace name, command)`` before
             each command is applied, with the working graphs ``[memory,
             intents, tasks]`` as the commands before left them (``memory`` is
-            a :class:`~memex.transient.GraphBuilder`: ``items``, ``edges``
+            a :class:`~memex.state.transient.GraphBuilder`: ``items``, ``edges``
             and ``edges_of`` read it); an error it raises fails the command
             like the reducer's own (a store's door, :mod:`memex.store.doors`).
             ``None``: no check (replay accepts whatever the reducers accept).
@@ -193,7 +193,7 @@ def fold(
         whatever the first failing command raises, when ``on_error`` is ``None``.
 
     Memory commands are applied to one mutable copy of the memory graph
-    (:class:`memex.transient.GraphBuilder`), frozen once at the end: the
+    (:class:`memex.state.transient.GraphBuilder`), frozen once at the end: the
     same rules, errors and events as :func:`memex.apply_command`, without a
     persistent version per command. The cyclic garbage collector is paused
     during the fold (a fold allocates millions of small acyclic objects).

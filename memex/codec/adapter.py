@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 import attrs
 import msgspec
 
-from memex import _jsonfmt
 from memex import _validate as v
+from memex.codec import jsonfmt
 from memex.errors import ValidationError
 from memex.limits import WRAPPER_DEPTH, get_limits
 from memex.models.commands import (
@@ -163,7 +163,7 @@ class CommandAdapter(Generic[C]):
 
     def dump_json(self, cmd: Any) -> bytes:
         """Return the compact wire JSON (UTF-8 bytes) of a command."""
-        return _jsonfmt.dumpb(self.dump_python(cmd))
+        return jsonfmt.dumpb(self.dump_python(cmd))
 
 
 #: Adapter for the six memory commands.

@@ -35,11 +35,11 @@ from typing import Any
 
 from memex import _validate as v
 from memex.errors import ValidationError
-from memex.graph import GraphState
 from memex.models import ExpandOptions, MemoryItem, ScoredQueryOptions, ScoreWeights
-from memex.query import compile_filter, state_memo
-from memex.scoring import relevance_score_function
-from memex.search import TextIndex
+from memex.retrieval.query import compile_filter, state_memo
+from memex.retrieval.scoring import relevance_score_function
+from memex.retrieval.search import TextIndex
+from memex.state.graph import GraphState
 
 __all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "RankedQuery"]
 

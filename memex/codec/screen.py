@@ -1,11 +1,11 @@
-"""The checks :mod:`memex.decoding` makes beyond msgspec's, and the ``$`` paths of its errors.
+"""The checks :mod:`memex.codec.decoding` makes beyond msgspec's, and the ``$`` paths of its errors.
 
 Byte screening of JSON text (its size, UTF-8, nesting depth, lone surrogate
 escapes, integers beyond the double range), the value screen of an already
-decoded Python value (:func:`_screen_value`), locating a byte offset as a
+decoded Python value (:func:`screen_value`), locating a byte offset as a
 JSON path in ``$`` notation (:func:`_path_at`), and msgspec's errors worded
 as memex :class:`~memex.errors.ValidationError` with such a path. The
-generated msgspec types and the public decoders stay in :mod:`memex.decoding`.
+generated msgspec types and the public decoders stay in :mod:`memex.codec.decoding`.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from memex.errors import ValidationError
 _FMAX = sys.float_info.max
 
 
-def _value_depth() -> int:
+def value_depth() -> int:
     """How deeply one free JSON value may nest (the limit in force, :func:`memex.get_limits`)."""
     return _limits.get_limits().max_depth
 
 
 def _max_depth() -> int:
     """How deeply a whole document may nest (values plus their wrapping)."""
-    return _value_depth() + _limits.WRAPPER_DEPTH
+    return value_depth() + _limits.WRAPPER_DEPTH
 
 
 def _max_bytes() -> int:
@@ -65,7 +65,7 @@ def _segment(key: str) -> str:
     return "." + key
 
 
-def _fail(path: str, message: str) -> ValidationError:
+def fail(path: str, message: str) -> ValidationError:
     return ValidationError(f"{path}: {message}", path)
 
 
@@ -180,13 +180,13 @@ def _lone_surrogate(buf: bytes) -> int | None:
     return None
 
 
-def _text_bytes(data: Any) -> bytes:
+def text_bytes(data: Any) -> bytes:
     """``data`` as UTF-8 bytes, its size checked; lone surrogates of a ``str`` become
     ``\\uXXXX`` escapes (so that they are reported with their path)."""
     limit = _max_bytes()
     if isinstance(data, str):
         if len(data) > limit:
-            raise _fail("$", f"the text is longer than the limit of {limit} bytes")
+            raise fail("$", f"the text is longer than the limit of {limit} bytes")
         try:
             buf = data.encode("utf-8")
         except UnicodeEncodeError:
@@ -196,13 +196,13 @@ def _text_bytes(data: Any) -> bytes:
     elif isinstance(data, bytearray | memoryview):
         buf = bytes(data)
     else:
-        raise _fail("$", f"expected JSON text (bytes or str), got {type(data).__name__}")
+        raise fail("$", f"expected JSON text (bytes or str), got {type(data).__name__}")
     if len(buf) > limit:
-        raise _fail("$", f"the text is {len(buf)} bytes long, more than the limit of {limit} bytes")
+        raise fail("$", f"the text is {len(buf)} bytes long, more than the limit of {limit} bytes")
     return buf
 
 
-def _screen_bytes(buf: bytes) -> bool:
+def screen_bytes(buf: bytes) -> bool:
     """The checks msgspec does not make: UTF-8 everywhere, depth, lone surrogate escapes.
 
     Returns:
@@ -214,27 +214,27 @@ def _screen_bytes(buf: bytes) -> bool:
             buf.decode("utf-8")
         except UnicodeDecodeError as e:
             path = _path_at(buf, e.start)
-            raise _fail(
+            raise fail(
                 path, f"not valid UTF-8 text (invalid byte 0x{buf[e.start]:02x} at byte {e.start})"
             ) from None
     limit = _max_depth()
-    value_limit = _value_depth()
+    value_limit = value_depth()
     deepest = _deeper_than(buf, value_limit)
     if deepest > limit:
         path = _path_at(buf, len(buf), max_depth=limit)
-        raise _fail(path, f"nested deeper than {limit} levels")
+        raise fail(path, f"nested deeper than {limit} levels")
     if b"\\u" in buf:
         at = _lone_surrogate(buf)
         if at is not None:
             escape = buf[at : at + 6].decode("ascii")
-            raise _fail(_path_at(buf, at), f"a lone surrogate {escape} is not valid Unicode text")
+            raise fail(_path_at(buf, at), f"a lone surrogate {escape} is not valid Unicode text")
     return deepest > value_limit
 
 
 _NUMBER_OR_STRING = _Lazy(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9.eE+-]*', re.S)
 
 
-def _bad_number(buf: bytes) -> ValidationError | None:
+def bad_number(buf: bytes) -> ValidationError | None:
     """The error for the first number of the JSON text beyond the double range, if any."""
     for m in _NUMBER_OR_STRING.finditer(buf):
         token = m.group()
@@ -250,21 +250,21 @@ def _bad_number(buf: bytes) -> ValidationError | None:
                 if len(token) <= 24
                 else f"a number of {len(token)} characters"
             )
-            return _fail(
+            return fail(
                 _path_at(buf, m.start()),
                 f"expected a number within the range of a double, got {shown}",
             )
     return None
 
 
-def _screen_numbers(buf: bytes) -> None:
+def screen_numbers(buf: bytes) -> None:
     """Reject integers beyond the double range, which msgspec decodes as Python ints.
 
     Looked for only when the text has a run of 309 digits (one C-level pass).
     """
     if len(buf) < 309 or _LONG_RUN not in buf.translate(_DIGITS_AS_ZERO):
         return
-    err = _bad_number(buf)
+    err = bad_number(buf)
     if err is not None:
         raise err
 
@@ -281,7 +281,7 @@ def _path_of(link: tuple[Any, ...] | None) -> str:
     return "".join(reversed(parts))
 
 
-def _screen_value(value: Any, root: str, limit: int | None = None) -> int:
+def screen_value(value: Any, root: str, limit: int | None = None) -> int:
     """Check a decoded Python value against the value rules, iteratively.
 
     Only ``dict`` (string keys), ``list``, ``str`` (valid Unicode), ``int`` and
@@ -306,24 +306,24 @@ def _screen_value(value: Any, root: str, limit: int | None = None) -> int:
         if t is str:
             budget -= len(x)
             if not x.isascii() and _SURROGATE.search(x) is not None:
-                raise _fail(_path_of(link), "a lone surrogate is not valid Unicode text")
+                raise fail(_path_of(link), "a lone surrogate is not valid Unicode text")
         elif t is dict or t is list:
             if depth >= limit:
-                raise _fail(_path_of(link), f"nested deeper than {limit} levels")
+                raise fail(_path_of(link), f"nested deeper than {limit} levels")
             if depth >= deepest:
                 deepest = depth + 1
             if t is dict:
                 items: list[tuple[Any, tuple[Any, ...]]] = []
                 for k, y in x.items():
                     if type(k) is not str:
-                        raise _fail(
+                        raise fail(
                             _path_of(link),
                             f"object keys must be strings, got a key of type {type(k).__name__}",
                         )
                     seg = _segment(k)
                     budget -= len(k)
                     if not k.isascii() and _SURROGATE.search(k) is not None:
-                        raise _fail(
+                        raise fail(
                             _path_of((link, seg)),
                             "a lone surrogate in a key is not valid Unicode text",
                         )
@@ -333,19 +333,19 @@ def _screen_value(value: Any, root: str, limit: int | None = None) -> int:
                 stack.extend((x[i], depth + 1, (link, f"[{i}]")) for i in range(len(x) - 1, -1, -1))
         elif t is int:
             if not -_FMAX <= x <= _FMAX:
-                raise _fail(
+                raise fail(
                     _path_of(link),
                     f"expected a number representable as a double, got an integer of {x.bit_length()} bits",
                 )
         elif t is float:
             if not math.isfinite(x):
-                raise _fail(_path_of(link), f"expected a finite number, got {x!r}")
+                raise fail(_path_of(link), f"expected a finite number, got {x!r}")
         elif x is None or t is bool:
             pass
         else:
-            raise _fail(_path_of(link), f"expected a JSON value, got {t.__name__}")
+            raise fail(_path_of(link), f"expected a JSON value, got {t.__name__}")
         if budget < 0:
-            raise _fail(root, f"the strings are longer than the limit of {_max_bytes()} bytes")
+            raise fail(root, f"the strings are longer than the limit of {_max_bytes()} bytes")
     return deepest
 
 
@@ -376,7 +376,7 @@ def _lower_first(msg: str) -> str:
     return msg if msg[1:2].isupper() else msg[:1].lower() + msg[1:]
 
 
-def _from_msgspec(e: msgspec.ValidationError, known: Callable[[str], str]) -> ValidationError:
+def from_msgspec(e: msgspec.ValidationError, known: Callable[[str], str]) -> ValidationError:
     """A msgspec validation error as a memex one: ``$`` path, plain words."""
     msg = str(e)
     path = "$"
@@ -386,24 +386,24 @@ def _from_msgspec(e: msgspec.ValidationError, known: Callable[[str], str]) -> Va
     m = _MISSING.fullmatch(msg)
     if m is not None:
         path = f"{path}.{m.group(1)}"
-        return _fail(path, "missing required field")
+        return fail(path, "missing required field")
     m = _EXPECTED.fullmatch(msg)
     if m is not None:
         text = f"expected {_named(m.group(1))}"
         if m.group(2):
             text += f", got {_named(m.group(2))}"
-        return _fail(path, text)
+        return fail(path, text)
     m = _INVALID.fullmatch(msg)
     if m is not None:
-        return _fail(path, known(path).format(m.group(1)))
-    return _fail(path, _lower_first(msg))
+        return fail(path, known(path).format(m.group(1)))
+    return fail(path, _lower_first(msg))
 
 
-def _from_decode_error(e: msgspec.DecodeError, buf: bytes) -> ValidationError:
+def from_decode_error(e: msgspec.DecodeError, buf: bytes) -> ValidationError:
     """A msgspec JSON syntax error, located by its byte offset."""
     msg = str(e)
     m = re.search(r"\(byte (\d+)\)", msg)
     at = int(m.group(1)) if m is not None else len(buf)
-    return _fail(
+    return fail(
         _path_at(buf, at), f"invalid JSON: {_lower_first(msg.removeprefix('JSON is malformed: '))}"
     )

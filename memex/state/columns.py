@@ -54,7 +54,7 @@ from memex.models import DecayConfig, MemoryItem
 class GraphState(Protocol):
     """What the columns read of a :class:`memex.GraphState`: its item map (positions,
     ``end``) and the state's column cache. A protocol, so that this module needs no
-    import of :mod:`memex.graph`, which imports it (eager columns of bulk-built states)."""
+    import of :mod:`memex.state.graph`, which imports it (eager columns of bulk-built states)."""
 
     @property
     def items(self) -> Any: ...
@@ -372,7 +372,7 @@ def pending_changes(state: GraphState) -> int | None:
 def decay_multipliers(cfg: DecayConfig, now: int, times: npt.NDArray[np.int64]) -> FloatArray:
     """The decay multiplier of items with the given times (unix ms) at ``now``.
 
-    The formula of :func:`memex.scoring.decay_function`, element-wise:
+    The formula of :func:`memex.retrieval.scoring.decay_function`, element-wise:
     ``age = now - time``; ``age <= 0`` gives 1; with ``n = age / interval``,
     exponential ``(1 - rate) ** n``, linear ``max(0, 1 - rate * n)``, step
     ``(1 - rate) ** floor(n)``. Results equal the per-item formula within a

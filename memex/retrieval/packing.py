@@ -1,7 +1,7 @@
 """Budget packing: the greedy knapsack that fills a budget with ranked entries.
 
 :func:`pack_budget` is the rule; :func:`pack_ranked` applies it to a ranking
-of :mod:`memex.ranking`, building a result record only for the entries it
+of :mod:`memex.retrieval.ranking`, building a result record only for the entries it
 keeps. Used by :func:`memex.get_items_by_budget` and :func:`memex.smart_retrieve`.
 """
 
@@ -17,7 +17,7 @@ import numpy.typing as npt
 from memex import _validate as v
 from memex.errors import ValidationError
 from memex.models import MemoryItem, ScoredItem
-from memex.ranking import Ranked
+from memex.retrieval.ranking import Ranked
 
 __all__ = ["pack_budget", "pack_ranked", "check_budget", "check_cost_fn", "check_scored", "CostFn"]
 
@@ -156,14 +156,14 @@ def _greedy(
 
 
 def pack_ranked(ranked: Ranked, budget: float, cost_fn: CostFn) -> list[ScoredItem]:
-    """:func:`pack_budget` over a :class:`~memex.ranking.Ranked`: a :class:`ScoredItem`
+    """:func:`pack_budget` over a :class:`~memex.retrieval.ranking.Ranked`: a :class:`ScoredItem`
     is built only for the entries kept. Same rule and errors; ``cost_fn`` is
     called once per entry, in memory order when the ranking offers it
     (``Ranked.pool``: reading items in the order they were allocated is about
     3x faster than in rank order at 2·10^4 items).
 
     Args:
-        ranked: a ranking of :func:`memex.ranking.rank`.
+        ranked: a ranking of :func:`memex.retrieval.ranking.rank`.
         budget, cost_fn: as for :func:`pack_budget`.
     Returns:
         The kept entries as :class:`ScoredItem` records, in rank order.

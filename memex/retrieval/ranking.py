@@ -7,7 +7,7 @@ result records only for what they return.
 
 Two evaluation strategies give the same result:
 
-* **columns** (:mod:`memex.columns`), for 128 candidates or more: the
+* **columns** (:mod:`memex.state.columns`), for 128 candidates or more: the
   ``author``, ``kind``, ``source_kind``, ``range``, ``decay`` and ``created``
   criteria of the ``pre`` filter, the score and decay formulas and
   ``min_score`` are vector operations; the other criteria (ids, intents,
@@ -43,8 +43,6 @@ import numpy as np
 import numpy.typing as npt
 
 from memex._gc import gc_paused
-from memex.columns import Columns, columns_of, decay_multipliers, pending_changes
-from memex.graph import GraphState
 from memex.models import (
     MemoryFilter,
     MemoryItem,
@@ -52,7 +50,7 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
-from memex.query import (
+from memex.retrieval.query import (
     SCOPE_INDEXES,
     candidate_entries,
     compile_filter,
@@ -63,6 +61,8 @@ from memex.query import (
     score_function,
     state_memo,
 )
+from memex.state.columns import Columns, columns_of, decay_multipliers, pending_changes
+from memex.state.graph import GraphState
 
 __all__ = ["rank", "Ranked", "MIN_COLUMNAR"]
 
@@ -182,7 +182,7 @@ def _scope_slots(state: GraphState, cols: Columns, scope: str) -> npt.NDArray[np
 
 def _scope_columns(state: GraphState, index: tuple[str, Any]) -> Columns:
     """Columns of the items of a scope (or scope prefix), in insertion order
-    (:func:`~memex.query.scope_order`), built once per state and kept in the
+    (:func:`~memex.retrieval.query.scope_order`), built once per state and kept in the
     state's memo (O(k) for k items; later calls on the same state with the
     same scope reuse them). ``index`` is the scope index the candidates come
     from (``("scope", s)`` or ``("scope_prefix", p)``), so that criterion

@@ -1,0 +1,43 @@
+"""Retrieval: finding and ranking the memory items a question needs (layer 4, the read side).
+
+The package's modules, bottom to top:
+
+* :mod:`memex.retrieval.scoring` — the score formulas (decay, recency, relevance weights);
+* :mod:`memex.retrieval.filters` and :mod:`memex.retrieval.query` — the filter
+  algebra and the filtered, sorted, paged item query (``get_items``);
+* :mod:`memex.retrieval.termstats` and :mod:`memex.retrieval.search` — the text
+  projection (an inverted index kept by lifecycle events) and its exact BM25
+  term statistics;
+* :mod:`memex.retrieval.relevance` — a text question ranked against the projection;
+* :mod:`memex.retrieval.ranking` — the weighted top-k over candidates;
+* :mod:`memex.retrieval.packing` — budget packing;
+* :mod:`memex.retrieval.retrieve` — the retrieval functions a reasoning layer
+  calls (``get_scored_items``, ``smart_retrieve``, …), whose names this package
+  exports under the path memex-python users import.
+"""
+
+from memex.retrieval.retrieve import (
+    DiversityOptions,
+    ScoredItem,
+    ScoredQueryOptions,
+    apply_diversity,
+    filter_contradictions,
+    get_items_by_budget,
+    get_scored_items,
+    pack_budget,
+    smart_retrieve,
+    surface_contradictions,
+)
+
+__all__ = [
+    "get_scored_items",
+    "get_items_by_budget",
+    "smart_retrieve",
+    "filter_contradictions",
+    "surface_contradictions",
+    "apply_diversity",
+    "pack_budget",
+    "ScoredItem",
+    "ScoredQueryOptions",
+    "DiversityOptions",
+]
