@@ -21,8 +21,10 @@ this list.
 
 from typing import TYPE_CHECKING, Any
 
-# -- 1 model: errors, records (entities, commands, events, filters), factories, ids
 from memex import errors
+
+# -- 1 model: errors, records (entities, commands, events, filters), factories, ids
+from memex._lazy import lazy_attribute, lazy_dir
 from memex._uuid import extract_timestamp, safe_extract_timestamp, uuid7
 from memex.errors import *  # noqa: F403  (every typed error; see __all__ below)
 from memex.factories import create_edge, create_intent, create_memory_item, create_task
@@ -411,13 +413,8 @@ def __getattr__(name: str) -> Any:
     ``edges_dataframe``, ``plot_graph``, ``plot_support_tree``) are imported on
     first use, so ``import memex`` never needs psycopg (the ``postgres``
     extra), pandas or matplotlib (the ``notebook`` extra)."""
-    module = _LAZY.get(name)
-    if module is not None:
-        import importlib
-
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return lazy_dir(globals(), _LAZY)

@@ -18,6 +18,7 @@ The DataFrame and plot modules are imported on first use of their names.
 
 from typing import TYPE_CHECKING, Any
 
+from memex._lazy import lazy_attribute, lazy_dir
 from memex.interop.networkx_graph import PARENT, to_networkx
 
 if TYPE_CHECKING:
@@ -43,13 +44,8 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     """The DataFrame and plot helpers, imported on first use."""
-    module = _LAZY.get(name)
-    if module is not None:
-        import importlib
-
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return lazy_dir(globals(), _LAZY)

@@ -16,28 +16,5 @@ The package's modules, bottom to top:
   exports under the path memex-python users import.
 """
 
-from memex.retrieval.retrieve import (
-    DiversityOptions,
-    ScoredItem,
-    ScoredQueryOptions,
-    apply_diversity,
-    filter_contradictions,
-    get_items_by_budget,
-    get_scored_items,
-    pack_budget,
-    smart_retrieve,
-    surface_contradictions,
-)
-
-__all__ = [
-    "get_scored_items",
-    "get_items_by_budget",
-    "smart_retrieve",
-    "filter_contradictions",
-    "surface_contradictions",
-    "apply_diversity",
-    "pack_budget",
-    "ScoredItem",
-    "ScoredQueryOptions",
-    "DiversityOptions",
-]
+from memex.retrieval.retrieve import *  # noqa: F403
+from memex.retrieval.retrieve import __all__ as __all__

@@ -214,11 +214,7 @@ SCOPE_INDEXES = ("scope", "scope_prefix")
 def state_memo(state: GraphState) -> dict[Any, Any]:
     """The state's memo: derived values kept for the life of that state object
     (scope orders, scope columns). It caches; the state's value is unchanged."""
-    memo: dict[Any, Any] | None = state._memo
-    if memo is None:
-        memo = {}
-        object.__setattr__(state, "_memo", memo)
-    return memo
+    return state.memo()
 
 
 def scope_order(state: GraphState, index: tuple[str, Any]) -> list[MemoryItem]:

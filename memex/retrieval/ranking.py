@@ -164,8 +164,8 @@ def _state_columns_pay(state: GraphState, scope: Any) -> bool:
     changes = pending_changes(state)
     if changes is None or changes == 0:
         return changes == 0
-    bucket = state._by_scope.get(scope)
-    return bucket is not None and len(bucket) * 64 >= len(state.items) + 32 * changes
+    size = state.scope_size(scope)
+    return size > 0 and size * 64 >= len(state.items) + 32 * changes
 
 
 def _scope_slots(state: GraphState, cols: Columns, scope: str) -> npt.NDArray[np.intp]:

@@ -220,6 +220,24 @@ class GraphState:
         ids = item_ids if isinstance(item_ids, set | frozenset | dict) else set(item_ids)
         return {e.to for e in self.incident_edges(ids, "SUPERSEDES") if e.to in ids}
 
+    def memo(self) -> dict[Any, Any]:
+        """This state object's memo: a dict of values derived from it (scope orders,
+        scope columns), kept for the life of the object and shared by every reader.
+
+        A cache only: the state's value never depends on it. A state made by a
+        command starts with an empty memo. O(1).
+        """
+        memo: dict[Any, Any] | None = self._memo
+        if memo is None:
+            memo = {}
+            _set_memo(self, memo)
+        return memo
+
+    def scope_size(self, scope: str) -> int:
+        """How many items ``scope`` holds (0 for a scope without items). O(1)."""
+        bucket = self._by_scope.get(scope)
+        return 0 if bucket is None else len(bucket)
+
     def scope_entries(self, scope: str) -> list[tuple[int, MemoryItem]]:
         """``(seq, item)`` for the items of ``scope``, unordered; sorting by ``seq``
         gives insertion order. O(k) for the k items of the scope."""

@@ -1,0 +1,171 @@
+"""memex-python's import paths keep resolving after the layers moved into folders.
+
+Every submodule path memex-python 0.14 users import resolves, gives the names
+they import from it, and gives the very objects the package exports (a
+re-export, never a copy). The paths whose code moved into ``memex/state/``,
+``memex/codec/`` and ``memex/retrieval/`` are one-line re-export modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import memex
+
+# path -> the names memex-python users import from it
+PATHS: dict[str, tuple[str, ...]] = {
+    "memex._time": ("now_ms", "now_iso"),
+    "memex._uuid": ("uuid7", "extract_timestamp", "safe_extract_timestamp"),
+    "memex.models": ("MemoryItem", "Edge", "Intent", "Task", "ScoredItem", "MemoryFilter"),
+    "memex.commands": (
+        "MemoryCommand",
+        "MemoryCreate",
+        "MemoryUpdate",
+        "MemoryRetract",
+        "EdgeCreate",
+        "EdgeUpdate",
+        "EdgeRetract",
+        "MemoryCommandAdapter",
+    ),
+    "memex.errors": ("MemexError", "ValidationError", "MemoryNotFoundError"),
+    "memex.graph": ("GraphState", "create_graph_state", "clone_graph_state"),
+    "memex.factories": ("create_memory_item", "create_edge", "create_intent", "create_task"),
+    "memex.reducer": (
+        "apply_command",
+        "CommandResult",
+        "merge_item",
+        "merge_edge",
+        "MemoryCreate",
+        "EdgeCreate",
+        "GraphState",
+    ),
+    "memex.query": (
+        "get_items",
+        "get_edges",
+        "get_item_by_id",
+        "get_edge_by_id",
+        "get_related_items",
+        "get_parents",
+        "get_children",
+        "matches_filter",
+        "build_children_index",
+        "get_sort_value",
+        "INTERVAL_MS",
+        "MemoryFilter",
+        "QueryOptions",
+    ),
+    "memex.retrieval": (
+        "get_scored_items",
+        "ScoredQueryOptions",
+        "ScoredItem",
+        "get_items_by_budget",
+        "smart_retrieve",
+        "filter_contradictions",
+        "surface_contradictions",
+        "apply_diversity",
+        "DiversityOptions",
+    ),
+    "memex.integrity": ("get_contradictions", "mark_contradiction", "cascade_retract"),
+    "memex.bulk": ("apply_many", "bulk_adjust_scores", "decay_importance"),
+    "memex.intent": (
+        "create_intent_state",
+        "apply_intent_command",
+        "get_intents",
+        "IntentState",
+        "IntentCreate",
+        "IntentCommand",
+    ),
+    "memex.task": (
+        "create_task_state",
+        "apply_task_command",
+        "get_tasks",
+        "TaskState",
+        "TaskCreate",
+        "TaskCommand",
+    ),
+    "memex.replay": ("replay_commands", "replay_from_envelopes", "ReplayResult", "parse_iso_ts"),
+    "memex.serialization": ("to_json", "from_json", "stringify", "parse", "SerializedGraphState"),
+    "memex.envelope": (
+        "EventEnvelope",
+        "create_event_envelope",
+        "wrap_lifecycle_event",
+        "wrap_state_event",
+        "wrap_edge_state_event",
+    ),
+    "memex.stats": ("get_stats", "GraphStats"),
+    "memex.transplant": ("export_slice", "import_slice", "MemexExport"),
+    "memex.store": ("MemexStore",),
+    "memex.schemas": ("validate_command", "MemoryItemSchema", "IntentCommandAdapter"),
+}
+
+# the old path -> the module in the layer's folder that holds the code now
+MOVED = {
+    "memex.graph": "memex.state.graph",
+    "memex.reducer": "memex.state.reducer",
+    "memex.intent": "memex.state.intent",
+    "memex.task": "memex.state.task",
+    "memex.replay": "memex.state.replay",
+    "memex.serialization": "memex.codec.serialization",
+    "memex.envelope": "memex.codec.envelope",
+    "memex.query": "memex.retrieval.query",
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_memex_python_path_resolves_with_its_names(path: str) -> None:
+    module = importlib.import_module(path)
+    for name in PATHS[path]:
+        value = getattr(module, name)
+        if hasattr(memex, name):  # the same object as the package's export, not a twin
+            assert value is getattr(memex, name), (path, name)
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_moved_path_is_a_one_line_reexport(old: str) -> None:
+    module = importlib.import_module(old)
+    source = Path(module.__file__ or "").read_text(encoding="utf-8")
+    body = [n for n in ast.parse(source).body if not isinstance(n, ast.Expr)]  # past the docstring
+    assert len(body) == 1
+    (stmt,) = body
+    assert isinstance(stmt, ast.ImportFrom)
+    assert (stmt.module, [a.name for a in stmt.names]) == (MOVED[old], ["*"])
+    target = importlib.import_module(MOVED[old])
+    assert sorted(n for n in vars(module) if not n.startswith("_")) == sorted(target.__all__)
+    for name in target.__all__:
+        assert getattr(module, name) is getattr(target, name)
+
+
+def test_layer_folders_hold_the_code() -> None:
+    root = Path(memex.__file__).parent
+    assert {p.name for p in (root / "state").glob("*.py")} >= {
+        "pmap.py",
+        "graph.py",
+        "reducer.py",
+        "transient.py",
+        "lifecycle.py",
+        "intent.py",
+        "task.py",
+        "namespaces.py",
+        "replay.py",
+        "columns.py",
+    }
+    assert {p.name for p in (root / "retrieval").glob("*.py")} >= {
+        "scoring.py",
+        "ranking.py",
+        "relevance.py",
+        "search.py",
+        "termstats.py",
+        "packing.py",
+        "retrieve.py",
+    }
+    assert {p.name for p in (root / "codec").glob("*.py")} >= {
+        "serialization.py",
+        "envelope.py",
+        "decoding.py",
+        "jsonfmt.py",
+        "adapter.py",
+    }
