@@ -817,12 +817,12 @@ def test_a_log_record_holding_a_lone_surrogate_is_reported_with_its_path() -> No
 def test_naming_the_place_of_an_error_in_a_huge_text_is_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import memex.codec.screen
+    import memex.codec.decoding
 
     data = text(create(content={"xs": list(range(50))})).replace(b"49]", b'"\xff"]')
     assert rejected(decode_command, data).path == "$.item.content.xs[49]"
     monkeypatch.setattr(
-        memex.codec.screen, "_PATH_TOKENS", 10
+        memex.codec.decoding, "_PATH_TOKENS", 10
     )  # gives up after 10 tokens: the whole text
     err = rejected(decode_command, data)
     at = data.index(b"\xff")

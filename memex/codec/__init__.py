@@ -4,8 +4,8 @@
 * :mod:`memex.codec.adapter` — a wire command (mapping or JSON text) to its typed
   record by its ``type`` tag, and back;
 * :mod:`memex.codec.envelope` — event envelopes;
-* :mod:`memex.codec.screen` and :mod:`memex.codec.decoding` — strict decoding of
-  untrusted input (size and depth screens, then typed records);
+* :mod:`memex.codec.decoding` — strict decoding of untrusted input (size,
+  depth and number screens, then typed records);
 * :mod:`memex.codec.serialization` — the wire format of a whole graph and the
   snapshot encoding of the three states. It builds states, so it sits above
   :mod:`memex.state` in the layers contract while the rest of the package sits below.
