@@ -46,6 +46,7 @@ from memex.mcp.tools import MemoryTools, check_text
 from memex.models import Edge, MemoryItem
 from memex.retrieval.query import get_edges
 from memex.state.graph import GraphState
+from memex.store.keyed import Planner
 
 __all__ = ["KgTools", "KG_TOOLS", "KG_READ_TOOLS", "ENTITY_KIND", "RELATION_KIND"]
 
@@ -179,13 +180,13 @@ class KgTools:
 
     def read_graph(self) -> dict[str, Any]:
         """The whole graph: ``{"entities": [{"name", "entityType", "observations"}], "relations": [...]}``."""
-        return self._graph(self.tools._fresh())
+        return self._graph(self.tools.fresh_state())
 
     def search_nodes(self, query: str) -> dict[str, Any]:
         """Entities whose name, type or an observation contains ``query`` (case-insensitive),
         and the relations touching them."""
         check_text("query", query, self.tools.max_text, empty=True)
-        mem = self.tools._fresh()
+        mem = self.tools.fresh_state()
         q = query.lower()
         hits = [
             item
@@ -199,7 +200,7 @@ class KgTools:
     def open_nodes(self, names: list[str]) -> dict[str, Any]:
         """The named entities (in graph order; unknown names are ignored) and the relations touching them."""
         wanted = set(_strings("names", names, self.tools.max_text))
-        mem = self.tools._fresh()
+        mem = self.tools.fresh_state()
         return self._graph(mem, [it for it in self._entities(mem) if it.content["name"] in wanted])
 
     # -- writing ----------------------------------------------------------------------
@@ -250,7 +251,7 @@ class KgTools:
                 cmds.extend(self._observation(item, text) for text in ent["observations"])
             return cmds
 
-        done = self.tools._write(plan, key)
+        done = self.tools.commit(plan, key)
         # the result is read from the committed events (also for a replayed call)
         added = []
         for e in done.events:
@@ -298,7 +299,7 @@ class KgTools:
                 cmds.append(("memory", {"type": "edge.create", "edge": edge}))
             return cmds
 
-        done = self.tools._write(plan, key)
+        done = self.tools.commit(plan, key)
         meta = [e["edge"]["meta"] for e in done.events]
         return {
             "relations": [
@@ -336,7 +337,7 @@ class KgTools:
                 results.append({"entityName": o["entityName"], "addedObservations": new})
             return cmds
 
-        done = self.tools._write(plan, key)
+        done = self.tools.commit(plan, key)
         if done.replayed:  # the first call's additions, grouped by entity name in order
             grouped: dict[str, list[str]] = {}
             for e in done.events:
@@ -353,21 +354,17 @@ class KgTools:
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             cmds: list[tuple[str, Any]] = [
-                ("memory", self._retract_edge(e.edge_id))
+                self._retract_edge(e.edge_id)
                 for e, r in self._relations(states.mem)
                 if r["from"] in names or r["to"] in names
             ]
             for entity in self._entities(states.mem):
                 if entity.content["name"] in names:
-                    cmds.extend(
-                        ("memory", self._retract(o.id))
-                        for o in self._observations(states.mem, entity)
-                    )
-                    cmds.append(("memory", self._retract(entity.id)))
+                    cmds.extend(self._retract(o.id) for o in self._observations(states.mem, entity))
+                    cmds.append(self._retract(entity.id))
             return cmds
 
-        self.tools._write(plan, key)
-        return {"success": True, "message": "Entities deleted successfully"}
+        return self._deleted(plan, key, "Entities")
 
     def delete_observations(
         self, deletions: list[dict[str, Any]], *, key: str | None = None
@@ -380,20 +377,18 @@ class KgTools:
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             by_name = self._by_name(states.mem)
-            cmds: list[tuple[str, Any]] = []
-            gone: set[str] = set()
+            gone: dict[str, None] = {}  # the observations' ids, each once, in the order found
             for d in given:
                 entity = by_name.get(d["entityName"])
-                if entity is None:
-                    continue
-                for obs in self._observations(states.mem, entity):
-                    if obs.content["text"] in d["observations"] and obs.id not in gone:
-                        gone.add(obs.id)
-                        cmds.append(("memory", self._retract(obs.id)))
-            return cmds
+                if entity is not None:
+                    gone.update(
+                        (obs.id, None)
+                        for obs in self._observations(states.mem, entity)
+                        if obs.content["text"] in d["observations"]
+                    )
+            return [self._retract(obs_id) for obs_id in gone]
 
-        self.tools._write(plan, key)
-        return {"success": True, "message": "Observations deleted successfully"}
+        return self._deleted(plan, key, "Observations")
 
     def delete_relations(
         self, relations: list[dict[str, Any]], *, key: str | None = None
@@ -406,16 +401,21 @@ class KgTools:
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             return [
-                ("memory", self._retract_edge(e.edge_id))
+                self._retract_edge(e.edge_id)
                 for e, r in self._relations(states.mem)
                 if (r["from"], r["to"], r["relationType"]) in wanted
             ]
 
-        self.tools._write(plan, key)
-        return {"success": True, "message": "Relations deleted successfully"}
+        return self._deleted(plan, key, "Relations")
 
-    def _retract_edge(self, edge_id: str) -> dict[str, Any]:
-        return {"type": "edge.retract", "edge_id": edge_id, "author": self.tools.author}
+    def _deleted(self, plan: Planner, key: str | None, what: str) -> dict[str, Any]:
+        """Commit a delete's ``plan`` (see :meth:`MemoryTools.commit`) and answer as the reference
+        server does: ``{"success": True, "message": "<what> deleted successfully"}``."""
+        self.tools.commit(plan, key)
+        return {"success": True, "message": f"{what} deleted successfully"}
+
+    def _retract_edge(self, edge_id: str) -> tuple[str, dict[str, Any]]:
+        return ("memory", {"type": "edge.retract", "edge_id": edge_id, "author": self.tools.author})
 
     def import_memory(self, lines: Iterable[str]) -> dict[str, int]:
         """Merge a knowledge graph saved by the reference server (its ``memory.jsonl``) into this one.
@@ -463,7 +463,7 @@ class KgTools:
                 relations.append({k: rec[k] for k in ("from", "to", "relationType")})
             else:
                 skipped += 1
-        stored = set(self._by_name(self.tools._fresh()))
+        stored = set(self._by_name(self.tools.fresh_state()))
         created = self.create_entities([e for e in entities if e["name"] not in stored])["entities"]
         lacking = [
             {"entityName": e["name"], "contents": e["observations"]}
@@ -480,5 +480,8 @@ class KgTools:
             "skipped": skipped,
         }
 
-    def _retract(self, item_id: str) -> dict[str, Any]:
-        return {"type": "memory.retract", "item_id": item_id, "author": self.tools.author}
+    def _retract(self, item_id: str) -> tuple[str, dict[str, Any]]:
+        return (
+            "memory",
+            {"type": "memory.retract", "item_id": item_id, "author": self.tools.author},
+        )

@@ -36,6 +36,7 @@ from memex.models import MemoryItem
 from memex.retrieval.search import RECALL_WEIGHTS, default_text, token_cost
 from memex.state.graph import GraphState
 from memex.store import MemexStore, Transaction
+from memex.store.keyed import Planner
 
 __all__ = [
     "MemoryTools",
@@ -159,13 +160,54 @@ class MemoryTools:
             raise MemoryNotFoundError(item_id)
         return item
 
-    def _fresh(self) -> GraphState:
-        """Fold what other processes appended, then return the memory graph."""
+    def fresh_state(self) -> GraphState:
+        """The memory graph as the shared log now has it: what other processes appended is folded first.
+
+        Returns:
+            The store's :class:`~memex.state.graph.GraphState` after
+            :meth:`MemexStore.refresh <memex.MemexStore.refresh>` (an
+            immutable value: later writes do not change it; items'
+            ``created_at`` in unix milliseconds).
+        Raises:
+            MemexError: folding the new records failed (the error of
+                :meth:`~memex.MemexStore.refresh`, e.g. a damaged record).
+        """
         self.store.refresh()
         return self.store.mem
 
-    def _write(self, plan: Any, key: str | None) -> Transaction:
-        """Commit ``plan`` during this server's write turn (see :meth:`write_turn`)."""
+    def commit(self, plan: Planner, key: str | None = None) -> Transaction:
+        """Commit the change ``plan`` makes, as one batch, during this server's write turn.
+
+        The store is refreshed first, then :meth:`MemexStore.transact
+        <memex.MemexStore.transact>` runs ``plan`` (again on the newer state
+        when another process appended first). The turn (:meth:`write_turn`)
+        is waited for up to :data:`TURN_TIMEOUT` seconds; past that the write
+        goes on without it, optimistically.
+
+        Args:
+            plan: a function of the current :class:`~memex.state.namespaces.States`
+                (``states.mem`` is the memory graph) returning the change's
+                ``(namespace, command)`` pairs, e.g. ``[("memory", {"type":
+                "memory.create", "item": item})]``; it may be called more than
+                once and must have no side effects (a memex error it raises
+                fails the call).
+            key: the store-level idempotency key (1 to 256 characters), or
+                ``None``: a change committed with a key is applied once, and a
+                later call with the same key returns the first one's batch.
+        Returns:
+            The :class:`~memex.store.keyed.Transaction`: ``commands`` and
+            ``events`` as wire dicts in order (an event's entity carries its
+            ``created_at`` in unix milliseconds), their log ``positions``, and
+            ``replayed`` (``True`` when ``key`` had been used: nothing was
+            appended and the fields describe the first call).
+        Raises:
+            ReadOnlyStoreError: this server (or its store) is read-only.
+            ValidationError: a bad ``key``, a key on a store without a log, or
+                a malformed entry in the plan's result.
+            MemexError: the error ``plan`` or the first failing command raises
+                (nothing is appended).
+            ConcurrencyError: other writers kept appending first for 60 s.
+        """
         if self.read_only:
             raise ReadOnlyStoreError("this MCP server is read-only (--read-only)")
         with contextlib.ExitStack() as turn:
@@ -270,7 +312,7 @@ class MemoryTools:
                 self._item(states.mem, f"parents[{i}]", pid)
             return [("memory", {"type": "memory.create", "item": item})]
 
-        done = self._write(plan, key)
+        done = self.commit(plan, key)
         return {"id": done.events[0]["item"]["id"]}
 
     def update(
@@ -318,7 +360,7 @@ class MemoryTools:
                 )
             ]
 
-        self._write(plan, key)
+        self.commit(plan, key)
         return {"id": id}
 
     def link(self, from_: str, to: str, kind: str, *, key: str | None = None) -> dict[str, Any]:
@@ -353,7 +395,7 @@ class MemoryTools:
                 ("memory", {"type": "edge.create", "edge": edge})
             ]  # a cycle is refused at the store's door
 
-        done = self._write(plan, key)
+        done = self.commit(plan, key)
         return {"edge_id": done.events[0]["edge"]["edge_id"]}
 
     def forget(
@@ -386,7 +428,7 @@ class MemoryTools:
                 )
             return [("memory", c) for c in cmds]
 
-        done = self._write(plan, key)
+        done = self.commit(plan, key)
         return {
             "retracted": [e["item"]["id"] for e in done.events if e["type"] == "memory.retracted"]
         }
@@ -436,7 +478,7 @@ class MemoryTools:
             ]
             return cmds
 
-        done = self._write(plan, key)
+        done = self.commit(plan, key)
         return {"winner": winner, "loser": loser, "changes": [_change(e) for e in done.events]}
 
     # -- reading tools ----------------------------------------------------------------
@@ -480,7 +522,7 @@ class MemoryTools:
                 return {"items": []}  # disjoint from the server's scopes
         if prefix is not None:
             flt["scope_prefix"] = prefix
-        mem = self._fresh()
+        mem = self.fresh_state()
         found = self.store.smart_retrieve(
             budget=_NO_BUDGET if budget_tokens is None else budget_tokens,
             cost_fn=token_cost,
@@ -521,7 +563,7 @@ class MemoryTools:
         unknown id. O(nodes + their parents).
         """
         _positive("max_depth", max_depth, lo=0, hi=1000)
-        mem = self._fresh()
+        mem = self.fresh_state()
         self._item(mem, "id", id)
         nodes: list[dict[str, Any]] = []
         seen = {id}
@@ -554,7 +596,7 @@ class MemoryTools:
         """
         if scope is not None:
             self._scope("scope", scope)
-        mem = self._fresh()
+        mem = self.fresh_state()
         out = []
         for c in get_contradictions(mem):
             if not (self.visible(c.a) and self.visible(c.b)):
