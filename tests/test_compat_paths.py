@@ -112,6 +112,7 @@ MOVED = {
     "memex.serialization": "memex.codec.serialization",
     "memex.envelope": "memex.codec.envelope",
     "memex.query": "memex.retrieval.query",
+    "memex._pmap": "memex.state.pmap",  # not memex-python's: named by states pickled before the move
 }
 
 
@@ -169,3 +170,48 @@ def test_layer_folders_hold_the_code() -> None:
         "jsonfmt.py",
         "adapter.py",
     }
+
+
+# [GraphState (two items, a SUPPORTS edge), IntentState (one intent), TaskState] pickled
+# by memex before the layers moved into folders: the pickle names memex._pmap,
+# memex.graph, memex.intent and memex.task.
+STATES_PICKLED_BEFORE_THE_MOVE = (
+    "gASVKQUAAAAAAABdlCiMC21lbWV4LmdyYXBolIwKR3JhcGhTdGF0ZZSTlCmBlH2UKIwFaXRlbXOUjAttZW1leC5f"
+    "cG1hcJSMBFBNYXCUk5QpgZROfZQojAZfaW5kZXiUjA9pbW11dGFibGVzLl9tYXCUjANNYXCUk5R9lCiMJDAxYTIz"
+    "NzdkLWJiMGMtNzdmOS1iZDdmLTU5NzZiYzA4YTRlY5RLAIwkMDFhMjM3N2QtYmIwYy03N2ZhLWI0YzItZDQxY2Y3"
+    "ZGI1ZTFilEsBdYWUUpSMBl9zbG90c5RoD32UKEsAaBGMFW1lbWV4Lm1vZGVscy5lbnRpdGllc5SMCk1lbW9yeUl0"
+    "ZW2Uk5QpgZR9lCiMAmlklGgRjAVzY29wZZSMAXOUjARraW5klIwLb2JzZXJ2YXRpb26UjAdjb250ZW50lH2UjAR0"
+    "ZXh0lIwBeJRzjAZhdXRob3KUjAFhlIwLc291cmNlX2tpbmSUjAhvYnNlcnZlZJSMB3BhcmVudHOUTowJYXV0aG9y"
+    "aXR5lEc/4AAAAAAAAIwKY29udmljdGlvbpROjAppbXBvcnRhbmNllE6MCmNyZWF0ZWRfYXSUigYMu303ogGMCWlu"
+    "dGVudF9pZJROjAd0YXNrX2lklE6MBG1ldGGUTnVihpRLAWgSaBkpgZR9lChoHGgSaB1oHmgfaCBoIX2UaCOMAXmU"
+    "c2glaCZoJ2goaCldlGgRYWgqRz/gAAAAAAAAaCtOaCxOaC2KBgy7fTeiAWguTmgvTmgwTnVihpR1hZRSlIwFX25l"
+    "eHSUSwJ1hpRijAVlZGdlc5RoCSmBlE59lChoDGgPfZSMJDAxYTIzNzdkLWJiMGMtNzdmYi1iYzE0LWJlMGEzNzIz"
+    "ZDE0MpRLAHOFlFKUaBVoD32USwBoQGgXjARFZGdllJOUKYGUfZQojAdlZGdlX2lklGhAjAVmcm9tX5RoEYwCdG+U"
+    "aBJoH4wIU1VQUE9SVFOUjAZ3ZWlnaHSUTmglaCZoJ2goaCpHP+AAAAAAAACMBmFjdGl2ZZSIaDBOdWKGlHOFlFKU"
+    "aDpLAXWGlGKMCV9jaGlsZHJlbpRoD32UaBFoD32UaBJOc4WUUpRzhZRSlIwOX2VkZ2VzX2J5X25vZGWUaA99lCho"
+    "EWgPfZRoQEsCaEaGlHOFlFKUaBJoD32UaEBLAmhGhpRzhZRSlHWFlFKUjAlfYnlfc2NvcGWUaA99lGgeaA99lCho"
+    "EUsAaBqGlGgSSwFoMoaUdYWUUpRzhZRSlIwEX3NlcZRLA4wFX2NvbHOUTowFX21lbW+UTnVijAxtZW1leC5pbnRl"
+    "bnSUjAtJbnRlbnRTdGF0ZZSTlCmBlH2UjAdpbnRlbnRzlGgJKYGUTn2UKGgMaA99lIwkMDFhMjM3N2QtYmIwZC03"
+    "MWNjLTljNTItNmVmZTIyNmE4NTNmlEsAc4WUUpRoFWgPfZRLAGh6aBeMBkludGVudJSTlCmBlH2UKGgcaHqMCXBh"
+    "cmVudF9pZJROjAVsYWJlbJRoJIwLZGVzY3JpcHRpb26UTowIcHJpb3JpdHmURz/gAAAAAAAAjAVvd25lcpSMAXWU"
+    "jAZzdGF0dXOUaE2MB2NvbnRleHSUTowPcm9vdF9tZW1vcnlfaWRzlE5oME51YoaUc4WUUpRoOksBdYaUYnNijApt"
+    "ZW1leC50YXNrlIwJVGFza1N0YXRllJOUKYGUfZSMBXRhc2tzlGgJKYGUTn2UKGgMaA99lIWUUpRoFWgPfZSFlFKU"
+    "aDpLAHWGlGJzYmUu"
+)
+
+
+def test_states_pickled_before_the_layers_moved_load() -> None:
+    import base64
+    import pickle
+
+    data = base64.b64decode(STATES_PICKLED_BEFORE_THE_MOVE)
+    assert b"memex._pmap" in data and b"memex.graph" in data
+    state, intents, tasks = pickle.loads(data)
+    assert isinstance(state, memex.GraphState)
+    assert [it.content["text"] for it in memex.get_items(state)] == ["x", "y"]
+    (edge,) = memex.get_edges(state)
+    assert edge.kind == "SUPPORTS"
+    assert [i.label for i in memex.get_intents(intents)] == ["x"]
+    assert memex.get_tasks(tasks) == []
+    again = pickle.loads(pickle.dumps(state))  # pickled anew under the new paths
+    assert again == state and b"memex.state.graph" in pickle.dumps(state)

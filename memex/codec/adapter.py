@@ -20,6 +20,7 @@ from memex import _validate as v
 from memex.codec import jsonfmt
 from memex.errors import ValidationError
 from memex.limits import WRAPPER_DEPTH, get_limits
+from memex.models import Command
 from memex.models.commands import (
     INTENT_COMMANDS,
     MEMORY_COMMANDS,
@@ -37,6 +38,7 @@ __all__ = [
     "MEMORY_COMMAND_TYPES",
     "INTENT_COMMAND_TYPES",
     "TASK_COMMAND_TYPES",
+    "NAMESPACE_COMMANDS",
     "decode_json",
 ]
 
@@ -185,3 +187,10 @@ MEMORY_COMMAND_TYPES: tuple[str, ...] = MemoryCommandAdapter.tags
 INTENT_COMMAND_TYPES: tuple[str, ...] = IntentCommandAdapter.tags
 #: The six task command tags.
 TASK_COMMAND_TYPES: tuple[str, ...] = TaskCommandAdapter.tags
+
+#: The command classes of each envelope namespace.
+NAMESPACE_COMMANDS: dict[str, tuple[type[Command], ...]] = {
+    "memory": MEMORY_COMMANDS,
+    "intent": INTENT_COMMANDS,
+    "task": TASK_COMMANDS,
+}

@@ -82,17 +82,11 @@ import msgspec
 
 from memex import limits as _limits
 from memex._isots import parse_iso_ts
+from memex.codec.adapter import NAMESPACE_COMMANDS
 from memex.codec.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
 from memex.models import Command, Edge, Intent, MemoryItem, Record, Task
-from memex.models.commands import (
-    INTENT_COMMANDS,
-    MEMORY_COMMANDS,
-    TASK_COMMANDS,
-    IntentCommand,
-    MemoryCommand,
-    TaskCommand,
-)
+from memex.models.commands import IntentCommand, MemoryCommand, TaskCommand
 
 __all__ = [
     "decode_command",
@@ -120,12 +114,6 @@ MAX_RECORD_BYTES = _limits.DEFAULT_MAX_RECORD_BYTES
 #: WRAPPER_DEPTH`` levels in all.
 WRAPPER_DEPTH = _limits.WRAPPER_DEPTH
 
-#: The command classes of each envelope namespace.
-NAMESPACE_COMMANDS: dict[str, tuple[type[Command], ...]] = {
-    "memory": MEMORY_COMMANDS,
-    "intent": INTENT_COMMANDS,
-    "task": TASK_COMMANDS,
-}
 
 _ENTITIES: tuple[type[Record], ...] = (MemoryItem, Edge, Intent, Task)
 _COMMANDS: tuple[type[Command], ...] = tuple(c for cs in NAMESPACE_COMMANDS.values() for c in cs)
