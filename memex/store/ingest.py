@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
+
+import attrs
 
 from memex._gc import gc_paused
 from memex._isots import parse_iso_ts
@@ -180,14 +182,7 @@ def import_envelopes(
                 if not retry_rejected:
                     raise PreviouslyRejectedError(earlier.reason)
             new_states, cmd, evs = apply(states, env.namespace, env.payload)
-            logged: EventEnvelope[Any] = EventEnvelope(
-                id=env.id,
-                namespace=env.namespace,
-                type=env.type,
-                ts=env.ts,
-                trace_id=env.trace_id,
-                payload=cmd,
-            )
+            logged: EventEnvelope[Any] = attrs.evolve(cast(Any, env), payload=cmd)  # checked again, as constructed
             logged_bytes = check_record_size(canonical_envelope_bytes(logged), None, env.type)
         except PreviouslyRejectedError as e:
             rejected.append((index, e))
