@@ -102,6 +102,15 @@ def _render(trail: Any) -> str:
     return str(trail) + "".join(reversed(parts))
 
 
+def _too_deep_error(trail: Any, max_depth: int) -> ValidationError:
+    """The error of a container nested beyond ``max_depth``: ``"<path>: nested deeper than the
+    maximum depth (<max_depth> levels)"``, at the path ``trail`` renders (:func:`_render`)."""
+    where = _render(trail)
+    return ValidationError(
+        f"{where}: nested deeper than the maximum depth ({max_depth} levels)", where
+    )
+
+
 def _leaf_error(trail: Any, x: Any) -> ValidationError:
     path = _render(trail)
     if type(x) is str:
@@ -163,10 +172,7 @@ def walk_json(value: Any, path: str, tuples_ok: bool, depth: int = 1) -> None:
     while stack:
         c, d, trail = pop()
         if d > max_depth:
-            where = _render(trail)
-            raise ValidationError(
-                f"{where}: nested deeper than the maximum depth ({max_depth} levels)", where
-            )
+            raise _too_deep_error(trail, max_depth)
         if type(c) is dict:
             pairs: Any = c.items()
         else:
@@ -234,10 +240,7 @@ def _too_deep(value: Any, path: str, max_depth: int, depth: int) -> None:
     while stack:
         c, d, trail = pop()
         if d > max_depth:
-            where = _render(trail)
-            raise ValidationError(
-                f"{where}: nested deeper than the maximum depth ({max_depth} levels)", where
-            )
+            raise _too_deep_error(trail, max_depth)
         for k, x in c.items() if type(c) is dict else enumerate(c):
             if type(x) in _CONTAINERS:
                 push(
