@@ -143,6 +143,21 @@ class SupportNode:
         return root
 
 
+def _walk_start(state: GraphState, item_id: str) -> tuple[Any, MemoryItem | None]:
+    """Check the arguments of a support walk and find where it starts.
+
+    Returns:
+        ``(items, root)``: the state's item map and the item ``item_id``
+        names (``None`` when absent).
+    Raises:
+        ValidationError: ``state`` is not a :class:`GraphState` or ``item_id``
+            not a string.
+    """
+    v.instance(state, GraphState, "state")
+    items = state.items
+    return items, items.get(v.id_arg(item_id, "item_id"))
+
+
 def get_support_tree(state: GraphState, item_id: str) -> SupportNode | None:
     """Return the support tree of ``item_id``: the item and, recursively, its parents.
 
@@ -163,9 +178,7 @@ def get_support_tree(state: GraphState, item_id: str) -> SupportNode | None:
         ValidationError: ``state`` is not a :class:`GraphState` or ``item_id``
             not a string.
     """
-    v.instance(state, GraphState, "state")
-    items = state.items
-    root_item = items.get(v.id_arg(item_id, "item_id"))
+    items, root_item = _walk_start(state, item_id)
     if root_item is None:
         return None
     fast = SupportNode._fast
@@ -211,9 +224,7 @@ def get_support_set(state: GraphState, item_id: str) -> list[MemoryItem]:
         ValidationError: ``state`` is not a :class:`GraphState` or ``item_id``
             not a string.
     """
-    v.instance(state, GraphState, "state")
-    items = state.items
-    root_item = items.get(v.id_arg(item_id, "item_id"))
+    items, root_item = _walk_start(state, item_id)
     if root_item is None:
         return []
     out = [root_item]
