@@ -107,6 +107,29 @@ def compute_decay_multiplier(
     return decay_function(cfg, _time.now_ms() if now is None else now)(item)
 
 
+def _compiled_weights(weights: ScoreWeights, now: int) -> tuple[int, float, float, float, float]:
+    """Check the arguments of a score compiler and read its weights.
+
+    Returns:
+        ``(now, wr, wa, wc, wi)``: ``now`` checked, then the ``relevance``,
+        ``authority``, ``conviction`` and ``importance`` weights as floats (a
+        missing weight ``0.0``).
+    Raises:
+        ValidationError: ``now`` is not an int of unix ms (checked first) or
+            ``weights`` is not a :class:`ScoreWeights`.
+    """
+    now = v.now_ms(now)
+    if not isinstance(weights, ScoreWeights):
+        raise v.fail("weights", "a ScoreWeights", weights)
+    return (
+        now,
+        float(weights.relevance or 0),
+        float(weights.authority or 0),
+        float(weights.conviction or 0),
+        float(weights.importance or 0),
+    )
+
+
 def score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], float]:
     """Compile weights into ``item -> score`` at a fixed ``now`` (the formula of
     :func:`compute_score`), so a query validates the weights once, not per item.
@@ -117,12 +140,7 @@ def score_function(weights: ScoreWeights, now: int) -> Callable[[MemoryItem], fl
         ValidationError: ``weights`` is not a :class:`ScoreWeights` or ``now``
             is not an int of unix ms.
     """
-    now = v.now_ms(now)
-    if not isinstance(weights, ScoreWeights):
-        raise v.fail("weights", "a ScoreWeights", weights)
-    wa = float(weights.authority or 0)
-    wc = float(weights.conviction or 0)
-    wi = float(weights.importance or 0)
+    now, _wr, wa, wc, wi = _compiled_weights(weights, now)
 
     def linear(it: MemoryItem) -> float:
         return float(wa * it.authority + wc * (it.conviction or 0) + wi * (it.importance or 0))
@@ -151,13 +169,7 @@ def relevance_score_function(
     Raises:
         ValidationError: as for :func:`score_function`.
     """
-    now = v.now_ms(now)
-    if not isinstance(weights, ScoreWeights):
-        raise v.fail("weights", "a ScoreWeights", weights)
-    wr = float(weights.relevance or 0)
-    wa = float(weights.authority or 0)
-    wc = float(weights.conviction or 0)
-    wi = float(weights.importance or 0)
+    now, wr, wa, wc, wi = _compiled_weights(weights, now)
     decay = decay_function(weights.decay, now) if weights.decay is not None else None
 
     def score(it: MemoryItem, r: float) -> float:
