@@ -48,8 +48,10 @@ from memex.state.lifecycle import (
     LifecycleSpec,
     LifecycleState,
     Transition,
+    entities_matching,
+    entities_with,
+    entity_by_id,
     make_reducer,
-    select,
 )
 from memex.state.pmap import PMap, as_pmap
 
@@ -220,9 +222,7 @@ def get_intents(
         ValidationError: ``state`` is not an :class:`IntentState` or a
             malformed filter (named ``filter.<field>``).
     """
-    v.instance(state, IntentState, "state")
-    f = None if filter is None else v.record_arg(filter, IntentFilter, "filter")
-    return select(state, f)
+    return entities_matching(state, IntentState, filter, IntentFilter)
 
 
 def get_intent_by_id(state: IntentState, id: str) -> Intent | None:
@@ -231,8 +231,8 @@ def get_intent_by_id(state: IntentState, id: str) -> Intent | None:
     Raises:
         ValidationError: ``state`` is not an :class:`IntentState` or ``id`` not a string.
     """
-    v.instance(state, IntentState, "state")
-    return state.intents.get(v.id_arg(id, "id"))
+    found: Intent | None = entity_by_id(state, IntentState, id)
+    return found
 
 
 def get_child_intents(state: IntentState, parent_id: str) -> list[Intent]:
@@ -243,5 +243,4 @@ def get_child_intents(state: IntentState, parent_id: str) -> list[Intent]:
     Raises:
         ValidationError: ``state`` is not an :class:`IntentState` or ``parent_id`` not a string.
     """
-    v.instance(state, IntentState, "state")
-    return [state.intents[i] for i in state.child_ids(v.id_arg(parent_id, "parent_id"))]
+    return entities_with(state, IntentState, "parent_id", parent_id)

@@ -17,7 +17,9 @@ table. This module states that once:
   ``status``;
 * :func:`make_reducer` — the pure reducer a spec describes;
 * :func:`select` — filter records whose fields say how they match,
-  answered from an index when one applies.
+  answered from an index when one applies;
+* :func:`entity_by_id`, :func:`entities_with`, :func:`entities_matching` — the
+  checked reads the two graphs' public getters are made of.
 
 :mod:`memex.state.intent` and :mod:`memex.state.task` are the two specs.
 """
@@ -44,6 +46,9 @@ __all__ = [
     "select",
     "below",
     "contains",
+    "entity_by_id",
+    "entities_with",
+    "entities_matching",
 ]
 
 S = TypeVar("S", bound="LifecycleState")
@@ -311,3 +316,68 @@ def select(state: LifecycleState, flt: Any) -> list[Any]:
             break
     tests = [_test(op, field, w) for op, field, w in rows]
     return [e for e in candidates if all(t(e) for t in tests)]
+
+
+# --------------------------------------------------------------------------- checked reads
+def entity_by_id(state: Any, state_type: type[LifecycleState], id: str) -> Any:
+    """The entity stored under ``id``, or ``None`` (:func:`memex.get_intent_by_id`,
+    :func:`memex.get_task_by_id`). O(log n).
+
+    Args:
+        state: the graph; must be a ``state_type``.
+        state_type: :class:`~memex.IntentState` or :class:`~memex.TaskState`.
+        id: the entity id.
+    Returns:
+        The entity, or ``None`` when no entity has that id.
+    Raises:
+        ValidationError: ``state`` is not a ``state_type`` (path ``state``) or
+            ``id`` not a string (path ``id``).
+    """
+    v.instance(state, state_type, "state")
+    return state.entities.get(v.id_arg(id, "id"))
+
+
+def entities_with(
+    state: Any, state_type: type[LifecycleState], field: str, value: str
+) -> list[Any]:
+    """The entities whose indexed ``field`` equals ``value``, in insertion order, from the
+    state's index (:func:`memex.get_child_intents`, :func:`memex.get_tasks_by_intent`,
+    :func:`memex.get_child_tasks`). O(k log k) for k hits.
+
+    Args:
+        state: the graph; must be a ``state_type``.
+        state_type: :class:`~memex.IntentState` or :class:`~memex.TaskState`.
+        field: one of the state's indexed fields (``parent_id``, ``intent_id``);
+            also the path an error about ``value`` names.
+        value: the id wanted.
+    Returns:
+        A new list of entities.
+    Raises:
+        ValidationError: ``state`` is not a ``state_type`` (path ``state``) or
+            ``value`` not a string (path ``field``).
+    """
+    v.instance(state, state_type, "state")
+    entities = state.entities
+    return [entities[i] for i in state.ids_with(field, v.id_arg(value, field))]
+
+
+def entities_matching(
+    state: Any, state_type: type[LifecycleState], filter: Any, filter_type: type
+) -> list[Any]:
+    """The entities matching ``filter`` (all when ``None``), in insertion order
+    (:func:`memex.get_intents`, :func:`memex.get_tasks`): :func:`select` after the checks.
+
+    Args:
+        state: the graph; must be a ``state_type``.
+        state_type: :class:`~memex.IntentState` or :class:`~memex.TaskState`.
+        filter: a ``filter_type`` record, its wire mapping, or ``None``.
+        filter_type: :class:`~memex.IntentFilter` or :class:`~memex.TaskFilter`.
+    Returns:
+        A new list of entities.
+    Raises:
+        ValidationError: ``state`` is not a ``state_type`` (path ``state``) or a
+            malformed filter (named ``filter.<field>``).
+    """
+    v.instance(state, state_type, "state")
+    f = None if filter is None else v.record_arg(filter, filter_type, "filter")
+    return select(state, f)

@@ -51,8 +51,10 @@ from memex.state.lifecycle import (
     LifecycleSpec,
     LifecycleState,
     Transition,
+    entities_matching,
+    entities_with,
+    entity_by_id,
     make_reducer,
-    select,
 )
 from memex.state.pmap import PMap, as_pmap
 
@@ -208,8 +210,8 @@ def get_task_by_id(state: TaskState, id: str) -> Task | None:
     Raises:
         ValidationError: ``state`` is not a :class:`TaskState` or ``id`` not a string.
     """
-    v.instance(state, TaskState, "state")
-    return state.tasks.get(v.id_arg(id, "id"))
+    found: Task | None = entity_by_id(state, TaskState, id)
+    return found
 
 
 def get_tasks_by_intent(state: TaskState, intent_id: str) -> list[Task]:
@@ -218,8 +220,7 @@ def get_tasks_by_intent(state: TaskState, intent_id: str) -> list[Task]:
     Raises:
         ValidationError: ``state`` is not a :class:`TaskState` or ``intent_id`` not a string.
     """
-    v.instance(state, TaskState, "state")
-    return [state.tasks[i] for i in state.intent_task_ids(v.id_arg(intent_id, "intent_id"))]
+    return entities_with(state, TaskState, "intent_id", intent_id)
 
 
 def get_child_tasks(state: TaskState, parent_id: str) -> list[Task]:
@@ -228,8 +229,7 @@ def get_child_tasks(state: TaskState, parent_id: str) -> list[Task]:
     Raises:
         ValidationError: ``state`` is not a :class:`TaskState` or ``parent_id`` not a string.
     """
-    v.instance(state, TaskState, "state")
-    return [state.tasks[i] for i in state.child_ids(v.id_arg(parent_id, "parent_id"))]
+    return entities_with(state, TaskState, "parent_id", parent_id)
 
 
 def get_tasks(state: TaskState, filter: TaskFilter | Mapping[str, Any] | None = None) -> list[Task]:
@@ -243,6 +243,4 @@ def get_tasks(state: TaskState, filter: TaskFilter | Mapping[str, Any] | None = 
         ValidationError: ``state`` is not a :class:`TaskState` or a malformed
             filter (named ``filter.<field>``).
     """
-    v.instance(state, TaskState, "state")
-    f = None if filter is None else v.record_arg(filter, TaskFilter, "filter")
-    return select(state, f)
+    return entities_matching(state, TaskState, filter, TaskFilter)
