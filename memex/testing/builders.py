@@ -284,6 +284,29 @@ def _task(fields: dict[str, Any]) -> memex.Task:
     return memex.create_task(**fields)
 
 
+def _builder(
+    make: Callable[[dict[str, Any]], T],
+    ids: tuple[str, ...],
+    base: Mapping[str, Any],
+    positional: Sequence[str],
+    defaults: Mapping[str, Any],
+    drop_none: bool = False,
+) -> Builder[T]:
+    """The :class:`Builder` each ready-made builder function returns.
+
+    Args:
+        make: as for :class:`Builder`.
+        ids: the leading positional fields (the id field first: ``("id",)``,
+            ``("edge_id", "from_", "to")``); ``positional`` follows them.
+        base: the record's default fields (:data:`ITEM_DEFAULTS`, ...);
+            ``defaults`` is merged over them (new keys last).
+        positional, defaults, drop_none: the builder function's arguments.
+    Returns:
+        ``Builder(make, (*ids, *positional), {**base, **defaults}, drop_none=drop_none)``.
+    """
+    return Builder(make, (*ids, *positional), {**base, **defaults}, drop_none=drop_none)
+
+
 def item_builder(
     *, positional: Sequence[str] = (), drop_none: bool = False, **defaults: Any
 ) -> Builder[MemoryItem]:
@@ -297,9 +320,7 @@ def item_builder(
     Returns:
         ``Builder`` called as ``item(id, *positional, **overrides) -> MemoryItem``.
     """
-    return Builder(
-        memory_item_record, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none
-    )
+    return _builder(memory_item_record, ("id",), ITEM_DEFAULTS, positional, defaults, drop_none)
 
 
 def item_fields(
@@ -311,9 +332,7 @@ def item_fields(
         ``Builder`` called as ``item_d(id, *positional, **overrides) -> dict``; the id may be
         omitted when not needed (keyword arguments of ``create_memory_item``).
     """
-    return Builder(
-        _identity, ("id", *positional), {**ITEM_DEFAULTS, **defaults}, drop_none=drop_none
-    )
+    return _builder(_identity, ("id",), ITEM_DEFAULTS, positional, defaults, drop_none)
 
 
 def edge_builder(
@@ -329,11 +348,8 @@ def edge_builder(
     Returns:
         ``Builder`` called as ``edge(edge_id, from_, to, *positional, **overrides) -> Edge``.
     """
-    return Builder(
-        edge_record,
-        ("edge_id", "from_", "to", *positional),
-        {**EDGE_DEFAULTS, **defaults},
-        drop_none=drop_none,
+    return _builder(
+        edge_record, ("edge_id", "from_", "to"), EDGE_DEFAULTS, positional, defaults, drop_none
     )
 
 
@@ -346,11 +362,8 @@ def edge_fields(
     Returns:
         ``Builder`` called as ``edge_d(edge_id, from, to, *positional, **overrides) -> dict``.
     """
-    return Builder(
-        _identity,
-        ("edge_id", "from", "to", *positional),
-        {**EDGE_WIRE_DEFAULTS, **defaults},
-        drop_none=drop_none,
+    return _builder(
+        _identity, ("edge_id", "from", "to"), EDGE_WIRE_DEFAULTS, positional, defaults, drop_none
     )
 
 
@@ -360,7 +373,7 @@ def intent_builder(*, positional: Sequence[str] = (), **defaults: Any) -> Builde
     Returns:
         ``Builder`` called as ``intent(id, *positional, **overrides) -> Intent``.
     """
-    return Builder(_intent, ("id", *positional), {**INTENT_DEFAULTS, **defaults})
+    return _builder(_intent, ("id",), INTENT_DEFAULTS, positional, defaults)
 
 
 def task_builder(*, positional: Sequence[str] = (), **defaults: Any) -> Builder[memex.Task]:
@@ -370,7 +383,7 @@ def task_builder(*, positional: Sequence[str] = (), **defaults: Any) -> Builder[
         ``Builder`` called as ``task(id, *positional, **overrides) -> Task``
         (``positional=("intent_id",)`` gives ``task("t1", "i1")``).
     """
-    return Builder(_task, ("id", *positional), {**TASK_DEFAULTS, **defaults})
+    return _builder(_task, ("id",), TASK_DEFAULTS, positional, defaults)
 
 
 item = item_builder()
