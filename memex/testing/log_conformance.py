@@ -7,6 +7,7 @@ and hypothesis. See :class:`EventLogConformance` for how to run it.
 from __future__ import annotations
 
 import abc
+import contextlib
 import hashlib
 import itertools
 import shutil
@@ -14,7 +15,7 @@ import tempfile
 import threading
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -443,11 +444,27 @@ class EventLogConformance(abc.ABC):
             warnings.simplefilter("error")
             assert lg.load_snapshot() is not None
 
-    def test_keyed_snapshot_loads_under_its_key_and_without_one(self) -> None:
+    @contextlib.contextmanager
+    def _keyed_log(self, key: str | None) -> Iterator[tuple[EventLog, pytest.MonkeyPatch]]:
+        """A log of the snapshot key tests, in a context where the key is ``key``.
+
+        Opens a log (:meth:`open_log`) holding ``env(1)`` and ``env(2)``, then,
+        until the block ends, sets :data:`~memex.log.chain.SNAPSHOT_KEY_ENV` to
+        ``key`` (unsets it when ``key`` is ``None``). Yields ``(log,
+        monkeypatch)``: the block changes the key further through the
+        monkeypatch; the log stays open after the block (closed at teardown).
+        """
         lg = self.open_log()
         lg.append([env(1), env(2)])
         with pytest.MonkeyPatch.context() as mp:
-            mp.setenv(SNAPSHOT_KEY_ENV, "k1")
+            if key is None:
+                mp.delenv(SNAPSHOT_KEY_ENV, raising=False)
+            else:
+                mp.setenv(SNAPSHOT_KEY_ENV, key)
+            yield lg, mp
+
+    def test_keyed_snapshot_loads_under_its_key_and_without_one(self) -> None:
+        with self._keyed_log("k1") as (lg, _mp):
             lg.save_snapshot(b"keyed", 2)
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
@@ -460,10 +477,7 @@ class EventLogConformance(abc.ABC):
             assert snap is not None and snap.state == b"keyed"
 
     def test_keyed_snapshot_under_another_key_is_ignored_with_its_position(self) -> None:
-        lg = self.open_log()
-        lg.append([env(1), env(2)])
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv(SNAPSHOT_KEY_ENV, "k1")
+        with self._keyed_log("k1") as (lg, mp):
             lg.save_snapshot(b"at-1", 1)
             lg.save_snapshot(b"at-2", 2)
             mp.setenv(SNAPSHOT_KEY_ENV, "k2")
@@ -477,10 +491,7 @@ class EventLogConformance(abc.ABC):
             ]
 
     def test_unkeyed_snapshot_is_ignored_when_a_key_is_set(self) -> None:
-        lg = self.open_log()
-        lg.append([env(1), env(2)])
-        with pytest.MonkeyPatch.context() as mp:
-            mp.delenv(SNAPSHOT_KEY_ENV, raising=False)
+        with self._keyed_log(None) as (lg, mp):
             lg.save_snapshot(b"plain", 2)
             mp.setenv(SNAPSHOT_KEY_ENV, "k1")
             lg.save_snapshot(b"keyed", 1)
