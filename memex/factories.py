@@ -7,7 +7,7 @@ state: pass it to the matching ``*.create`` command.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from memex import _time
 from memex._uuid import mint, safe_extract_timestamp, uuid7
@@ -16,6 +16,8 @@ from memex.models.entities import Edge, Intent, MemoryItem, Task
 
 __all__ = ["create_memory_item", "create_edge", "create_intent", "create_task"]
 
+E = TypeVar("E", Edge, Intent, Task)
+
 
 def _minting_now(now: Any) -> int:
     """``now`` for minting a UUIDv7: an int of unix ms from 0 to year 9999 (named ``now``)."""
@@ -23,6 +25,36 @@ def _minting_now(now: Any) -> int:
     if ms < 0:
         raise fail("now", "unix milliseconds >= 0 (a UUIDv7 time)", now)
     return ms
+
+
+def _filled(
+    cls: type[E],
+    fields: dict[str, Any],
+    id_field: str = "id",
+    now: int | None = None,
+    **defaults: Any,
+) -> E:
+    """The entity a factory builds from its keyword arguments, with its defaults filled.
+
+    Args:
+        cls: the entity class (:class:`Edge`, :class:`Intent`, :class:`Task`).
+        fields: the factory's arguments by field name (a copy of its
+            ``locals()``, in field order); filled in place.
+        id_field: the id field; a ``None`` there becomes ``uuid7(now)``.
+        now: the minting time (unix ms, already checked), or ``None`` for
+            the package clock.
+        **defaults: field name -> the value that replaces a ``None`` there.
+    Returns:
+        ``cls(**fields)``.
+    Raises:
+        ValidationError: as the constructor of ``cls``.
+    """
+    if fields[id_field] is None:
+        fields[id_field] = uuid7(now)
+    for name, default in defaults.items():
+        if fields[name] is None:
+            fields[name] = default
+    return cls(**fields)
 
 
 def create_memory_item(
@@ -118,9 +150,7 @@ def create_edge(
     del fields["now"]
     if now is not None:
         now = _minting_now(now)
-    fields["edge_id"] = edge_id if edge_id is not None else uuid7(now)
-    fields["active"] = True if active is None else active
-    return Edge(**fields)
+    return _filled(Edge, fields, "edge_id", now, active=True)
 
 
 def create_intent(
@@ -150,10 +180,7 @@ def create_intent(
     Raises:
         ValidationError: a field has the wrong type or is out of range.
     """
-    fields = dict(locals())
-    fields["id"] = id if id is not None else uuid7()
-    fields["status"] = status if status is not None else "active"
-    return Intent(**fields)
+    return _filled(Intent, dict(locals()), status="active")
 
 
 def create_task(
@@ -188,8 +215,4 @@ def create_task(
     Raises:
         ValidationError: a field has the wrong type or is out of range.
     """
-    fields = dict(locals())
-    fields["id"] = id if id is not None else uuid7()
-    fields["status"] = status if status is not None else "pending"
-    fields["attempt"] = attempt if attempt is not None else 0
-    return Task(**fields)
+    return _filled(Task, dict(locals()), status="pending", attempt=0)
