@@ -42,6 +42,17 @@ _TASK_STATUS = Fixed(
 )
 
 
+class _PriorityBound:
+    """Mixin of :class:`Intent` and :class:`Task`: the bound their construction enforces."""
+
+    __slots__ = ()
+
+    @classmethod
+    def in_bounds(cls, obj: Any) -> bool:
+        """Whether ``obj``'s ``priority`` is in [0, 1]."""
+        return bool(0 <= obj.priority <= 1)
+
+
 @record(repr=False)
 class MemoryItem(Record, PydanticCompat):
     """A memory item: one scored, attributed belief.
@@ -153,7 +164,7 @@ class Edge(Record, PydanticCompat):
 
 
 @record
-class Intent(Record, PydanticCompat):
+class Intent(_PriorityBound, Record, PydanticCompat):
     """A goal an agent pursues.
 
     Fields (wire order): ``id``, ``parent_id`` (the intent it refines),
@@ -180,14 +191,9 @@ class Intent(Record, PydanticCompat):
     root_memory_ids: OptStrs = None
     meta: OptJsonObject = None
 
-    @classmethod
-    def in_bounds(cls, obj: Any) -> bool:
-        """Whether ``obj``'s ``priority`` is in [0, 1]."""
-        return bool(0 <= obj.priority <= 1)
-
 
 @record
-class Task(Record, PydanticCompat):
+class Task(_PriorityBound, Record, PydanticCompat):
     """A unit of work serving an intent.
 
     Fields (wire order): ``id``, ``intent_id``, ``parent_id`` (the task it
@@ -219,8 +225,3 @@ class Task(Record, PydanticCompat):
     agent_id: OptStr = None
     attempt: OptNonNegInt = None
     meta: OptJsonObject = None
-
-    @classmethod
-    def in_bounds(cls, obj: Any) -> bool:
-        """Whether ``obj``'s ``priority`` is in [0, 1]."""
-        return bool(0 <= obj.priority <= 1)
