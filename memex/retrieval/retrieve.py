@@ -214,13 +214,11 @@ def get_items_by_budget(
             :func:`pack_budget`), or as for :func:`get_scored_items`.
         InvalidTimestampError: as for :func:`get_scored_items`.
     """
-    check_budget(budget)
-    check_cost_fn(cost_fn)
-    _state(state)
-    w = _weights(weights)
-    now = _time.now_ms() if now is None else v.now_ms(now)
-    opts = ScoredQueryOptions(pre=as_filter(filter))
-    return pack_ranked(_ranked(state, w, opts, now), budget, cost_fn)
+    # smart_retrieve without a query, a contradiction policy or diversity: the same checks
+    # in the same order, then the same ranking and packing
+    return smart_retrieve(
+        state, budget=budget, cost_fn=cost_fn, weights=weights, filter=filter, now=now
+    )
 
 
 # ----------------------------------------------------------------------------- contradictions
