@@ -182,7 +182,9 @@ def import_envelopes(
                 if not retry_rejected:
                     raise PreviouslyRejectedError(earlier.reason)
             new_states, cmd, evs = apply(states, env.namespace, env.payload)
-            logged: EventEnvelope[Any] = attrs.evolve(cast(Any, env), payload=cmd)  # checked again, as constructed
+            logged: EventEnvelope[Any] = attrs.evolve(
+                cast(Any, env), payload=cmd
+            )  # checked again, as constructed
             logged_bytes = check_record_size(canonical_envelope_bytes(logged), None, env.type)
         except PreviouslyRejectedError as e:
             rejected.append((index, e))
