@@ -23,13 +23,24 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
-from memex.errors import IdempotencyConflictError, MemexError, ValidationError
+from memex.errors import ValidationError
 from memex.log import EventLog, LogRecord
 from memex.models import Command, Record
 from memex.state.namespaces import NAMESPACES, States, namespace_of
 from memex.store.doors import Records, fold_at_door
 
-__all__ = ["Transaction", "Planner", "key_envelope_id", "MAX_KEY_LENGTH", "planned"]
+__all__ = [
+    "Transaction",
+    "Planner",
+    "key_envelope_id",
+    "MAX_KEY_LENGTH",
+    "planned",
+    "batch_step",
+    "with_positions",
+    "check_key",
+    "keyed_records",
+    "replayed",
+]
 
 Planner = Callable[[States], Iterable[Any] | None]
 """A function of the current states returning the commands of a change: an iterable
@@ -216,8 +227,19 @@ def _entry(i: int, entry: Any) -> tuple[str, Any]:
     raise v.fail(path, _EXPECTED, entry)
 
 
-def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
-    """The body of :meth:`MemexStore.transact <memex.MemexStore.transact>` (``store`` is the store)."""
+def batch_step(plan: Planner) -> Callable[[States], tuple[Transaction, States, Records]]:
+    """The step a store commits for ``plan``: given the newest states, fold the
+    planned commands through the store's door.
+
+    Returns:
+        A function of :class:`~memex.state.namespaces.States` returning
+        ``(transaction, folded states, records)``; the transaction's
+        ``commands`` and ``events`` are wire dicts and its ``positions`` empty
+        until :func:`with_positions` fills them.
+    Raises:
+        ValidationError: (from the step) a bad planner result (see :func:`planned`).
+        MemexError: (from the step) the first command that fails, with its own type.
+    """
 
     def step(states: States) -> tuple[Transaction, States, Records]:
         folded, records = fold_at_door(
@@ -231,38 +253,13 @@ def transact(store: Any, plan: Planner, key: str | None) -> Transaction:
         )
         return done, folded, records
 
-    def committed(done: Transaction) -> Transaction:
-        """``done`` with its positions: the batch was appended at the positions ending at the head."""
-        if not done.commands or store.log is None:
-            return done
-        return done._replace(
-            positions=list(range(store.position - len(done.commands) + 1, store.position + 1))
-        )
+    return step
 
-    if key is None:
-        with store._lock:
-            return committed(store._commit(step))
-    key = check_key(key)
-    with store._lock:
-        store._check_writable()
-        log: EventLog | None = store.log
-        if log is None:
-            raise ValidationError(
-                "idempotency_key: needs a store with an event log (MemexStore.open); "
-                "an in-memory store keeps no record of used keys",
-                "idempotency_key",
-            )
-        found = keyed_records(log, key)
-        if not found:
-            try:
-                return committed(store._commit(step, lambda i: key_envelope_id(key, i)))
-            except IdempotencyConflictError:
-                # another writer appended this key first (with other bytes: its own ids and times)
-                found = keyed_records(log, key)
-                if not found:
-                    raise
-        try:
-            store._catch_up()
-        except MemexError:
-            pass  # the stored batch is the answer; the fold is retried by the next call
-        return replayed(found)
+
+def with_positions(done: Transaction, head: int, logged: bool) -> Transaction:
+    """``done`` with the log positions of its commands: the batch was appended at
+    the positions ending at ``head``. Unchanged when nothing was committed or
+    the store keeps no log (``logged`` false). O(k) for k commands."""
+    if not done.commands or not logged:
+        return done
+    return done._replace(positions=list(range(head - len(done.commands) + 1, head + 1)))

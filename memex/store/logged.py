@@ -18,18 +18,21 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
+import attrs
+
+from memex.codec.envelope import EventEnvelope, create_event_envelope
 from memex.errors import ConcurrencyError, MemexError, StoreUnavailableError, UnreadableRecordError
 from memex.log import EventLog, LogRecord
+from memex.log.chain import envelope_ts_ms
 from memex.retrieval.search import TextIndex
 from memex.state.graph import GraphState
 from memex.state.namespaces import States
 from memex.store.doors import Records, fold_at_door
-from memex.store.mutations import stamp_envelopes
 from memex.store.recovery import SkippedOnOpen, fold_log, fold_record, skip_unreadable
 
-__all__ = ["StoreLogging"]
+__all__ = ["StoreLogging", "StoreFields", "latest_log_ts", "stamp_envelopes"]
 
 R = TypeVar("R")
 _RETRIES = 16  # optimistic-concurrency retries of one mutation, at least
@@ -37,8 +40,62 @@ _RACE_SECONDS = 60.0
 """How long a mutation keeps retrying after losing optimistic races to other writers (seconds)."""
 
 
-class _Store(Protocol):
-    """What the methods of :class:`StoreLogging` use of the store they are mixed into."""
+def latest_log_ts(log: EventLog, position: int) -> int | None:
+    """The latest envelope time of ``log`` up to ``position`` (unix ms), or ``None``.
+
+    Uses the log's ``latest_ts_ms()`` when it has one (O(1) in
+    :class:`~memex.log.SQLiteEventLog`: the running maximum of the head);
+    otherwise reads the record at ``position``. ``None`` for an empty log or
+    a record whose ``ts`` cannot be read.
+    """
+    latest = getattr(log, "latest_ts_ms", None)
+    if callable(latest):
+        value = latest()
+        return value if isinstance(value, int) else None
+    if position <= 0:
+        return None
+    for rec in log.read(position, position):
+        try:
+            return envelope_ts_ms(rec.envelope)
+        except MemexError:  # a foreign record: no floor rather than no write
+            return None
+    return None
+
+
+def stamp_envelopes(
+    log: EventLog, position: int, records: Records, ids: Callable[[int], str] | None = None
+) -> list[EventEnvelope[Any]]:
+    """Wrap folded commands in envelopes stamped for appending after ``position``.
+
+    Each envelope is stamped at the later of the package clock, the log's
+    latest record time (:func:`latest_log_ts`) and the previous id this
+    process minted, so a writer whose wall clock stepped back stamps the
+    log's last time instead: ``ts`` never decreases along the log and ids
+    increase, and an export replays in the order it was written.
+
+    Args:
+        log: the log the batch will be appended to.
+        position: the head the batch expects.
+        records: ``(namespace, command, events)`` per command.
+        ids: ``ids(i)`` is the id of the ``i``-th envelope (an idempotent
+            transaction's ids, see :mod:`memex.store.keyed`), or ``None``
+            to mint UUIDv7 ids.
+    Returns:
+        One envelope per record, in order.
+    """
+    floor = latest_log_ts(log, position)
+    envs = [
+        create_event_envelope(cmd.type, cmd, namespace=ns, not_before=floor)
+        for ns, cmd, _ in records
+    ]
+    if ids is None:
+        return envs
+    return [attrs.evolve(cast(Any, e), id=ids(i)) for i, e in enumerate(envs)]
+
+
+class StoreFields(Protocol):
+    """What the methods of the store's mixins (:class:`StoreLogging`, ``StoreMutations``)
+    use of the store they are mixed into."""
 
     mem: GraphState
     skipped_on_open: list[SkippedOnOpen]
@@ -78,7 +135,7 @@ class StoreLogging:
     """Catching up with a store's log and committing changes to it.
 
     Mixed into :class:`~memex.MemexStore`, which holds the fields (the log,
-    the position, the lock, ...), the checks and the snapshots; :class:`_Store`
+    the position, the lock, ...), the checks and the snapshots; :class:`StoreFields`
     lists what the methods use.
     """
 
@@ -86,7 +143,7 @@ class StoreLogging:
 
     # -- folding what the log holds ----------------------------------------------------
     def _catch_up(
-        self: _Store, progress: Callable[[int], None] | None = None, stop: int | None = None
+        self: StoreFields, progress: Callable[[int], None] | None = None, stop: int | None = None
     ) -> None:
         """Fold the records appended after :attr:`position` (by this or another process),
         up to ``stop`` (``None`` = the head)."""
@@ -108,7 +165,7 @@ class StoreLogging:
             self._position = max(self._position, last)
             self._follow_text(before, events)
 
-    def _follow(self: _Store, lg: EventLog, options: dict[str, Any]) -> Iterator[LogRecord]:
+    def _follow(self: StoreFields, lg: EventLog, options: dict[str, Any]) -> Iterator[LogRecord]:
         """The generator of :meth:`follow` on the log ``lg`` (ends when the store lets go of it)."""
         while True:
             sub = lg.subscribe(self._position, **options)
@@ -142,7 +199,7 @@ class StoreLogging:
                 if close is not None:
                     close()
 
-    def fold_record(self: _Store, rec: LogRecord) -> None:
+    def fold_record(self: StoreFields, rec: LogRecord) -> None:
         """Fold one record (the next position) into the state, the text index following."""
         before = self.mem
         events: list[Any] = []
@@ -152,7 +209,9 @@ class StoreLogging:
         self._follow_text(before, events)
 
     # -- logging what the store changes -----------------------------------------------
-    def _append(self: _Store, records: Records, ids: Callable[[int], str] | None = None) -> None:
+    def _append(
+        self: StoreFields, records: Records, ids: Callable[[int], str] | None = None
+    ) -> None:
         """Append the folded commands as one batch, expecting the head at :attr:`position`.
 
         If the connection to a server-backed log breaks during the append
@@ -181,7 +240,7 @@ class StoreLogging:
         self._position = max(positions)
 
     def _commit(
-        self: _Store,
+        self: StoreFields,
         step: Callable[[States], tuple[R, States, Records]],
         ids: Callable[[int], str] | None = None,
     ) -> R:
@@ -228,7 +287,7 @@ class StoreLogging:
                 self._maybe_snapshot()
                 return value
 
-    def _run(self: _Store, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
+    def _run(self: StoreFields, plan: Callable[[States], Iterable[tuple[str, Any]]]) -> list[Any]:
         """Fold the ``(namespace, command)`` pairs ``plan(states)`` yields and commit them.
 
         Each command passes the store's door first (:func:`memex.store.doors.check_command`).

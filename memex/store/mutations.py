@@ -13,11 +13,9 @@ from typing import Any, TypeVar
 
 from memex import _validate as v
 from memex import bulk, integrity
-from memex.codec.envelope import EventEnvelope, create_event_envelope
-from memex.errors import MemexError, ValidationError
+from memex.errors import IdempotencyConflictError, MemexError, ValidationError
 from memex.factories import create_edge, create_intent, create_memory_item, create_task
 from memex.log import EventLog
-from memex.log.chain import envelope_ts_ms
 from memex.models import (
     Edge,
     Intent,
@@ -34,77 +32,23 @@ from memex.models import (
 from memex.state.graph import GraphState
 from memex.state.namespaces import States
 from memex.store.doors import Records, import_at_door
-from memex.store.keyed import Planner, Transaction
-from memex.store.keyed import transact as keyed_transact
+from memex.store.keyed import (
+    Planner,
+    Transaction,
+    batch_step,
+    check_key,
+    key_envelope_id,
+    keyed_records,
+    replayed,
+    with_positions,
+)
+from memex.store.logged import StoreFields
 from memex.transplant import ImportReport, MemexExport
 
-__all__ = ["StoreMutations", "Records", "latest_log_ts", "stamp_envelopes"]
+__all__ = ["StoreMutations", "Records"]
 
 R = TypeVar("R")
 _IMPORT_OPTIONS = ("re_id_on_difference", "shallow_compare_existing", "skip_existing_ids")  # sorted
-
-
-def latest_log_ts(log: EventLog, position: int) -> int | None:
-    """The latest envelope time of ``log`` up to ``position`` (unix ms), or ``None``.
-
-    Uses the log's ``latest_ts_ms()`` when it has one (O(1) in
-    :class:`~memex.log.SQLiteEventLog`: the running maximum of the head);
-    otherwise reads the record at ``position``. ``None`` for an empty log or
-    a record whose ``ts`` cannot be read.
-    """
-    latest = getattr(log, "latest_ts_ms", None)
-    if callable(latest):
-        value = latest()
-        return value if isinstance(value, int) else None
-    if position <= 0:
-        return None
-    for rec in log.read(position, position):
-        try:
-            return envelope_ts_ms(rec.envelope)
-        except MemexError:  # a foreign record: no floor rather than no write
-            return None
-    return None
-
-
-def stamp_envelopes(
-    log: EventLog, position: int, records: Records, ids: Callable[[int], str] | None = None
-) -> list[EventEnvelope[Any]]:
-    """Wrap folded commands in envelopes stamped for appending after ``position``.
-
-    Each envelope is stamped at the later of the package clock, the log's
-    latest record time (:func:`latest_log_ts`) and the previous id this
-    process minted, so a writer whose wall clock stepped back stamps the
-    log's last time instead: ``ts`` never decreases along the log and ids
-    increase, and an export replays in the order it was written.
-
-    Args:
-        log: the log the batch will be appended to.
-        position: the head the batch expects.
-        records: ``(namespace, command, events)`` per command.
-        ids: ``ids(i)`` is the id of the ``i``-th envelope (an idempotent
-            transaction's ids, see :mod:`memex.store.keyed`), or ``None``
-            to mint UUIDv7 ids.
-    Returns:
-        One envelope per record, in order.
-    """
-    floor = latest_log_ts(log, position)
-    envs = [
-        create_event_envelope(cmd.type, cmd, namespace=ns, not_before=floor)
-        for ns, cmd, _ in records
-    ]
-    if ids is None:
-        return envs
-    return [
-        EventEnvelope(
-            id=ids(i),
-            namespace=e.namespace,
-            type=e.type,
-            ts=e.ts,
-            trace_id=e.trace_id,
-            payload=e.payload,
-        )
-        for i, e in enumerate(envs)
-    ]
 
 
 class StoreMutations:
@@ -126,7 +70,9 @@ class StoreMutations:
         """:meth:`_run` for a planner of memory commands over the memory graph."""
         return self._run(lambda states: (("memory", cmd) for cmd in plan(states.mem)))
 
-    def transact(self, plan: Planner, *, idempotency_key: str | None = None) -> Transaction:
+    def transact(
+        self: StoreFields, plan: Planner, *, idempotency_key: str | None = None
+    ) -> Transaction:
         """Commit the commands ``plan(states)`` returns as one batch; optionally at most once per key.
 
         ``plan`` receives the current :class:`~memex.state.namespaces.States`
@@ -178,7 +124,35 @@ class StoreMutations:
             >>> [e["type"] for e in done.events], done.replayed
             (['memory.created'], False)
         """
-        return keyed_transact(self, plan, idempotency_key)
+        step = batch_step(plan)
+        if idempotency_key is None:
+            with self._lock:
+                return with_positions(self._commit(step), self._position, self._log is not None)
+        key = check_key(idempotency_key)
+        with self._lock:
+            self._check_writable()
+            log: EventLog | None = self._log
+            if log is None:
+                raise ValidationError(
+                    "idempotency_key: needs a store with an event log (MemexStore.open); "
+                    "an in-memory store keeps no record of used keys",
+                    "idempotency_key",
+                )
+            found = keyed_records(log, key)
+            if not found:
+                try:
+                    done = self._commit(step, lambda i: key_envelope_id(key, i))
+                    return with_positions(done, self._position, True)
+                except IdempotencyConflictError:
+                    # another writer appended this key first (with other bytes: its own ids and times)
+                    found = keyed_records(log, key)
+                    if not found:
+                        raise
+            try:
+                self._catch_up()
+            except MemexError:
+                pass  # the stored batch is the answer; the fold is retried by the next call
+            return replayed(found)
 
     # -- memory mutations -------------------------------------------------------
     def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:
