@@ -89,14 +89,6 @@ class SupportNode:
     item: MemoryItem = attrs.field(converter=_check_item)
     parents: list[SupportNode] = attrs.field(factory=list, converter=_check_parents)
 
-    @classmethod
-    def _fast(cls, item: MemoryItem) -> SupportNode:
-        """A node with no parents yet, skipping validation (tree building hot path)."""
-        node = object.__new__(cls)
-        object.__setattr__(node, "item", item)
-        object.__setattr__(node, "parents", [])
-        return node
-
     def __repr__(self) -> str:
         return f"SupportNode(id={self.item.id!r}, parents=<{len(self.parents)} node(s)>)"
 
@@ -143,6 +135,14 @@ class SupportNode:
         return root
 
 
+def _bare_node(item: MemoryItem) -> SupportNode:
+    """A node with no parents yet, skipping validation (tree building hot path)."""
+    node = object.__new__(SupportNode)
+    object.__setattr__(node, "item", item)
+    object.__setattr__(node, "parents", [])
+    return node
+
+
 def _walk_start(state: GraphState, item_id: str) -> tuple[Any, MemoryItem | None]:
     """Check the arguments of a support walk and find where it starts.
 
@@ -181,7 +181,7 @@ def get_support_tree(state: GraphState, item_id: str) -> SupportNode | None:
     items, root_item = _walk_start(state, item_id)
     if root_item is None:
         return None
-    fast = SupportNode._fast
+    fast = _bare_node
     root = fast(root_item)
     visited = {item_id}
     # frames: (node being filled, its parent ids, index of the next parent id)

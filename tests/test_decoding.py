@@ -529,7 +529,7 @@ def wire_dicts(cls: type) -> st.SearchStrategy[dict[str, Any]]:
     hints = typing.get_type_hints(cls)
     required: dict[str, Any] = {}
     optional: dict[str, Any] = {}
-    for name, wire, _check in cls._FIELDS:  # type: ignore[attr-defined]
+    for name, wire, _check in cls.__memex_fields__:  # type: ignore[attr-defined]
         hint = hints[name]
         if name == "type" and issubclass(cls, Command):
             required[wire] = tag_of(cls)

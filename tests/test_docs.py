@@ -71,7 +71,7 @@ def test_concept_tables_name_every_known_kind_and_key() -> None:
     for name in (*kinds.KNOWN_MEMORY_KINDS, *kinds.KNOWN_SOURCE_KINDS, *kinds.KNOWN_EDGE_KINDS):
         assert f"| `{name}` |" in page, name
     for cls in (memex.MemoryFilter, memex.EdgeFilter, memex.ScoredQueryOptions, memex.ScoreWeights):
-        for _, wire, _ in cls._FIELDS:
+        for _, wire, _ in cls.__memex_fields__:
             assert f"| `{wire}`" in page, (cls.__name__, wire)
 
 

@@ -29,7 +29,11 @@ def test_decay_config_keeps_wire_order_with_type_last() -> None:
     # records that merely have a field called ``type``
     cfg = memex.DecayConfig(rate=0.1, interval="day", type="linear")
     assert list(cfg.to_dict()) == ["rate", "interval", "type"]
-    assert [name for name, _, _ in memex.DecayConfig._FIELDS] == ["rate", "interval", "type"]
+    assert [name for name, _, _ in memex.DecayConfig.__memex_fields__] == [
+        "rate",
+        "interval",
+        "type",
+    ]
 
 
 def test_command_type_comes_first_also_for_inherited_fields() -> None:
@@ -51,7 +55,7 @@ def test_optional_nested_records_encode_as_wire_dicts() -> None:
 
 
 def test_update_checks_relax_score_bounds_only() -> None:
-    checks = memex.MemoryItem._UPDATE_CHECKS
+    checks = memex.MemoryItem.__memex_update_checks__
     assert checks["authority"](1.5, "partial.authority") == 1.5
     assert checks["importance"](None, "partial.importance") is None
     with pytest.raises(memex.ValidationError, match="partial.authority"):
@@ -65,14 +69,14 @@ def test_update_checks_relax_score_bounds_only() -> None:
 
 
 def test_filter_records_carry_how_their_fields_match() -> None:
-    assert memex.IntentFilter._MATCH[:4] == (
+    assert memex.IntentFilter.__memex_match__[:4] == (
         ("owner", "eq", "owner"),
         ("status", "eq", "status"),
         ("statuses", "in", "status"),
         ("min_priority", "at_least", "priority"),
     )
-    assert ("has_output_memory_id", "has", "output_memory_ids") in memex.TaskFilter._MATCH
-    assert memex.MemoryItem._MATCH == ()
+    assert ("has_output_memory_id", "has", "output_memory_ids") in memex.TaskFilter.__memex_match__
+    assert memex.MemoryItem.__memex_match__ == ()
 
 
 def test_a_field_without_a_checker_is_refused() -> None:
@@ -95,7 +99,7 @@ def test_a_new_record_gets_validation_wire_names_and_keyword_aliases() -> None:
     assert link.from_ == "a"
     assert link.to_dict() == {"from": "a", "weight": 0.5}
     assert Link.from_dict({"from": "b", "weight": 1, "label": "x"}).label == "x"
-    assert Link._MATCH == (("tag", "eq", "tag"),)
+    assert Link.__memex_match__ == (("tag", "eq", "tag"),)
     with pytest.raises(memex.ValidationError, match="weight"):
         Link(from_="a", weight=2)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
@@ -126,7 +130,7 @@ _values = st.one_of(
     st.tuples(st.text(max_size=2)),
     st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
 )
-_ITEM_FIELDS = [name for name, _, _ in memex.MemoryItem._FIELDS]
+_ITEM_FIELDS = [name for name, _, _ in memex.MemoryItem.__memex_fields__]
 
 
 @given(st.fixed_dictionaries({}, optional={name: _values for name in _ITEM_FIELDS}))

@@ -281,7 +281,7 @@ def test_reducers_replace_exactly_the_fields_the_door_lets_in() -> None:
     assert set(reducer._ITEM_REPLACEABLE) | {"content", "meta"} == UPDATABLE_FIELDS[MemoryUpdate]
     assert set(reducer._EDGE_REPLACEABLE) == UPDATABLE_FIELDS[EdgeUpdate]
     for kind, cls in (("intent", memex.Intent), ("task", memex.Task)):
-        fields = {name for name, _wire, _check in cls._FIELDS}
+        fields = {name for name, _wire, _check in cls.__memex_fields__}
         assert UPDATABLE_FIELDS[COMMAND[kind]] == fields - {"id", "status"}
 
 

@@ -8,7 +8,7 @@ Each table sits between two markers in docs/concepts.md::
 
 and is rebuilt from the code: the kinds from ``memex.models.kinds`` (``KNOWN_*``,
 the values of the ``Known*`` literal types), the fields and keys from the
-records' own schemas (``Cls._FIELDS``: attribute, wire key, checker), their
+records' own schemas (``Cls.__memex_fields__``: attribute, wire key, checker), their
 types from the annotations, the commands from ``memex.models.commands``. Only
 the one-line meanings are written here, and every table checks that it has a
 meaning for exactly the names the code has: a kind, field or key added to memex
@@ -350,12 +350,12 @@ def value_table(values: tuple[str, ...], meanings: Mapping[str, str], what: str)
 
 def record_table(cls: Any, meanings: Mapping[str, str], *, required: bool = False) -> str:
     """One row per field of ``cls`` (wire key, type, required/default, meaning)."""
-    _check(cls.__name__, meanings, [name for name, _, _ in cls._FIELDS])
+    _check(cls.__name__, meanings, [name for name, _, _ in cls.__memex_fields__])
     hints = typing.get_type_hints(cls)
     fields = attrs.fields_dict(cls)
     head = "| key | type | " + ("required | " if required else "") + "meaning |"
     rows = [head, "|---|---|" + ("---|" if required else "") + "---|"]
-    for name, wire, _ in cls._FIELDS:
+    for name, wire, _ in cls.__memex_fields__:
         key = f"`{wire}`" + (f" (`{name}`)" if wire != name else "")
         default = fields[name].default
         need = ("yes | " if default is attrs.NOTHING else " | ") if required else ""
@@ -393,7 +393,7 @@ def command_table() -> str:
         if not (isinstance(cls, type) and attrs.has(cls) and "type" in attrs.fields_dict(cls)):
             continue
         tag = attrs.fields_dict(cls)["type"].default
-        fields = ", ".join(f"`{w}`" for n, w, _ in cls._FIELDS if n != "type")
+        fields = ", ".join(f"`{w}`" for n, w, _ in cls.__memex_fields__ if n != "type")
         rows.append(f"| `{tag}` | `{name}` | {fields} |")
     return "\n".join(rows)
 

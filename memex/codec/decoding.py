@@ -568,7 +568,7 @@ def _shape(
         values: list[tuple[str, str]] = []
         rename: dict[str, str] = {}
         is_command = issubclass(cls, Command)
-        for name, wire, _check in cls._FIELDS:  # type: ignore[attr-defined]
+        for name, wire, _check in cls.__memex_fields__:  # type: ignore[attr-defined]
             if name == "type" and is_command:
                 continue  # the tag: msgspec reads and checks it
             wire_type, sub = (overrides or {}).get(name) or _wire_type(hints[name])

@@ -9,7 +9,7 @@ called on: :class:`~memex.MemoryItem`, :class:`~memex.Edge`,
 :class:`~memex.Intent`, :class:`~memex.Task`, :class:`~memex.EventEnvelope`,
 the three lifecycle events and :class:`~memex.ScoredItem`.
 
-Everything is driven by the record's schema (``_FIELDS``: attribute name,
+Everything is driven by the record's schema (``__memex_fields__``: attribute name,
 wire key, checker), the one that also gives ``to_dict``/``from_dict``:
 
 * dumps use field names (``from_``) by default and wire keys (``from``) with
@@ -52,9 +52,9 @@ def _key_path(path: str, key: str) -> str:
 
 
 def _dump(value: Any, by_alias: bool, exclude_none: bool, json: bool, path: str) -> Any:
-    """One value as plain data: records (anything with ``_FIELDS``) become dicts, any
+    """One value as plain data: records (anything with ``__memex_fields__``) become dicts, any
     mapping (a persistent map included) a ``dict``, lists and tuples ``list``\\ s."""
-    fields: Fields | None = getattr(type(value), "_FIELDS", None)
+    fields: Fields | None = getattr(type(value), "__memex_fields__", None)
     if fields is not None:
         out: dict[str, Any] = {}
         for name, wire, _check in fields:
@@ -123,7 +123,7 @@ def validate_fields(cls: Any, data: Any) -> Any:
 
     A :class:`~memex.models.Record` subclass is validated by its ``from_dict``
     (wire keys and Python spellings both accepted, unknown keys ignored, the
-    constructor's checks). Another class with ``_FIELDS`` (``ScoredItem``)
+    constructor's checks). Another class with ``__memex_fields__`` (``ScoredItem``)
     has each present field checked by its checker, then is built with them.
 
     Args:
@@ -144,7 +144,7 @@ def validate_fields(cls: Any, data: Any) -> Any:
     required = {a.name for a in attrs.fields(cls) if a.default is attrs.NOTHING}
     kwargs: dict[str, Any] = {}
     missing: list[str] = []
-    for name, wire, check in cls._FIELDS:
+    for name, wire, check in cls.__memex_fields__:
         if wire in data:
             kwargs[name] = check(data[wire], wire)
         elif name != wire and name in data:
@@ -161,14 +161,14 @@ def validate_fields(cls: Any, data: Any) -> Any:
 class PydanticCompat:
     """Mixin: ``model_dump``, ``model_dump_json``, ``model_validate``, ``model_copy``.
 
-    The class using it declares ``_FIELDS`` (records get it from
+    The class using it declares ``__memex_fields__`` (records get it from
     :func:`memex.models._schema.record`). See the module docstring for the
     semantics and ``docs/migration.md`` for how they map to memex's own
     ``to_dict`` / ``from_dict``.
     """
 
     __slots__ = ()
-    _FIELDS: ClassVar[Fields]
+    __memex_fields__: ClassVar[Fields]
 
     def model_dump(
         self, *, mode: str = "python", by_alias: bool = False, exclude_none: bool = False
@@ -311,7 +311,7 @@ class PydanticCompat:
             memex.errors.ValidationError: authority: expected a number in [0, 1], got 2
         """
         cls = type(self)
-        fields = cls._FIELDS
+        fields = cls.__memex_fields__
         values = {name: getattr(self, name) for name, _wire, _check in fields}
         if v.boolean(deep, "deep"):
             values = copy.deepcopy(values)

@@ -13,14 +13,14 @@ with ``Annotated[<type>, <checker>, <markers>...]`` (the aliases in
 
 From that one declaration :func:`record` derives everything else:
 
-* ``_FIELDS``: ``(attribute, wire key, checker)`` in declaration (= wire) order;
-* ``_UPDATE_CHECKS``: the checker an update ``partial`` uses per field (the
+* ``__memex_fields__``: ``(attribute, wire key, checker)`` in declaration (= wire) order;
+* ``__memex_update_checks__``: the checker an update ``partial`` uses per field (the
   field's :class:`Update` marker, else its own checker: score bounds are not
   enforced on updates, so values written by the TypeScript library replay);
-* ``_UPDATABLE``: the fields an update ``partial`` sets, in order (every field
-  without a :class:`Fixed` marker), and ``_FIXED``: the others, ``{key: why}``
+* ``__memex_updatable__``: the fields an update ``partial`` sets, in order (every field
+  without a :class:`Fixed` marker), and ``__memex_fixed__``: the others, ``{key: why}``
   under both their wire key and attribute name (an entity's id, an edge's ends);
-* ``_MATCH``: for a filter record, ``(filter field, operator, entity field)``
+* ``__memex_match__``: for a filter record, ``(filter field, operator, entity field)``
   of the fields with a :class:`Match` marker, in field order;
 * validation on construction: one generated fast path (inline type tests built
   from the checkers' ``fast`` expressions) for the common, well-typed case, and
@@ -121,11 +121,11 @@ class Record:
     """Base of every record: validation, ``from_dict`` and ``to_dict`` (see :func:`record`)."""
 
     __slots__ = ()
-    _FIELDS: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = ()
-    _UPDATE_CHECKS: ClassVar[dict[str, v.Checker]] = {}
-    _UPDATABLE: ClassVar[tuple[str, ...]] = ()
-    _FIXED: ClassVar[dict[str, str]] = {}
-    _MATCH: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    __memex_fields__: ClassVar[tuple[tuple[str, str, v.Checker], ...]] = ()
+    __memex_update_checks__: ClassVar[dict[str, v.Checker]] = {}
+    __memex_updatable__: ClassVar[tuple[str, ...]] = ()
+    __memex_fixed__: ClassVar[dict[str, str]] = {}
+    __memex_match__: ClassVar[tuple[tuple[str, str, str], ...]] = ()
 
     def __attrs_post_init__(self) -> None:
         _validate_all(self)
@@ -150,7 +150,7 @@ class Record:
         if not isinstance(data, Mapping):
             raise v.fail(_path or cls.__name__, "an object", data)
         kwargs: dict[str, Any] = {}
-        for name, wire, _check in cls._FIELDS:
+        for name, wire, _check in cls.__memex_fields__:
             if wire in data:
                 kwargs[name] = data[wire]
             elif name != wire and name in data:
@@ -161,7 +161,7 @@ class Record:
             raise v.prefixed(e, _path) from None
         except TypeError:
             required = {a.name for a in attrs.fields(cls) if a.default is attrs.NOTHING}  # type: ignore[arg-type]
-            missing = [w for n, w, _ in cls._FIELDS if n in required and n not in kwargs]
+            missing = [w for n, w, _ in cls.__memex_fields__ if n in required and n not in kwargs]
             where = f"{_path}: " if _path else ""
             raise ValidationError(
                 f"{where}{cls.__name__} is missing required field(s): {', '.join(missing)}", _path
@@ -201,11 +201,11 @@ class Record:
             return cls.from_dict(data, _path=_path)
         except ValidationError:
             pass  # a value an update kept outside them (or a bad one): field by field below
-        checks = cls._UPDATE_CHECKS
+        checks = cls.__memex_update_checks__
         defaults = _defaults(cls)
         new = object.__new__(cls)
         missing: list[str] = []
-        for name, wire, _check in cls._FIELDS:
+        for name, wire, _check in cls.__memex_fields__:
             if wire in data:
                 value = data[wire]
             elif name != wire and name in data:
@@ -253,7 +253,7 @@ class Command(Record):
 
 def _validate_all(obj: Any) -> None:
     """The generic validation path: every checker called in wire order, values normalised."""
-    for name, wire, check in obj._FIELDS:
+    for name, wire, check in obj.__memex_fields__:
         value = getattr(obj, name)
         checked = check(value, wire)
         if checked is not value:
@@ -293,7 +293,7 @@ def replace_unchecked(obj: R, changes: Mapping[str, Any]) -> R:
     """Copy a frozen record with ``changes`` applied, skipping validation.
 
     For the reducers, after they have type-checked the changed values with
-    the record's ``_UPDATE_CHECKS``. O(number of fields).
+    the record's ``__memex_update_checks__``. O(number of fields).
     """
     cls = type(obj)
     new = object.__new__(cls)
@@ -345,9 +345,9 @@ def _schema(
     tuple[str, ...],
     dict[str, str],
 ]:
-    """``(_FIELDS, _UPDATE_CHECKS, _MATCH, _UPDATABLE, _FIXED)`` of a record class, from
-    its fields' markers: ``_UPDATABLE`` the attribute names of the fields without a
-    :class:`Fixed` marker, in order, ``_FIXED`` ``{wire key or name: why}`` of the others."""
+    """``(__memex_fields__, __memex_update_checks__, __memex_match__, __memex_updatable__, __memex_fixed__)`` of a record class, from
+    its fields' markers: ``__memex_updatable__`` the attribute names of the fields without a
+    :class:`Fixed` marker, in order, ``__memex_fixed__`` ``{wire key or name: why}`` of the others."""
     # Each field's annotation is evaluated once, in the namespace of the module
     # that declares it (``typing.get_type_hints`` would also resolve every
     # nested forward reference, several times slower at import); an inherited
@@ -460,7 +460,7 @@ def _on_first_use(
     process never uses."""
 
     def first_call(self: Any) -> Any:
-        method = compiler(cls, cls._FIELDS)
+        method = compiler(cls, cls.__memex_fields__)
         setattr(cls, name, method)
         return method(self)
 
@@ -514,8 +514,14 @@ def record(cls: type[R] | None = None, *, repr: bool = True, tag: str | None = N
             c.type = tag  # type: ignore[attr-defined]
         transformer = _type_first if issubclass(c, Command) else None
         new: Any = attrs.frozen(kw_only=True, repr=repr, field_transformer=transformer)(c)
-        fields, new._UPDATE_CHECKS, new._MATCH, new._UPDATABLE, new._FIXED = _schema(new)
-        new._FIELDS = fields
+        (
+            fields,
+            new.__memex_update_checks__,
+            new.__memex_match__,
+            new.__memex_updatable__,
+            new.__memex_fixed__,
+        ) = _schema(new)
+        new.__memex_fields__ = fields
         if "__attrs_post_init__" not in c.__dict__:
             new.__attrs_post_init__ = _on_first_use(new, "__attrs_post_init__", _compile_post_init)
         if "to_dict" not in c.__dict__:

@@ -363,7 +363,7 @@ class ScoredItem(PydanticCompat):
 
     The constructor does not validate (results are built from valid items);
     ``ScoredItem.model_validate(mapping)`` and ``model_copy(update=...)`` do,
-    by the checkers in ``_FIELDS``."""
+    by the checkers in ``__memex_fields__``."""
 
     item: MemoryItem
     score: float
@@ -372,7 +372,7 @@ class ScoredItem(PydanticCompat):
 
     #: the schema ``model_dump`` / ``model_validate`` / ``model_copy`` read
     #: (:mod:`memex.models._pydantic`): name, wire key, checker.
-    _FIELDS: ClassVar[Fields] = (
+    __memex_fields__: ClassVar[Fields] = (
         ("item", "item", v.record(MemoryItem)),
         ("score", "score", v.num),
         ("contradicted_by", "contradicted_by", v.opt(v.record_list(MemoryItem))),

@@ -155,7 +155,7 @@ def has_criteria(flt: MemoryFilter) -> bool:
     """Whether ``flt`` has any criterion (an empty ``or`` list counts as none). O(fields)."""
     return any(
         getattr(flt, name) is not None and (name != "or_" or bool(flt.or_))
-        for name, _wire, _check in MemoryFilter._FIELDS
+        for name, _wire, _check in MemoryFilter.__memex_fields__
     )
 
 

@@ -118,6 +118,12 @@ class LifecycleState:
         object.__setattr__(s, "_indexes", indexes)
         return s
 
+    @classmethod
+    def indexed_fields(cls) -> tuple[str, ...]:
+        """The entity fields this kind of state keeps an index of, in index order
+        (the fields :meth:`ids_with` takes)."""
+        return cls._INDEXED
+
     def ids_with(self, field: str, value: str) -> list[str]:
         """Ids of the entities whose ``field`` equals ``value``, in insertion order.
 
@@ -215,9 +221,9 @@ def make_reducer(spec: LifecycleSpec) -> Callable[[Any, Any], Any]:
     created_type, updated_type, id_field = f"{ns}.created", f"{ns}.updated", f"{ns}_id"
     duplicate, not_found, invalid = spec.errors
     entities_of = attrgetter(f"{ns}s")  # the state's entity map (``intents``, ``tasks``)
-    schema: Mapping[str, v.Checker] = spec.entity._UPDATE_CHECKS
+    schema: Mapping[str, v.Checker] = spec.entity.__memex_update_checks__
     # the fields the entity declares updatable: all but ``id`` and ``status`` (marked ``Fixed``)
-    checks = {name: schema[name] for name in spec.entity._UPDATABLE}
+    checks = {name: schema[name] for name in spec.entity.__memex_updatable__}
     field = ns
 
     def reduce(state: Any, cmd: Any) -> Any:
@@ -305,11 +311,11 @@ def select(state: LifecycleState, flt: Any) -> list[Any]:
         return list(entities.values())
     rows = [
         (op, field, getattr(flt, key))
-        for key, op, field in flt._MATCH
+        for key, op, field in flt.__memex_match__
         if getattr(flt, key) is not None
     ]
     candidates: Iterable[Any] = entities.values()
-    for indexed in state._INDEXED:
+    for indexed in state.indexed_fields():
         wanted = next((w for op, field, w in rows if op == "eq" and field == indexed), None)
         if wanted is not None:
             candidates = [entities[i] for i in state.ids_with(indexed, wanted)]

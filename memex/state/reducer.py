@@ -66,7 +66,7 @@ class CommandResult(NamedTuple):
 
 
 # Replaceable fields, each with the record's update checker: the fields the
-# records declare updatable (``_UPDATABLE``: all but those marked ``Fixed``,
+# records declare updatable (``__memex_updatable__``: all but those marked ``Fixed``,
 # an item's ``id`` and ``created_at``, an edge's ``edge_id``, ``from`` and
 # ``to``), an item's ``content`` and ``meta`` being merged below instead.
 # Types are checked, score bounds are not (an out-of-range score in a partial
@@ -75,12 +75,12 @@ class CommandResult(NamedTuple):
 # scope, a string score) is rejected: no well-typed client writes one, and it
 # would leave a state that cannot be queried, serialised or parsed back.
 _ITEM_REPLACEABLE: dict[str, v.Checker] = {
-    name: MemoryItem._UPDATE_CHECKS[name]
-    for name in MemoryItem._UPDATABLE
+    name: MemoryItem.__memex_update_checks__[name]
+    for name in MemoryItem.__memex_updatable__
     if name not in ("content", "meta")
 }
 _EDGE_REPLACEABLE: dict[str, v.Checker] = {
-    name: Edge._UPDATE_CHECKS[name] for name in Edge._UPDATABLE
+    name: Edge.__memex_update_checks__[name] for name in Edge.__memex_updatable__
 }
 
 

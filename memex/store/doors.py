@@ -65,8 +65,8 @@ def _create_bounds(cls: type[Record]) -> tuple[tuple[str, v.Checker], ...]:
     than the constructor's (the scores: in [0, 1] on create, any finite number on update)."""
     return tuple(
         (wire, check)
-        for name, wire, check in cls._FIELDS
-        if cls._UPDATE_CHECKS.get(name) is not check
+        for name, wire, check in cls.__memex_fields__
+        if cls.__memex_update_checks__.get(name) is not check
     )
 
 
@@ -90,7 +90,7 @@ _UPDATED: dict[type[Command], tuple[type[Record], str]] = {
 }
 
 UPDATABLE_FIELDS: dict[type[Command], frozenset[str]] = {
-    kind: frozenset(cls._UPDATABLE) for kind, (cls, _noun) in _UPDATED.items()
+    kind: frozenset(cls.__memex_updatable__) for kind, (cls, _noun) in _UPDATED.items()
 }
 """Per update command, the keys its ``partial`` may hold at a store's door: the fields of
 the record that are not marked :class:`~memex.models._schema.Fixed` (all but an item's
@@ -128,7 +128,7 @@ def check_partial_keys(cmd: Command) -> None:
             return
         cls, noun = _UPDATED[kind]
         raise ValidationError(
-            f"partial: an update must set at least one field of {noun} ({', '.join(cls._UPDATABLE)})",
+            f"partial: an update must set at least one field of {noun} ({', '.join(cls.__memex_updatable__)})",
             "partial",
         )
     unknown = [key for key in partial if key not in fields]
@@ -140,11 +140,13 @@ def _unknown_key(kind: type[Command], tag: str, key: str, more: int) -> Validati
     cls, noun = _UPDATED[kind]
     text = v.key_text(key)
     path = f"partial.{text}"
-    why = cls._FIXED.get(key)
+    why = cls.__memex_fixed__.get(key)
     if why is not None:
         message = f"{path}: {tag} cannot set {text} ({why})"
     else:
-        hint = v.did_you_mean(key, cls._UPDATABLE, f"an update sets {', '.join(cls._UPDATABLE)}")
+        hint = v.did_you_mean(
+            key, cls.__memex_updatable__, f"an update sets {', '.join(cls.__memex_updatable__)}"
+        )
         message = f"{path}: unknown field of {noun} ({hint})"
     if more:
         message += f" (and {more} more)"

@@ -65,7 +65,7 @@ def _check_envelope(env: EventEnvelope[Any]) -> None:
         )
 
 
-_ENVELOPE_KEYS = frozenset(wire for _name, wire, _check in EventEnvelope._FIELDS)
+_ENVELOPE_KEYS = frozenset(wire for _name, wire, _check in EventEnvelope.__memex_fields__)
 
 
 def _envelope_of(raw: EventEnvelope[Any] | Mapping[str, Any]) -> EventEnvelope[Any]:
