@@ -1,15 +1,21 @@
 """The read and audit side of the SQL event logs
 (:class:`~memex.log.sqlite.SQLiteEventLog` and
-:class:`~memex.log.postgres.PostgresEventLog`).
+:class:`~memex.log.postgres.PostgresEventLog`), and what their writing shares.
 
-``LogReads`` is the mixin both log classes inherit their queries from: the
+``LogReads`` is the base both log classes inherit their queries from: the
 head, reading records (in chunks, reporting damaged rows so a reader can
-skip them and go on), reading as of a time, rejections and lookups,
-:meth:`~LogReads.verify` of the hash chain, and reading snapshots. Both
-backends keep the same tables (``records``, ``rejections``, ``snapshots``)
-with the same columns, so one set of queries serves both. The mixin holds no
-state of its own: it runs its SQL (``?`` placeholders) through the log
-class's :meth:`~LogReads._one` and :meth:`~LogReads._all`, which hold the
+skip them and go on), rejections and lookups, :meth:`~LogReads.verify` of
+the hash chain, and reading snapshots. Both backends keep the same tables
+(``records``, ``rejections``, ``snapshots``) with the same columns, so one
+set of queries serves both. It subclasses the
+:class:`~memex.log.protocol.EventLog` protocol, whose docstrings the
+methods inherit and whose :meth:`~memex.log.protocol.EventLog.read_as_of`
+and :meth:`~memex.log.protocol.EventLog.subscribe` it uses as they are. It
+also checks and prepares an :meth:`~LogReads.append` (the backend's
+:meth:`~LogReads._write_batch` runs the transaction) and holds the
+read-only check and the ``with`` block. The base holds no state of its own:
+it runs its SQL (``?`` placeholders) through the log class's
+:meth:`~LogReads._one` and :meth:`~LogReads._all`, which hold the
 connection lock and turn driver errors into memex errors.
 """
 
@@ -18,40 +24,59 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Self
 
 from memex.codec import jsonfmt
 from memex.codec.adapter import decode_json
 from memex.codec.envelope import EventEnvelope
 from memex.errors import (
     MemexError,
+    ReadOnlyStoreError,
     StorageError,
     StoreBusyError,
     StoreUnavailableError,
     UnreadableRecordError,
+    ValidationError,
 )
 from memex.log.chain import (
     GENESIS_HASH,
     SNAPSHOT_KEY_ENV,
+    Prepared,
+    as_envelope,
     blob,
+    keyed_snapshot_mac,
+    prepare_batch,
     record_hash,
     snapshot_key,
     snapshot_mac_ok,
 )
-from memex.log.protocol import LogRecord, Rejection, Snapshot, VerifyResult
+from memex.log.protocol import EventLog, LogRecord, Rejection, Snapshot, VerifyResult
 
 _CHUNK = 2048  # rows fetched per query by read()/verify()
 
 
-class LogReads:
-    """The reading methods of the SQL event logs (a mixin).
+class Batch(NamedTuple):
+    """An :meth:`~LogReads.append` whose arguments are checked, as its backend writes it:
+    ``prepared``, the new records (:func:`~memex.log.chain.prepare_batch`; empty when
+    only rejections are recorded); ``rejects``, the rejected envelopes with their
+    reasons; ``expected_position``, as :meth:`~memex.log.protocol.EventLog.append`."""
+
+    prepared: list[Prepared]
+    rejects: list[tuple[EventEnvelope[Any], str]]
+    expected_position: int | None
+
+
+class LogReads(EventLog):
+    """The methods the SQL event logs share: reading, audit, and the checks of writing.
 
     Attributes (set by the log class):
         path: the database as text (a file name, or a DSN with its password masked).
+        read_only: whether the log was opened read-only.
     """
 
     path: str
+    read_only: bool
 
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         """The first row of ``sql`` (``?`` placeholders) or ``None``; raises memex errors only."""
@@ -59,6 +84,47 @@ class LogReads:
 
     def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Every row of ``sql`` (``?`` placeholders); raises memex errors only."""
+        raise NotImplementedError
+
+    # -- the with block and writing ------------------------------------------------
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_writable(self) -> None:
+        """Raise :class:`~memex.errors.ReadOnlyStoreError` when the log was opened read-only."""
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.path}: the log was opened read-only")
+
+    def append(
+        self,
+        envelopes: Sequence[EventEnvelope[Any] | Mapping[str, Any]],
+        *,
+        events: Sequence[Sequence[Any] | None] | None = None,
+        expected_position: int | None = None,
+        rejected: Sequence[tuple[EventEnvelope[Any] | Mapping[str, Any], str]] | None = None,
+    ) -> list[int]:
+        prepared = prepare_batch([as_envelope(e) for e in envelopes], events)
+        rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
+        if not prepared and not rejects:
+            return []
+        self._check_writable()
+        return self._write_batch(Batch(prepared, rejects, expected_position))
+
+    def _write_batch(self, batch: Batch) -> list[int]:
+        """Write ``batch`` in one transaction (each backend's part of :meth:`append`).
+
+        Returns:
+            The position of each envelope of ``batch.prepared``, in order
+            (``[]`` when it records only rejections).
+        Raises:
+            What :meth:`append` documents past its argument checks
+            (:class:`~memex.errors.ConcurrencyError`,
+            :class:`~memex.errors.IdempotencyConflictError`, the errors of
+            the storage); nothing is written then.
+        """
         raise NotImplementedError
 
     # -- reading -------------------------------------------------------------------
@@ -208,13 +274,6 @@ class LogReads:
         row = self._one("SELECT max(position) FROM records WHERE max_ts <= ?", (ts_ms,))
         return 0 if row is None else int(row[0] or 0)
 
-    def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
-        """Yield positions ``1..p``, the longest prefix whose envelope ``ts`` are all ``<= ts_ms``."""
-        p = self.position_as_of(ts_ms)
-        if p == 0:
-            return iter(())
-        return self.read(1, p)
-
     def rejection(self, envelope_id: str) -> Rejection | None:
         """The recorded rejection of envelope ``envelope_id``, or ``None``. O(log n)."""
         row = self._one(
@@ -228,56 +287,6 @@ class LogReads:
             "SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,)
         )
         return None if row is None else self._record(row)
-
-    def subscribe(
-        self,
-        from_position: int = 0,
-        *,
-        poll_interval: float = 0.05,
-        idle_timeout: float | None = None,
-    ) -> Iterator[LogRecord]:
-        """Yield every record after ``from_position``, then new ones as they are appended.
-
-        Args:
-            from_position: the last position the subscriber has processed
-                (0 = from the start).
-            poll_interval: seconds between polls once caught up.
-            idle_timeout: stop after this many seconds without a new record
-                (``None`` = never stop; close the generator to end it).
-        Yields:
-            :class:`LogRecord` objects in position order; a projection reads
-            ``record.events``.
-        """
-        return self._tail(from_position, time.sleep, poll_interval, idle_timeout)
-
-    def _tail(
-        self,
-        last: int,
-        wait: Callable[[float], None],
-        poll_interval: float,
-        idle_timeout: float | None,
-    ) -> Iterator[LogRecord]:
-        """The loop of every backend's ``subscribe``: read what follows ``last``,
-        then ``wait(seconds)`` (a sleep, or a wait for a notification) for at most
-        ``poll_interval`` and never past ``idle_timeout`` seconds without a new
-        record, when it ends."""
-        idle_since = time.monotonic()
-        while True:
-            got = False
-            for rec in self.read(last + 1):
-                got = True
-                last = rec.position
-                yield rec
-            now = time.monotonic()
-            if got:
-                idle_since = now
-            pause = poll_interval
-            if idle_timeout is not None:
-                left = idle_timeout - (now - idle_since)
-                if left <= 0:
-                    return
-                pause = min(pause, left)
-            wait(pause)
 
     # -- audit ---------------------------------------------------------------------
     def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:
@@ -409,6 +418,34 @@ class LogReads:
         if not self._mac_column:
             self._mac_column = self._one(self._MAC_COLUMN_SQL) is not None
         return self._mac_column
+
+    def _snapshot_row(self, state: bytes, position: int) -> tuple[Any, ...]:
+        """The ``snapshots`` row that saves ``state`` as taken at ``position``, for
+        :meth:`~memex.log.protocol.EventLog.save_snapshot` (run it in the transaction
+        that inserts the row).
+
+        Returns:
+            ``(position, chain hash, state, SHA-256 of state, created_ms, mac)``:
+            the chain hash at ``position`` as bytes, ``state`` as given, the
+            time now in unix ms, and the HMAC under the snapshot key (``None``
+            when no key is set, :func:`~memex.log.chain.keyed_snapshot_mac`).
+        Raises:
+            ValidationError: ``position`` is past the head.
+            TypeError: ``state`` is not bytes-like.
+        """
+        h = self.hash_at(position)
+        if h is None:
+            raise ValidationError(f"position: {position} is past the head", "position")
+        chain = bytes.fromhex(h)
+        mac = keyed_snapshot_mac(position, chain, bytes(state))
+        return (
+            position,
+            chain,
+            state,
+            hashlib.sha256(state).digest(),
+            time.time_ns() // 1_000_000,
+            mac,
+        )
 
     def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
         """The latest snapshot at or before ``max_position`` that can be trusted.

@@ -435,11 +435,7 @@ def read_ordered_envelopes(
         occurrence is an ``IdempotencyConflictError`` there; an identical
         repeat is kept in the list (an import counts it as a duplicate).
     Raises:
-        FileAccessError: the file is missing, unreadable or a directory,
-            or (reason ``"not_jsonl"``) the input is clearly not a JSON-lines
-            file (see :class:`InputCheck`: an SQLite
-            database, binary data, or no JSON object among its first 20
-            non-blank lines); nothing was applied.
+        FileAccessError: as :func:`read_log`.
     """
     skipped: list[SkippedRecord] = []
     ordered, _, _, _ = _read_envelopes(path, progress, skipped, keep_identical=True)
@@ -464,11 +460,7 @@ def fold_command_file(path: str, namespace: str, state: Any) -> tuple[Any, list[
         ``(state, skipped)``: the folded state and the lines that failed
         (bad JSON or a failing command), in line order; they are left out.
     Raises:
-        FileAccessError: the file is missing, unreadable, a directory or not UTF-8,
-            or (reason ``"not_jsonl"``) the input is clearly not a JSON-lines
-            file (see :class:`InputCheck`: an SQLite
-            database, binary data, or no JSON object among its first 20
-            non-blank lines); nothing was applied.
+        FileAccessError: as :func:`read_log`, and for a file that is not UTF-8.
     """
     skipped: list[SkippedRecord] = []
     space = NAMESPACES[namespace]

@@ -37,24 +37,21 @@ import hashlib
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from memex.codec.envelope import EventEnvelope
-from memex.errors import FileAccessError, ReadOnlyStoreError, StoreBusyError, ValidationError
+from memex.errors import FileAccessError, StoreBusyError, ValidationError
 from memex.log._pg_conn import PgConnection, PgErrors, check_dsn, mask_dsn, parse_dsn
-from memex.log._reads import LogReads
+from memex.log._reads import Batch, LogReads
 from memex.log.chain import (
     GENESIS_HASH,
     Prepared,
-    as_envelope,
     blob,
     canonical_envelope_bytes,
-    keyed_snapshot_mac,
     plan_append,
-    prepare_batch,
 )
-from memex.log.protocol import SCHEMA_VERSION, LogRecord
+from memex.log.protocol import SCHEMA_VERSION, LogRecord, follow
 
 __all__ = ["PostgresEventLog", "mask_dsn"]
 
@@ -301,12 +298,6 @@ class PostgresEventLog(PgConnection, LogReads):
         ro = " read_only" if getattr(self, "read_only", False) else ""
         return f"<PostgresEventLog {getattr(self, 'path', '(not opened)')!r}{ro}>"
 
-    def __enter__(self) -> PostgresEventLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def close(self) -> None:
         """Close the connection (idempotent; never raises)."""
         with self._lock:
@@ -316,53 +307,9 @@ class PostgresEventLog(PgConnection, LogReads):
                     self._conn.close()
                 self._conn = None
 
-    def _check_writable(self) -> None:
-        if self.read_only:
-            raise ReadOnlyStoreError(f"{self.path}: the log was opened read-only")
-
     # -- writing -----------------------------------------------------------------------
-    def append(
-        self,
-        envelopes: Sequence[EventEnvelope[Any] | Mapping[str, Any]],
-        *,
-        events: Sequence[Sequence[Any] | None] | None = None,
-        expected_position: int | None = None,
-        rejected: Sequence[tuple[EventEnvelope[Any] | Mapping[str, Any], str]] | None = None,
-    ) -> list[int]:
-        """Append a batch of envelopes (with their lifecycle events) in one transaction.
-
-        Args:
-            envelopes: :class:`EventEnvelope` objects or wire mappings; each
-                ``ts`` must be a valid ISO-8601 time.
-            events: for each envelope, the lifecycle events it produced
-                (records or wire dicts; ``None`` = none). Omitted: no events.
-            expected_position: the :meth:`head` the writer last saw; ``None``
-                skips the check.
-            rejected: ``(envelope, reason)`` pairs an importer rejected,
-                recorded in the same transaction (see :meth:`rejection`).
-        Returns:
-            The position of each envelope, in input order (the original one
-            for an envelope already stored with identical canonical bytes).
-        Raises:
-            ValidationError: a malformed envelope, ``events`` of another
-                length, or a record over the record limit; nothing is written.
-            InvalidTimestampError: an envelope ``ts`` is not ISO 8601.
-            IdempotencyConflictError: an id is stored (or repeated in the
-                batch) with different bytes; nothing is written.
-            ConcurrencyError: the batch has new envelopes and
-                ``expected_position != head()``; nothing is written.
-            StoreUnavailableError: the connection broke; the batch was
-                committed whole or not at all (retry it: stored envelopes
-                return their positions).
-        Complexity: O(k log n) for k envelopes; two round trips to the
-        server (pipelined) and one commit.
-        """
-        prepared = prepare_batch([as_envelope(e) for e in envelopes], events)
-        rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
-        if not prepared and not rejects:
-            return []
-        self._check_writable()
-        return self._once_more(lambda: self._append_batch(prepared, rejects, expected_position))
+    def _write_batch(self, batch: Batch) -> list[int]:
+        return self._once_more(lambda: self._append_batch(*batch))
 
     def _append_batch(
         self,
@@ -370,7 +317,7 @@ class PostgresEventLog(PgConnection, LogReads):
         rejects: list[tuple[EventEnvelope[Any], str]],
         expected_position: int | None,
     ) -> list[int]:
-        """The transaction of :meth:`append` (checked arguments)."""
+        """One try of :meth:`_write_batch` (its transaction)."""
         with self._lock, self._guard:
             conn = self._connection()
             # Pipeline mode: BEGIN, the lock and both reads go in one round trip,
@@ -421,18 +368,6 @@ class PostgresEventLog(PgConnection, LogReads):
 
     # -- snapshots ---------------------------------------------------------------------
     def save_snapshot(self, state: bytes, position: int) -> None:
-        """Store ``state`` (opaque bytes) as the state after folding positions ``1..position``.
-
-        The chain hash at ``position`` and a SHA-256 of ``state`` are kept with
-        it, and, when a snapshot key is set (the environment variable
-        ``MEMEX_SNAPSHOT_KEY``), an HMAC of ``state`` and its chain position
-        (:func:`~memex.log.chain.snapshot_mac`); a later snapshot at the same
-        position replaces it.
-
-        Raises:
-            ValidationError: ``position`` is negative or past the head.
-            ReadOnlyStoreError: the log was opened read-only.
-        """
         self._check_writable()
         if isinstance(position, bool) or not isinstance(position, int) or position < 0:
             raise ValidationError(
@@ -443,25 +378,12 @@ class PostgresEventLog(PgConnection, LogReads):
         with self._lock, self._guard:
             conn = self._connection()
             with conn.transaction():
-                h = self.hash_at(position)
-                if h is None:
-                    raise ValidationError(f"position: {position} is past the head", "position")
-                data = bytes(state)
-                chain = bytes.fromhex(h)
-                mac = keyed_snapshot_mac(position, chain, data)
                 conn.execute(
                     "INSERT INTO snapshots (position, hash, state, state_hash, created_ms, mac) "
                     "VALUES (%s, %s, %s, %s, %s, %s) "
                     "ON CONFLICT (position) DO UPDATE SET hash = excluded.hash, state = excluded.state, "
                     "state_hash = excluded.state_hash, created_ms = excluded.created_ms, mac = excluded.mac",
-                    (
-                        position,
-                        chain,
-                        data,
-                        hashlib.sha256(data).digest(),
-                        time.time_ns() // 1_000_000,
-                        mac,
-                    ),
+                    self._snapshot_row(state, position),
                 )
 
     # -- one importer at a time -------------------------------------------------------
@@ -589,7 +511,7 @@ class PostgresEventLog(PgConnection, LogReads):
                     for _ in listener.notifies(timeout=seconds, stop_after=1):
                         pass
 
-            yield from self._tail(last, notified, poll_interval, idle_timeout)
+            yield from follow(self, last, notified, poll_interval, idle_timeout)
         finally:
             with contextlib.suppress(Exception):
                 listener.close()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from memex._isots import parse_iso_ts
@@ -100,8 +101,16 @@ class EventLog(Protocol):
     """An append-only log of command records (see :mod:`memex.log` for the guarantees).
 
     Implementations: :class:`~memex.log.sqlite.SQLiteEventLog` (the embedded
-    default). Every implementation passes the same conformance suite,
+    default) and :class:`~memex.log.postgres.PostgresEventLog`. Every
+    implementation passes the same conformance suite,
     :class:`memex.testing.log_conformance.EventLogConformance`.
+
+    The methods are documented here once; the backends subclass this
+    protocol and inherit these docstrings (``help()`` shows them), stating
+    only what is their own (errors of their storage, complexity). Two
+    methods have default implementations built on the others, which a
+    subclass inherits: :meth:`read_as_of` (:meth:`position_as_of`, then
+    :meth:`read`) and :meth:`subscribe` (polling :meth:`read`).
     """
 
     def append(
@@ -112,7 +121,40 @@ class EventLog(Protocol):
         expected_position: int | None = None,
         rejected: Sequence[tuple[EventEnvelope[Any] | Mapping[str, Any], str]] | None = None,
     ) -> list[int]:
-        """Append a batch atomically and return each envelope's position."""
+        """Append a batch of envelopes (with their lifecycle events) in one transaction.
+
+        Args:
+            envelopes: :class:`EventEnvelope` objects or wire mappings; each
+                ``ts`` must be a valid ISO-8601 time.
+            events: for each envelope, the lifecycle events it produced
+                (records or wire dicts; ``None`` = none). Omitted: no events.
+            expected_position: the :meth:`head` the writer last saw; ``None``
+                skips the check.
+            rejected: ``(envelope, reason)`` pairs an importer rejected,
+                recorded in the same transaction (see :meth:`rejection`); they
+                get no position and are not part of the hash chain.
+        Returns:
+            The position of each envelope, in input order: a new position for
+            a new envelope, the original one for an envelope already stored
+            with identical canonical bytes (also within the batch).
+        Raises:
+            ValidationError: a malformed envelope, ``events`` of another
+                length, or an envelope whose stored JSON would be larger than
+                the record limit (``memex.get_limits().max_record_bytes``);
+                nothing is written.
+            InvalidTimestampError: an envelope ``ts`` is not ISO 8601.
+            IdempotencyConflictError: an id is stored (or repeated in the
+                batch) with different bytes; nothing is written.
+            ConcurrencyError: the batch has new envelopes and
+                ``expected_position != head()``; nothing is written.
+            ReadOnlyStoreError: the log was opened read-only.
+            StoreUnavailableError: (a server-backed log) the connection
+                broke; the batch was committed whole or not at all (retry
+                it: stored envelopes return their positions).
+        Complexity: O(k log n) for k envelopes, one commit (one fsync of the
+        embedded log with ``synchronous="FULL"``; two pipelined round trips
+        to a PostgreSQL server).
+        """
         ...
 
     def rejection(self, envelope_id: str) -> Rejection | None:
@@ -132,8 +174,11 @@ class EventLog(Protocol):
         ...
 
     def read_as_of(self, ts_ms: int) -> Iterator[LogRecord]:
-        """The longest prefix of records whose envelope ``ts`` are all ``<= ts_ms``."""
-        ...
+        """Yield positions ``1..p``, the longest prefix whose envelope ``ts`` are all ``<= ts_ms``."""
+        p = self.position_as_of(ts_ms)
+        if p == 0:
+            return iter(())
+        return self.read(1, p)
 
     def read_commands(
         self, from_position: int = 0, to_position: int | None = None
@@ -168,11 +213,33 @@ class EventLog(Protocol):
         poll_interval: float = 0.05,
         idle_timeout: float | None = None,
     ) -> Iterator[LogRecord]:
-        """Yield records after ``from_position`` as they are appended."""
-        ...
+        """Yield every record after ``from_position``, then new ones as they are appended.
+
+        Args:
+            from_position: the last position the subscriber has processed
+                (0 = from the start).
+            poll_interval: seconds between polls once caught up.
+            idle_timeout: stop after this many seconds without a new record
+                (``None`` = never stop; close the generator to end it).
+        Yields:
+            :class:`LogRecord` objects in position order; a projection reads
+            ``record.events``.
+        """
+        return follow(self, from_position, time.sleep, poll_interval, idle_timeout)
 
     def save_snapshot(self, state: bytes, position: int) -> None:
-        """Store an opaque state taken at ``position``."""
+        """Store ``state`` (opaque bytes) as the state after folding positions ``1..position``.
+
+        The chain hash at ``position`` and a SHA-256 of ``state`` are kept with
+        it, and, when a snapshot key is set (the environment variable
+        ``MEMEX_SNAPSHOT_KEY``), an HMAC of ``state`` and its chain position
+        (:func:`~memex.log.chain.snapshot_mac`); a later snapshot at the same
+        position replaces it.
+
+        Raises:
+            ValidationError: ``position`` is negative or past the head.
+            ReadOnlyStoreError: the log was opened read-only.
+        """
         ...
 
     def load_snapshot(self, max_position: int | None = None) -> Snapshot | None:
@@ -182,6 +249,50 @@ class EventLog(Protocol):
     def close(self) -> None:
         """Release the log's resources."""
         ...
+
+
+def follow(
+    log: EventLog,
+    last: int,
+    wait: Callable[[float], None],
+    poll_interval: float,
+    idle_timeout: float | None,
+) -> Iterator[LogRecord]:
+    """The loop of every backend's :meth:`EventLog.subscribe`.
+
+    Reads what follows position ``last`` (``log.read(last + 1)``), yields
+    it, then calls ``wait(seconds)`` (a sleep, or a wait for a
+    notification) for at most ``poll_interval`` seconds, and reads again.
+
+    Args:
+        log: the log to follow.
+        last: the last position already seen (0 = from the start).
+        wait: called with the seconds to wait before the next read.
+        poll_interval: the longest wait, in seconds.
+        idle_timeout: the generator ends once this many seconds passed
+            without a new record (``None`` = never).
+    Yields:
+        :class:`LogRecord` objects in position order, each once.
+    Raises:
+        What ``log.read`` and ``wait`` raise.
+    """
+    idle_since = time.monotonic()
+    while True:
+        got = False
+        for rec in log.read(last + 1):
+            got = True
+            last = rec.position
+            yield rec
+        now = time.monotonic()
+        if got:
+            idle_since = now
+        pause = poll_interval
+        if idle_timeout is not None:
+            left = idle_timeout - (now - idle_since)
+            if left <= 0:
+                return
+            pause = min(pause, left)
+        wait(pause)
 
 
 # ---------------------------------------------------------------------------

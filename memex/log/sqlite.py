@@ -9,22 +9,19 @@ path checks, SQLite error mapping and the one-writer lock in
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from memex._validate import log_options
-from memex.codec.envelope import EventEnvelope
 from memex.errors import (
     FileAccessError,
-    ReadOnlyStoreError,
     ValidationError,
 )
-from memex.log._reads import LogReads
+from memex.log._reads import Batch, LogReads
 from memex.log._sqlite_files import (
     BUSY_CODES,
     SqlErrors,
@@ -45,12 +42,9 @@ from memex.log._sqlite_files import (
 from memex.log.chain import (
     GENESIS_HASH,
     Prepared,
-    as_envelope,
     blob,
     canonical_envelope_bytes,
-    keyed_snapshot_mac,
     plan_append,
-    prepare_batch,
 )
 from memex.log.protocol import SCHEMA_VERSION
 
@@ -339,12 +333,6 @@ class SQLiteEventLog(LogReads):
         sync = getattr(self, "synchronous", "?")
         return f"<SQLiteEventLog {getattr(self, 'path', '(not opened)')!r} synchronous={sync}{ro}>"
 
-    def __enter__(self) -> SQLiteEventLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def writer_lock(
         self, *, purpose: str = "import", timeout: float | None = None
     ) -> contextlib.AbstractContextManager[None]:
@@ -382,52 +370,9 @@ class SQLiteEventLog(LogReads):
         with self._lock, self._guard:
             return self._conn.execute(sql, args).fetchall()
 
-    def _check_writable(self) -> None:
-        if self.read_only:
-            raise ReadOnlyStoreError(f"{self.path}: the log was opened read-only")
-
     # -- writing -----------------------------------------------------------------
-    def append(
-        self,
-        envelopes: Sequence[EventEnvelope[Any] | Mapping[str, Any]],
-        *,
-        events: Sequence[Sequence[Any] | None] | None = None,
-        expected_position: int | None = None,
-        rejected: Sequence[tuple[EventEnvelope[Any] | Mapping[str, Any], str]] | None = None,
-    ) -> list[int]:
-        """Append a batch of envelopes (with their lifecycle events) in one transaction.
-
-        Args:
-            envelopes: :class:`EventEnvelope` objects or wire mappings; each
-                ``ts`` must be a valid ISO-8601 time.
-            events: for each envelope, the lifecycle events it produced
-                (records or wire dicts; ``None`` = none). Omitted: no events.
-            expected_position: the :meth:`head` the writer last saw; ``None``
-                skips the check.
-            rejected: ``(envelope, reason)`` pairs an importer rejected,
-                recorded in the same transaction (see :meth:`rejection`); they
-                get no position and are not part of the hash chain.
-        Returns:
-            The position of each envelope, in input order: a new position for
-            a new envelope, the original one for an envelope already stored
-            with identical canonical bytes (also within the batch).
-        Raises:
-            ValidationError: a malformed envelope, ``events`` of another
-                length, or an envelope whose stored JSON would be larger than
-                the record limit (``memex.get_limits().max_record_bytes``);
-                nothing is written.
-            InvalidTimestampError: an envelope ``ts`` is not ISO 8601.
-            IdempotencyConflictError: an id is stored (or repeated in the
-                batch) with different bytes; nothing is written.
-            ConcurrencyError: the batch has new envelopes and
-                ``expected_position != head()``; nothing is written.
-        Complexity: O(k log n) for k envelopes; one fsync with ``FULL``.
-        """
-        prepared = prepare_batch([as_envelope(e) for e in envelopes], events)
-        rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
-        if not prepared and not rejects:
-            return []
-        self._check_writable()
+    def _write_batch(self, batch: Batch) -> list[int]:
+        prepared, rejects, expected_position = batch
         with self._lock, self._guard:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
@@ -478,18 +423,6 @@ class SQLiteEventLog(LogReads):
 
     # -- snapshots -----------------------------------------------------------------
     def save_snapshot(self, state: bytes, position: int) -> None:
-        """Store ``state`` (opaque bytes) as the state after folding positions ``1..position``.
-
-        The chain hash at ``position`` and a SHA-256 of ``state`` are kept with
-        it, and, when a snapshot key is set (the environment variable
-        ``MEMEX_SNAPSHOT_KEY``), an HMAC of ``state`` and its chain position
-        (:func:`~memex.log.chain.snapshot_mac`); a later snapshot at the same
-        position replaces it.
-
-        Raises:
-            ValidationError: ``position`` is negative or past the head.
-            ReadOnlyStoreError: the log was opened read-only.
-        """
         self._check_writable()
         if not isinstance(position, int) or position < 0:
             raise ValidationError(
@@ -500,22 +433,10 @@ class SQLiteEventLog(LogReads):
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
             try:
-                h = self.hash_at(position)
-                if h is None:
-                    raise ValidationError(f"position: {position} is past the head", "position")
-                chain = bytes.fromhex(h)
-                mac = keyed_snapshot_mac(position, chain, bytes(state))
                 c.execute(
                     "INSERT OR REPLACE INTO snapshots (position, hash, state, state_hash, created_ms, mac) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        position,
-                        chain,
-                        state,
-                        hashlib.sha256(state).digest(),
-                        time.time_ns() // 1_000_000,
-                        mac,
-                    ),
+                    self._snapshot_row(state, position),
                 )
                 c.execute("COMMIT")
             except BaseException:
