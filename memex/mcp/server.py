@@ -1,5 +1,5 @@
 """The MCP binding: :class:`~memex.mcp.tools.MemoryTools` and :class:`~memex.mcp.kg.KgTools`
-served over the Model Context Protocol with the official SDK (``mcp`` 2.x, the ``mcp`` extra).
+served over the Model Context Protocol with the official SDK (``mcp`` 2.3, the ``mcp`` extra).
 
 Each tool's input schema comes from its typed signature (strict JSON types:
 a string where a number is expected is refused, not converted) and is closed
@@ -26,14 +26,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from types import MethodType
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic import ValidationError as PydanticValidationError
+from pydantic.config import JsonDict, JsonValue
 
 from memex import __version__
 from memex.codec.jsonfmt import dumps
@@ -86,15 +90,19 @@ class _ArgumentErrors:
     """Server middleware: a ``tools/call`` whose arguments fail the tool's schema gets a tool error
     in memex's form, ``"Error executing tool T: ValidationError: <field>: <problem>"``, instead of
     the schema library's multi-line report (the same arguments are validated again by the SDK).
-    An argument the tool does not declare is reported first, with the closest declared name."""
+    An argument the tool does not declare is reported first, with the closest declared name.
 
-    def __init__(self, server: MCPServer[Any]) -> None:
-        self._server = server
+    Args:
+        tools: the server's tools by name (the ones it was built with).
+    """
+
+    def __init__(self, tools: Mapping[str, Tool]) -> None:
+        self._tools = tools
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         params = ctx.params if ctx.method == "tools/call" else None
         if isinstance(params, Mapping) and isinstance(params.get("name"), str):
-            tool = self._server._tool_manager.get_tool(params["name"])
+            tool = self._tools.get(params["name"])
             arguments = params.get("arguments") or {}
             if tool is not None and isinstance(arguments, Mapping):
                 problem = _argument_problem(tool, arguments)
@@ -106,7 +114,7 @@ class _ArgumentErrors:
         return await call_next(ctx)
 
 
-def _argument_problem(tool: Any, arguments: Mapping[str, Any]) -> str | None:
+def _argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     """``"<field>: <problem>"`` for the first thing wrong with a call's ``arguments``
     (an undeclared name first, then the tool's schema), or ``None``."""
     try:
@@ -131,20 +139,23 @@ def _argument_problem(tool: Any, arguments: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _result(payload: dict[str, Any], text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+def _call(
+    name: str, run: Callable[[], dict[str, Any]], render: Callable[[dict[str, Any]], str]
+) -> CallToolResult:
+    """Run a tool: its result carries ``run()``'s payload and ``render(payload)`` as its text.
 
-
-def _call(name: str, body: Callable[[], tuple[dict[str, Any], str]]) -> CallToolResult:
-    """Run a tool body; memex errors become tool errors, anything else a generic one (logged)."""
+    A memex error (raised by ``run`` or ``render``) becomes a tool error
+    ``"<MemexErrorType>: <message>"``, anything else a generic one (logged).
+    """
     try:
-        payload, text = body()
+        payload = run()
+        text = render(payload)
     except MemexError as e:
         raise ToolError(f"{type(e).__name__}: {e}") from None
     except Exception:
         _log.exception("tool %s failed", name)
         raise ToolError("InternalError: the server failed to run this tool; see its log") from None
-    return _result(payload, text)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
 
 def _json(payload: Any) -> str:
@@ -167,33 +178,75 @@ def _keyed(tool: str, author: str, key: str | None, arguments: Mapping[str, Any]
     return "mcp:" + hashlib.sha256(request.encode("ascii")).hexdigest()
 
 
-_READ = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-_ADD = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-_CHANGE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
+class _Handlers:
+    """The tool functions of a profile, as methods named as their tools: each method's typed
+    signature (after ``self``) is its tool's input schema, its docstring the tool's description
+    (as clients read it, on one line), and it returns the tool's result.
 
+    Args:
+        author: the author of the server's writes (part of every idempotency key).
+    """
 
-def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
-    def add(
-        fn: Callable[..., Any], name: str, description: str, annotations: ToolAnnotations
-    ) -> None:
-        if t.read_only and name not in READ_TOOLS:
-            return
-        server.add_tool(
-            fn,
-            name=name,
-            title=name.title(),
-            description=description,
-            annotations=annotations,
-            structured_output=False,
+    def __init__(self, author: str) -> None:
+        self.author = author
+
+    def _write(
+        self,
+        ctx: Context[Any, Any],
+        name: str,
+        client_key: str | None,
+        arguments: Mapping[str, Any],
+        run: Callable[[str | None], dict[str, Any]],
+        render: Callable[[dict[str, Any]], str],
+    ) -> CallToolResult:
+        """Run the writing tool ``name`` as :func:`_call` does, ``run`` getting the store-level
+        idempotency key of the call (``None`` without a client key): made from the client's key
+        (the ``idempotency_key`` argument ``client_key``, else the request's ``_meta``) and the
+        call's ``arguments``."""
+        return _call(
+            name,
+            lambda: run(_keyed(name, self.author, _client_key(ctx, client_key), arguments)),
+            render,
         )
 
+
+def _recall_text(out: dict[str, Any]) -> str:
+    lines = [f"{len(out['items'])} item(s)"]
+    for n, e in enumerate(out["items"], 1):
+        flags = "".join(
+            [
+                " [superseded]" if e["superseded"] else "",
+                f" [contradicted by {', '.join(e['contradicted_by'])}]"
+                if e["contradicted_by"]
+                else "",
+            ]
+        )
+        lines.append(f"{n}. {e['id']} score={e['score']:.3g}{flags}: {e['text'][:200]}")
+    return "\n".join(lines)
+
+
+def _why_text(out: dict[str, Any]) -> str:
+    return "\n".join(
+        f"{'  ' * n['depth']}{n['id']}: {n['text'][:120]}{' ...' if n.get('truncated') else ''}"
+        for n in out["nodes"]
+    )
+
+
+def _contradictions_text(out: dict[str, Any]) -> str:
+    lines = [f"{len(out['contradictions'])} active contradiction(s)"]
+    lines += [f"{c['a']['id']} CONTRADICTS {c['b']['id']}" for c in out["contradictions"]]
+    return "\n".join(lines)
+
+
+class _MemexHandlers(_Handlers):
+    """The ``memex`` profile's tools over ``t``, a :class:`~memex.mcp.tools.MemoryTools`."""
+
+    def __init__(self, t: MemoryTools) -> None:
+        super().__init__(t.author)
+        self.t = t
+
     def remember(
+        self,
         ctx: Context[Any, Any],
         text: Annotated[StrictStr, Field(description="What to remember (stored as content.text).")],
         scope: Annotated[
@@ -211,40 +264,29 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         meta: dict[str, Any] | None = None,
         idempotency_key: Key = None,
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            key = _keyed(
-                "remember",
-                t.author,
-                _client_key(ctx, idempotency_key),
-                {
-                    "text": text,
-                    "scope": scope,
-                    "kind": kind,
-                    "source_kind": source_kind,
-                    "authority": authority,
-                    "importance": importance,
-                    "conviction": conviction,
-                    "parents": parents,
-                    "meta": meta,
-                },
-            )
-            out = t.remember(
-                text,
-                scope,
-                kind,
-                source_kind,
-                authority,
-                importance,
-                conviction,
-                parents,
-                meta,
-                key=key,
-            )
-            return out, f"remembered {out['id']}"
-
-        return _call("remember", body)
+        """Store a new memory item (a piece of text in a scope) and return its id."""
+        arguments: dict[str, Any] = {
+            "text": text,
+            "scope": scope,
+            "kind": kind,
+            "source_kind": source_kind,
+            "authority": authority,
+            "importance": importance,
+            "conviction": conviction,
+            "parents": parents,
+            "meta": meta,
+        }
+        return self._write(
+            ctx,
+            "remember",
+            idempotency_key,
+            arguments,
+            lambda key: self.t.remember(**arguments, key=key),
+            lambda out: f"remembered {out['id']}",
+        )
 
     def recall(
+        self,
         ctx: Context[Any, Any],
         query: Annotated[StrictStr, Field(description="The question, in words.")],
         scope: StrictStr | None = None,
@@ -255,24 +297,17 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         ] = None,
         contradictions: Literal["surface", "filter", "ignore"] = "surface",
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            out = t.recall(query, scope, scope_prefix, limit, budget_tokens, contradictions)
-            lines = [f"{len(out['items'])} item(s)"]
-            for n, e in enumerate(out["items"], 1):
-                flags = "".join(
-                    [
-                        " [superseded]" if e["superseded"] else "",
-                        f" [contradicted by {', '.join(e['contradicted_by'])}]"
-                        if e["contradicted_by"]
-                        else "",
-                    ]
-                )
-                lines.append(f"{n}. {e['id']} score={e['score']:.3g}{flags}: {e['text'][:200]}")
-            return out, "\n".join(lines)
-
-        return _call("recall", body)
+        """Find the items that answer a question: ranked by text relevance, then authority,
+        conviction and importance; superseded items are dropped and contradictions flagged
+        (contradictions='surface')."""
+        return _call(
+            "recall",
+            lambda: self.t.recall(query, scope, scope_prefix, limit, budget_tokens, contradictions),
+            _recall_text,
+        )
 
     def update(
+        self,
         ctx: Context[Any, Any],
         id: StrictStr,
         authority: Score | None = None,
@@ -283,25 +318,25 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         ] = None,
         idempotency_key: Key = None,
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            key = _keyed(
-                "update",
-                t.author,
-                _client_key(ctx, idempotency_key),
-                {
-                    "id": id,
-                    "authority": authority,
-                    "conviction": conviction,
-                    "importance": importance,
-                    "meta": meta,
-                },
-            )
-            out = t.update(id, authority, conviction, importance, meta, key=key)
-            return out, f"updated {out['id']}"
-
-        return _call("update", body)
+        """Change an item's authority, conviction, importance or meta."""
+        arguments: dict[str, Any] = {
+            "id": id,
+            "authority": authority,
+            "conviction": conviction,
+            "importance": importance,
+            "meta": meta,
+        }
+        return self._write(
+            ctx,
+            "update",
+            idempotency_key,
+            arguments,
+            lambda key: self.t.update(**arguments, key=key),
+            lambda out: f"updated {out['id']}",
+        )
 
     def link(
+        self,
         ctx: Context[Any, Any],
         from_: Annotated[
             StrictStr,
@@ -315,19 +350,19 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         kind: Literal["SUPPORTS", "CONTRADICTS", "SUPERSEDES", "ALIAS", "ABOUT", "DERIVED_FROM"],
         idempotency_key: Key = None,
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            key = _keyed(
-                "link",
-                t.author,
-                _client_key(ctx, idempotency_key),
-                {"from": from_, "to": to, "kind": kind},
-            )
-            out = t.link(from_, to, kind, key=key)
-            return out, f"linked {from_} {kind} {to}: edge {out['edge_id']}"
-
-        return _call("link", body)
+        """Link two items with a typed edge (SUPPORTS, CONTRADICTS, SUPERSEDES, ALIAS, ABOUT,
+        DERIVED_FROM) and return the edge id."""
+        return self._write(
+            ctx,
+            "link",
+            idempotency_key,
+            {"from": from_, "to": to, "kind": kind},
+            lambda key: self.t.link(from_, to, kind, key=key),
+            lambda out: f"linked {from_} {kind} {to}: edge {out['edge_id']}",
+        )
 
     def forget(
+        self,
         ctx: Context[Any, Any],
         id: StrictStr,
         reason: StrictStr | None = None,
@@ -336,261 +371,188 @@ def _memex_tools(server: MCPServer[Any], t: MemoryTools) -> None:
         ] = False,
         idempotency_key: Key = None,
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            key = _keyed(
-                "forget",
-                t.author,
-                _client_key(ctx, idempotency_key),
-                {"id": id, "reason": reason, "cascade": cascade},
-            )
-            out = t.forget(id, reason, cascade, key=key)
-            return out, f"retracted {len(out['retracted'])} item(s): {', '.join(out['retracted'])}"
-
-        return _call("forget", body)
+        """Retract an item (and, with cascade, every item derived from it)."""
+        arguments: dict[str, Any] = {"id": id, "reason": reason, "cascade": cascade}
+        return self._write(
+            ctx,
+            "forget",
+            idempotency_key,
+            arguments,
+            lambda key: self.t.forget(**arguments, key=key),
+            lambda out: f"retracted {len(out['retracted'])} item(s): {', '.join(out['retracted'])}",
+        )
 
     def why(
+        self,
         ctx: Context[Any, Any],
         id: StrictStr,
         max_depth: Annotated[StrictInt, Field(ge=0, le=1000)] = 5,
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            out = t.why(id, max_depth)
-            lines = [
-                f"{'  ' * n['depth']}{n['id']}: {n['text'][:120]}{' ...' if n.get('truncated') else ''}"
-                for n in out["nodes"]
-            ]
-            return out, "\n".join(lines)
+        """Explain an item: the items it rests on (its parents, recursively), as a flat list of
+        nodes with their depth and parent ids."""
+        return _call("why", lambda: self.t.why(id, max_depth), _why_text)
 
-        return _call("why", body)
-
-    def contradictions(ctx: Context[Any, Any], scope: StrictStr | None = None) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            out = t.contradictions(scope)
-            lines = [f"{len(out['contradictions'])} active contradiction(s)"]
-            lines += [f"{c['a']['id']} CONTRADICTS {c['b']['id']}" for c in out["contradictions"]]
-            return out, "\n".join(lines)
-
-        return _call("contradictions", body)
+    def contradictions(
+        self, ctx: Context[Any, Any], scope: StrictStr | None = None
+    ) -> CallToolResult:
+        """List the active contradictions, with both sides."""
+        return _call("contradictions", lambda: self.t.contradictions(scope), _contradictions_text)
 
     def resolve(
+        self,
         ctx: Context[Any, Any],
         winner: Annotated[StrictStr, Field(description="The id of the item that stands.")],
         loser: Annotated[StrictStr, Field(description="The id of the item it supersedes.")],
         reason: StrictStr | None = None,
         idempotency_key: Key = None,
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            key = _keyed(
-                "resolve",
-                t.author,
-                _client_key(ctx, idempotency_key),
-                {"winner": winner, "loser": loser, "reason": reason},
-            )
-            out = t.resolve(winner, loser, reason, key=key)
-            return out, f"{winner} supersedes {loser}; {len(out['changes'])} change(s)"
+        """Settle a contradiction: the winner supersedes the loser, whose authority drops."""
+        arguments: dict[str, Any] = {"winner": winner, "loser": loser, "reason": reason}
+        return self._write(
+            ctx,
+            "resolve",
+            idempotency_key,
+            arguments,
+            lambda key: self.t.resolve(**arguments, key=key),
+            lambda out: f"{winner} supersedes {loser}; {len(out['changes'])} change(s)",
+        )
 
-        return _call("resolve", body)
 
-    add(
-        remember,
-        "remember",
-        "Store a new memory item (a piece of text in a scope) and return its id.",
-        _ADD,
+def _closed(properties: JsonDict) -> Any:
+    """The pydantic ``Field`` that advertises a ``dict`` argument as a JSON object of
+    ``properties`` (each a JSON schema), all of them required and no other."""
+    required: list[JsonValue] = [name for name in properties]
+    return Field(
+        json_schema_extra={
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
     )
-    add(
-        recall,
-        "recall",
-        "Find the items that answer a question: ranked by text relevance, then authority, conviction and "
-        "importance; superseded items are dropped and contradictions flagged (contradictions='surface').",
-        _READ,
-    )
-    add(update, "update", "Change an item's authority, conviction, importance or meta.", _CHANGE)
-    add(
-        link,
-        "link",
-        "Link two items with a typed edge (SUPPORTS, CONTRADICTS, SUPERSEDES, ALIAS, ABOUT, "
-        "DERIVED_FROM) and return the edge id.",
-        _ADD,
-    )
-    add(
-        forget,
-        "forget",
-        "Retract an item (and, with cascade, every item derived from it).",
-        _CHANGE,
-    )
-    add(
-        why,
-        "why",
-        "Explain an item: the items it rests on (its parents, recursively), as a flat list of "
-        "nodes with their depth and parent ids.",
-        _READ,
-    )
-    add(contradictions, "contradictions", "List the active contradictions, with both sides.", _READ)
-    add(
-        resolve,
-        "resolve",
-        "Settle a contradiction: the winner supersedes the loser, whose authority drops.",
-        _CHANGE,
-    )
+
+
+def _string(description: str) -> JsonDict:
+    return {"type": "string", "description": description}
+
+
+def _strings(description: str) -> JsonDict:
+    return {"type": "array", "items": {"type": "string"}, "description": description}
 
 
 EntityIn = Annotated[
     dict[str, Any],
-    Field(
-        json_schema_extra={
-            "properties": {
-                "name": {"type": "string", "description": "The name of the entity"},
-                "entityType": {"type": "string", "description": "The type of the entity"},
-                "observations": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "An array of observation contents associated with the entity",
-                },
-            },
-            "required": ["name", "entityType", "observations"],
-            "additionalProperties": False,
+    _closed(
+        {
+            "name": _string("The name of the entity"),
+            "entityType": _string("The type of the entity"),
+            "observations": _strings("An array of observation contents associated with the entity"),
         }
     ),
 ]
 RelationIn = Annotated[
     dict[str, Any],
-    Field(
-        json_schema_extra={
-            "properties": {
-                "from": {
-                    "type": "string",
-                    "description": "The name of the entity where the relation starts",
-                },
-                "to": {
-                    "type": "string",
-                    "description": "The name of the entity where the relation ends",
-                },
-                "relationType": {"type": "string", "description": "The type of the relation"},
-            },
-            "required": ["from", "to", "relationType"],
-            "additionalProperties": False,
+    _closed(
+        {
+            "from": _string("The name of the entity where the relation starts"),
+            "to": _string("The name of the entity where the relation ends"),
+            "relationType": _string("The type of the relation"),
         }
     ),
 ]
 ObservationIn = Annotated[
     dict[str, Any],
-    Field(
-        json_schema_extra={
-            "properties": {
-                "entityName": {
-                    "type": "string",
-                    "description": "The name of the entity to add the observations to",
-                },
-                "contents": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "An array of observation contents to add",
-                },
-            },
-            "required": ["entityName", "contents"],
-            "additionalProperties": False,
+    _closed(
+        {
+            "entityName": _string("The name of the entity to add the observations to"),
+            "contents": _strings("An array of observation contents to add"),
         }
     ),
 ]
 DeletionIn = Annotated[
     dict[str, Any],
-    Field(
-        json_schema_extra={
-            "properties": {
-                "entityName": {
-                    "type": "string",
-                    "description": "The name of the entity containing the observations",
-                },
-                "observations": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "An array of observations to delete",
-                },
-            },
-            "required": ["entityName", "observations"],
-            "additionalProperties": False,
+    _closed(
+        {
+            "entityName": _string("The name of the entity containing the observations"),
+            "observations": _strings("An array of observations to delete"),
         }
     ),
 ]
 
 
-def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
-    author = kg.tools.author
+def _kg_text(out: dict[str, Any]) -> str:
+    """A writing kg tool's text: its message, else the JSON of its one list."""
+    return out["message"] if "message" in out else _json(next(iter(out.values())))
 
-    def write(
-        name: str,
-        run: Callable[[str | None], dict[str, Any]],
+
+class _KgHandlers(_Handlers):
+    """The ``kg`` profile's tools over ``kg``, a :class:`~memex.mcp.kg.KgTools`: each calls the
+    :class:`~memex.mcp.kg.KgTools` method of its name."""
+
+    def __init__(self, kg: KgTools) -> None:
+        super().__init__(kg.tools.author)
+        self.kg = kg
+
+    def _change(
+        self,
         ctx: Context[Any, Any],
-        arguments: Any,
+        name: str,
+        run: Callable[..., dict[str, Any]],
+        given: Any,
     ) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            out = run(_keyed(name, author, _client_key(ctx, None), {"arguments": arguments}))
-            return out, out["message"] if "message" in out else _json(next(iter(out.values())))
-
-        return _call(name, body)
-
-    def read(name: str, run: Callable[[], dict[str, Any]]) -> CallToolResult:
-        def body() -> tuple[dict[str, Any], str]:
-            out = run()
-            return out, _json(out)
-
-        return _call(name, body)
-
-    def create_entities(ctx: Context[Any, Any], entities: list[EntityIn]) -> CallToolResult:
-        return write(
-            "create_entities", lambda key: kg.create_entities(entities, key=key), ctx, entities
+        """The writing tool ``name``: ``run(given, key=...)``, keyed by the request's ``_meta`` only."""
+        return self._write(
+            ctx, name, None, {"arguments": given}, lambda key: run(given, key=key), _kg_text
         )
 
-    def create_relations(ctx: Context[Any, Any], relations: list[RelationIn]) -> CallToolResult:
-        return write(
-            "create_relations", lambda key: kg.create_relations(relations, key=key), ctx, relations
-        )
+    def create_entities(self, ctx: Context[Any, Any], entities: list[EntityIn]) -> CallToolResult:
+        """Create multiple new entities in the knowledge graph"""
+        return self._change(ctx, "create_entities", self.kg.create_entities, entities)
+
+    def create_relations(
+        self, ctx: Context[Any, Any], relations: list[RelationIn]
+    ) -> CallToolResult:
+        """Create multiple new relations between entities in the knowledge graph. Relations should
+        be in active voice"""
+        return self._change(ctx, "create_relations", self.kg.create_relations, relations)
 
     def add_observations(
-        ctx: Context[Any, Any], observations: list[ObservationIn]
+        self, ctx: Context[Any, Any], observations: list[ObservationIn]
     ) -> CallToolResult:
-        return write(
-            "add_observations",
-            lambda key: kg.add_observations(observations, key=key),
-            ctx,
-            observations,
-        )
+        """Add new observations to existing entities in the knowledge graph"""
+        return self._change(ctx, "add_observations", self.kg.add_observations, observations)
 
     def delete_entities(
+        self,
         ctx: Context[Any, Any],
         entityNames: Annotated[
             list[StrictStr], Field(description="An array of entity names to delete")
         ],
     ) -> CallToolResult:
-        return write(
-            "delete_entities",
-            lambda key: kg.delete_entities(entityNames, key=key),
-            ctx,
-            entityNames,
-        )
+        """Delete multiple entities and their associated relations from the knowledge graph"""
+        return self._change(ctx, "delete_entities", self.kg.delete_entities, entityNames)
 
-    def delete_observations(ctx: Context[Any, Any], deletions: list[DeletionIn]) -> CallToolResult:
-        return write(
-            "delete_observations",
-            lambda key: kg.delete_observations(deletions, key=key),
-            ctx,
-            deletions,
-        )
+    def delete_observations(
+        self, ctx: Context[Any, Any], deletions: list[DeletionIn]
+    ) -> CallToolResult:
+        """Delete specific observations from entities in the knowledge graph"""
+        return self._change(ctx, "delete_observations", self.kg.delete_observations, deletions)
 
     def delete_relations(
+        self,
         ctx: Context[Any, Any],
         relations: Annotated[
             list[RelationIn], Field(description="An array of relations to delete")
         ],
     ) -> CallToolResult:
-        return write(
-            "delete_relations", lambda key: kg.delete_relations(relations, key=key), ctx, relations
-        )
+        """Delete multiple relations from the knowledge graph"""
+        return self._change(ctx, "delete_relations", self.kg.delete_relations, relations)
 
-    def read_graph(ctx: Context[Any, Any]) -> CallToolResult:
-        return read("read_graph", kg.read_graph)
+    def read_graph(self, ctx: Context[Any, Any]) -> CallToolResult:
+        """Read the entire knowledge graph"""
+        return _call("read_graph", self.kg.read_graph, _json)
 
     def search_nodes(
+        self,
         ctx: Context[Any, Any],
         query: Annotated[
             StrictStr,
@@ -599,84 +561,117 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
             ),
         ],
     ) -> CallToolResult:
-        return read("search_nodes", lambda: kg.search_nodes(query))
+        """Search for nodes in the knowledge graph based on a query"""
+        return _call("search_nodes", lambda: self.kg.search_nodes(query), _json)
 
     def open_nodes(
+        self,
         ctx: Context[Any, Any],
         names: Annotated[
             list[StrictStr], Field(description="An array of entity names to retrieve")
         ],
     ) -> CallToolResult:
-        return read("open_nodes", lambda: kg.open_nodes(names))
+        """Open specific nodes in the knowledge graph by their names"""
+        return _call("open_nodes", lambda: self.kg.open_nodes(names), _json)
 
-    tools: list[tuple[Callable[..., Any], str, str, ToolAnnotations]] = [
-        (
-            create_entities,
-            "create_entities",
-            "Create multiple new entities in the knowledge graph",
-            _ADD,
-        ),
-        (
-            create_relations,
-            "create_relations",
-            "Create multiple new relations between entities in the "
-            "knowledge graph. Relations should be in active voice",
-            _ADD,
-        ),
-        (
-            add_observations,
-            "add_observations",
-            "Add new observations to existing entities in the knowledge graph",
-            _ADD,
-        ),
-        (
-            delete_entities,
-            "delete_entities",
-            "Delete multiple entities and their associated relations from the knowledge graph",
-            _CHANGE,
-        ),
-        (
-            delete_observations,
-            "delete_observations",
-            "Delete specific observations from entities in the knowledge graph",
-            _CHANGE,
-        ),
-        (
-            delete_relations,
-            "delete_relations",
-            "Delete multiple relations from the knowledge graph",
-            _CHANGE,
-        ),
-        (read_graph, "read_graph", "Read the entire knowledge graph", _READ),
-        (
-            search_nodes,
-            "search_nodes",
-            "Search for nodes in the knowledge graph based on a query",
-            _READ,
-        ),
-        (
-            open_nodes,
-            "open_nodes",
-            "Open specific nodes in the knowledge graph by their names",
-            _READ,
-        ),
-    ]
-    for fn, name, description, hints in tools:
-        if kg.tools.read_only and name not in KG_READ_TOOLS:
+
+_READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_ADD = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+_CHANGE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+#: the kg deletes, as in the reference server: deleting twice changes nothing more
+_DELETE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """One tool of a profile: its handler (a method of the profile's :class:`_Handlers`, named as
+    the tool, whose docstring is the tool's description) and its hints."""
+
+    handler: Callable[..., CallToolResult]
+    annotations: ToolAnnotations
+
+    @property
+    def name(self) -> str:
+        """The tool's name: its handler's."""
+        return self.handler.__name__
+
+    @property
+    def description(self) -> str:
+        """The tool's description: its handler's docstring on one line."""
+        return " ".join((self.handler.__doc__ or "").split())
+
+
+#: The ``memex`` profile, in the order ``tools/list`` gives.
+_MEMEX_TOOLS = (
+    _Spec(_MemexHandlers.remember, _ADD),
+    _Spec(_MemexHandlers.recall, _READ),
+    _Spec(_MemexHandlers.update, _CHANGE),
+    _Spec(_MemexHandlers.link, _ADD),
+    _Spec(_MemexHandlers.forget, _CHANGE),
+    _Spec(_MemexHandlers.why, _READ),
+    _Spec(_MemexHandlers.contradictions, _READ),
+    _Spec(_MemexHandlers.resolve, _CHANGE),
+)
+#: The ``kg`` profile (the reference server's descriptions), in the order ``tools/list`` gives.
+_KG_TOOLS = (
+    _Spec(_KgHandlers.create_entities, _ADD),
+    _Spec(_KgHandlers.create_relations, _ADD),
+    _Spec(_KgHandlers.add_observations, _ADD),
+    _Spec(_KgHandlers.delete_entities, _DELETE),
+    _Spec(_KgHandlers.delete_observations, _DELETE),
+    _Spec(_KgHandlers.delete_relations, _DELETE),
+    _Spec(_KgHandlers.read_graph, _READ),
+    _Spec(_KgHandlers.search_nodes, _READ),
+    _Spec(_KgHandlers.open_nodes, _READ),
+)
+
+
+def _tools(
+    specs: tuple[_Spec, ...], handlers: _Handlers, read_only: bool, read_names: Collection[str]
+) -> list[Tool]:
+    """The SDK's :class:`~mcp.server.mcpserver.tools.Tool` of each spec (with ``read_only``, only
+    those named in ``read_names``), its handler bound to ``handlers``.
+
+    Every tool's input schema is closed (``additionalProperties: false``) and
+    its argument model forbids other names, so the SDK's own validation
+    refuses them too (a call that bypasses :class:`_ArgumentErrors`, such as
+    ``server.call_tool`` in process).
+    """
+    tools = []
+    for spec in specs:
+        if read_only and spec.name not in read_names:
             continue
-        if name.startswith(
-            "delete_"
-        ):  # as the reference server: deleting twice changes nothing more
-            hints = hints.model_copy(update={"idempotent_hint": True})
-        server.add_tool(
-            fn,
-            name=name,
-            title=name.replace("_", " ").title(),
-            description=description,
-            annotations=hints,
+        tool = Tool.from_function(
+            MethodType(spec.handler, handlers),
+            name=spec.name,
+            title=spec.name.replace("_", " ").title(),
+            description=spec.description,
+            annotations=spec.annotations,
             structured_output=False,
         )
+        tool.parameters["additionalProperties"] = False
+        model = tool.fn_metadata.arg_model
+        tool.fn_metadata.arg_model = type(
+            model.__name__,
+            (model,),
+            {
+                "__module__": model.__module__,
+                "model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}),
+            },
+        )
+        tools.append(tool)
+    return tools
 
+
+def _kg_resource(server: MCPServer[Any], kg: KgTools) -> None:
     @server.resource(
         "memory://knowledge-graph",
         name="knowledge-graph",
@@ -689,23 +684,6 @@ def _kg_tools(server: MCPServer[Any], kg: KgTools) -> None:
             return _json(kg.read_graph())
         except MemexError as e:
             raise ResourceError(f"{type(e).__name__}: {e}") from None
-
-
-def _close_schemas(server: MCPServer[Any]) -> None:
-    """Every registered tool declares ``additionalProperties: false`` and its argument model
-    forbids other names, so the SDK's own validation refuses them too (a call that bypasses
-    :class:`_ArgumentErrors`, such as ``server.call_tool`` in process)."""
-    for tool in server._tool_manager.list_tools():
-        tool.parameters["additionalProperties"] = False
-        model = tool.fn_metadata.arg_model
-        tool.fn_metadata.arg_model = type(
-            model.__name__,
-            (model,),
-            {
-                "__module__": model.__module__,
-                "model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}),
-            },
-        )
 
 
 def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any]:
@@ -729,6 +707,12 @@ def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any
         raise ValidationError(
             f"profile: expected one of {', '.join(PROFILES)}, got {profile!r}", "profile"
         )
+    kg = KgTools(tools) if profile == "kg" else None
+    served = (
+        _tools(_MEMEX_TOOLS, _MemexHandlers(tools), tools.read_only, READ_TOOLS)
+        if kg is None
+        else _tools(_KG_TOOLS, _KgHandlers(kg), tools.read_only, KG_READ_TOOLS)
+    )
     server: MCPServer[Any] = MCPServer(
         name="memex" if profile == "memex" else "memex-kg",
         version=__version__,
@@ -739,11 +723,9 @@ def build_server(tools: MemoryTools, *, profile: str = "memex") -> MCPServer[Any
             else "A knowledge graph of entities, relations and observations, kept durably by memex."
         ),
         log_level="WARNING",
+        tools=served,
+        middleware=[_ArgumentErrors({tool.name: tool for tool in served})],
     )
-    server._lowlevel_server.middleware.append(_ArgumentErrors(server))
-    if profile == "memex":
-        _memex_tools(server, tools)
-    else:
-        _kg_tools(server, KgTools(tools))
-    _close_schemas(server)
+    if kg is not None:
+        _kg_resource(server, kg)
     return server
