@@ -700,3 +700,34 @@ def test_schema_errors_read_like_memex_errors(tmp_path: Path) -> None:
             "Error executing tool forget: ValidationError: cascade: Input should be a valid boolean",
         ),
     ]
+
+
+def test_sdk_private_lowlevel_server() -> None:
+    """The one private member of the SDK memex relies on, and the shape it uses.
+
+    ``memex.mcp.stdio`` serves a server over its own screened stdin/stdout
+    streams, which takes the low-level server an ``MCPServer`` runs:
+    ``server._lowlevel_server.run(read, write, server._lowlevel_server.create_initialization_options())``,
+    as ``MCPServer.run_stdio_async`` does with the process's own streams. mcp
+    2.3 has no public accessor for it (its in-process client reads the same
+    attribute), so pyproject.toml pins ``mcp>=2.3,<2.4`` and this test fails
+    first when a release renames the attribute or changes how it runs.
+    """
+    import inspect
+
+    from mcp.server.lowlevel import Server
+
+    from memex.mcp.server import build_server
+    from memex.mcp.tools import MemoryTools
+
+    for profile in ("memex", "kg"):
+        server = build_server(MemoryTools(MemexStore()), profile=profile)
+        low = server._lowlevel_server
+        assert isinstance(low, Server)
+        assert list(inspect.signature(low.run).parameters)[:3] == [
+            "read_stream",
+            "write_stream",
+            "initialization_options",
+        ]
+        options = low.create_initialization_options()
+        assert (options.server_name, options.instructions) == (server.name, server.instructions)

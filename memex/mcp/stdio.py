@@ -254,7 +254,10 @@ def _interrupted(_signum: int, _frame: Any) -> None:
 
 
 async def _serve(server: MCPServer[Any], stdin: _Input, stdout: _Output) -> None:
-    # the SDK's stdio transport with our streams; MCPServer.run_stdio_async does the same with its own
-    low = server._lowlevel_server
+    # the SDK's stdio transport with our streams; MCPServer.run_stdio_async does the same with its own.
+    # MCPServer has no public way to reach the low-level server it runs (the SDK's own in-process
+    # client reads the same attribute): pyproject pins mcp to 2.3.x and
+    # tests/test_mcp_server.py::test_sdk_private_lowlevel_server checks the attribute's shape
+    low = server._lowlevel_server  # noqa: SLF001  no public accessor in mcp 2.3 (pinned, tested)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await low.run(read_stream, write_stream, low.create_initialization_options())
