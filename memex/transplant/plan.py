@@ -345,13 +345,10 @@ def plan_import(
         MemexError: a command of the plan fails (for example an ``intent.update``
             of an entity created twice by the slice); nothing is returned.
     """
-    states = States(mem_state, intent_state, task_state)
-    plan, _, _ = fold_import(
-        states,
+    plan, _ = _fold_graphs(
+        (mem_state, intent_state, task_state),
         slice,
-        skip_existing_ids=skip_existing_ids,
-        shallow_compare_existing=shallow_compare_existing,
-        re_id_on_difference=re_id_on_difference,
+        (skip_existing_ids, shallow_compare_existing, re_id_on_difference),
     )
     return plan
 
@@ -430,15 +427,40 @@ def import_slice(
         >>> result.report.created.memories, result.report.conflicts.memories
         (['m2'], ['m1'])
     """
-    states = States(mem_state, intent_state, task_state)
-    plan, folded, _ = fold_import(
-        states,
+    plan, folded = _fold_graphs(
+        (mem_state, intent_state, task_state),
         slice,
-        skip_existing_ids=skip_existing_ids,
-        shallow_compare_existing=shallow_compare_existing,
-        re_id_on_difference=re_id_on_difference,
+        (skip_existing_ids, shallow_compare_existing, re_id_on_difference),
     )
     return ImportResult(*folded, plan.report)
+
+
+def _fold_graphs(
+    graphs: tuple[GraphState, IntentState, TaskState],
+    slice: MemexExport | Mapping[str, Any],
+    options: tuple[bool, bool, bool],
+) -> tuple[ImportPlan, States]:
+    """The arguments of :func:`plan_import` and :func:`import_slice`, passed on to :func:`fold_import`.
+
+    Args:
+        graphs: ``(mem_state, intent_state, task_state)``.
+        slice: the slice, as given.
+        options: ``(skip_existing_ids, shallow_compare_existing, re_id_on_difference)``.
+    Returns:
+        ``(plan, folded)``: the :class:`ImportPlan` and the folded
+        :class:`~memex.state.namespaces.States`.
+    Raises:
+        ValidationError, MemexError: as :func:`fold_import`.
+    """
+    skip, compare, re_id = options
+    plan, folded, _ = fold_import(
+        States(*graphs),
+        slice,
+        skip_existing_ids=skip,
+        shallow_compare_existing=compare,
+        re_id_on_difference=re_id,
+    )
+    return plan, folded
 
 
 def fold_import(
