@@ -109,6 +109,12 @@ class Context:
         for s in skipped:
             self.warn(f"{prefix}{s.unit} {s.line}: {s.error}: {s.message}")
 
+    def report_skipped(self, skipped: Sequence[SkippedRecord]) -> None:
+        """Set :attr:`exit_code` to 1 when records were skipped (else 0), then
+        :meth:`warn_skipped` each of them."""
+        self.exit_code = 1 if skipped else 0
+        self.warn_skipped(skipped)
+
     def write_json(self, data: Any) -> None:
         """Write ``data`` as one line of compact JSON on stdout and flush."""
         self.stdout.write(jsonfmt.dumps(data) + "\n")

@@ -21,7 +21,7 @@ from memex.cli.app import (
     source_arguments,
     subcommand,
 )
-from memex.cli.inputs import read_source
+from memex.cli.inputs import read_parsed_source
 from memex.codec import jsonfmt
 from memex.integrity import (
     Contradiction,
@@ -64,16 +64,8 @@ def _read_audited_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
     Sets ``ctx.exit_code`` to 1 when records were skipped (the answer is still
     printed, computed from the records that applied), else 0.
     """
-    log = read_source(
-        args.command,
-        args.log,
-        args.db,
-        args.as_of,
-        progress_console=ctx.err_console(),
-        snapshots=not getattr(args, "no_snapshot", False),
-    )
-    ctx.exit_code = 1 if log.skipped else 0
-    ctx.warn_skipped(log.skipped)
+    log = read_parsed_source(args.command, args, ctx, args.log)
+    ctx.report_skipped(log.skipped)
     if log.skipped:
         ctx.warn(
             f"{len(log.skipped)} of {log.records} records skipped; "

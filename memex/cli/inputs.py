@@ -7,11 +7,13 @@ long logs, and a file that cannot be read reported as a :class:`CliError`
 state of a durable store (``--db DB``, now or ``--as-of`` a past point) as the
 same :class:`~memex.log.jsonl.LogReplay`, and :func:`read_source` picks one of
 the two from a read command's arguments, so every read command answers the
-same way from a file or from a store.
+same way from a file or from a store (:func:`read_parsed_source` takes them
+from the parsed command line).
 """
 
 from __future__ import annotations
 
+import argparse
 import sqlite3
 import sys
 import warnings
@@ -20,6 +22,7 @@ from rich.console import Console
 
 from memex.cli.app import (
     CliError,
+    Context,
     as_of_position,
     db_label,
     file_error_message,
@@ -34,7 +37,7 @@ from memex.state.intent import IntentState
 from memex.state.task import TaskState
 from memex.store import MemexStore, SkippedOnOpen
 
-__all__ = ["read_log", "replay_db", "read_source"]
+__all__ = ["read_log", "replay_db", "read_source", "read_parsed_source"]
 
 
 def read_log(
@@ -176,4 +179,39 @@ def read_source(
     assert log is not None
     return read_log(
         log, progress_console=progress_console, base_intents=base_intents, base_tasks=base_tasks
+    )
+
+
+def read_parsed_source(
+    command: str,
+    args: argparse.Namespace,
+    ctx: Context,
+    log: str | None,
+    *,
+    base_intents: IntentState | None = None,
+    base_tasks: TaskState | None = None,
+) -> LogReplay:
+    """:func:`read_source` with the ``--db``, ``--as-of`` and ``--no-snapshot`` of a parsed
+    command line (each ``None``/absent when the command has no such option).
+
+    Args:
+        command: the command as messages name it.
+        args: the parsed arguments (``db``, ``as_of``, ``no_snapshot`` are read if present).
+        ctx: the command's streams; progress bars go to its stderr.
+        log: the ``LOG.jsonl`` argument, or ``None``.
+        base_intents, base_tasks: as :func:`read_source`.
+    Returns:
+        What :func:`read_source` returns.
+    Raises:
+        CliError, FileAccessError, StorageError: as :func:`read_source`.
+    """
+    return read_source(
+        command,
+        log,
+        getattr(args, "db", None),
+        getattr(args, "as_of", None),
+        progress_console=ctx.err_console(),
+        base_intents=base_intents,
+        base_tasks=base_tasks,
+        snapshots=not getattr(args, "no_snapshot", False),
     )

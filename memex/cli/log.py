@@ -146,8 +146,7 @@ def _log_import(args: argparse.Namespace, ctx: Context) -> int:
         again += isinstance(err, PreviouslyRejectedError)
         skipped.append(SkippedRecord.from_error(ordered[index][0], err))
     skipped.sort(key=lambda r: r.line)
-    ctx.exit_code = 1 if skipped else 0
-    ctx.warn_skipped(skipped)
+    ctx.report_skipped(skipped)
     out = ctx.console()
     earlier = f" ({again} previously rejected; --retry-rejected tries them again)" if again else ""
     out.print(

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from memex.cli.app import CliError, Context, db_arguments, field_text, one_line, subcommand
-from memex.cli.inputs import read_source
+from memex.cli.inputs import read_parsed_source
 from memex.models import ScoredItem
 from memex.retrieval import smart_retrieve
 from memex.retrieval.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost
@@ -91,16 +91,8 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         question = inputs[1]
     if args.budget < 1 or args.candidates < 1:
         raise CliError("recall: --budget and --candidates must be at least 1")
-    log = read_source(
-        "recall",
-        None if args.db is not None else inputs[0],
-        args.db,
-        args.as_of,
-        progress_console=ctx.err_console(),
-        snapshots=not getattr(args, "no_snapshot", False),
-    )
-    ctx.exit_code = 1 if log.skipped else 0
-    ctx.warn_skipped(log.skipped)
+    log = read_parsed_source("recall", args, ctx, None if args.db is not None else inputs[0])
+    ctx.report_skipped(log.skipped)
     found = smart_retrieve(
         log.state,
         budget=args.budget,

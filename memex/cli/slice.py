@@ -17,7 +17,7 @@ from memex.cli.app import (
     source_arguments,
     subcommand,
 )
-from memex.cli.inputs import read_source
+from memex.cli.inputs import read_parsed_source
 from memex.errors import MemexError, ValidationError
 from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_text
 from memex.state.intent import create_intent_state
@@ -50,16 +50,12 @@ _INCLUDE_FLAGS = (
 
 
 def _graph_files_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--intents",
-        metavar="FILE",
-        help="JSON-lines file of intent commands folded before LOG's intent envelopes",
-    )
-    parser.add_argument(
-        "--tasks",
-        metavar="FILE",
-        help="JSON-lines file of task commands folded before LOG's task envelopes",
-    )
+    for kind in ("intent", "task"):  # --intents FILE, --tasks FILE
+        parser.add_argument(
+            f"--{kind}s",
+            metavar="FILE",
+            help=f"JSON-lines file of {kind} commands folded before LOG's {kind} envelopes",
+        )
 
 
 def _slice_arguments(parser: argparse.ArgumentParser) -> None:
@@ -151,16 +147,7 @@ def _read_graph_log(args: argparse.Namespace, ctx: Context) -> LogReplay:
         tasks, skipped = fold_command_file(args.tasks, "task", tasks)
         ctx.warn_skipped(skipped, prefix=f"{args.tasks} ")
         bad += len(skipped)
-    log = read_source(
-        command,
-        args.log,
-        db,
-        getattr(args, "as_of", None),
-        progress_console=ctx.err_console(),
-        base_intents=intents,
-        base_tasks=tasks,
-        snapshots=not getattr(args, "no_snapshot", False),
-    )
+    log = read_parsed_source(command, args, ctx, args.log, base_intents=intents, base_tasks=tasks)
     ctx.warn_skipped(log.skipped)
     if log.skipped:
         ctx.warn(f"{len(log.skipped)} of {log.records} records of {log.path} skipped")
