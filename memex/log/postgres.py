@@ -383,7 +383,7 @@ class PostgresEventLog(PgConnection, LogReads):
                     "VALUES (%s, %s, %s, %s, %s, %s) "
                     "ON CONFLICT (position) DO UPDATE SET hash = excluded.hash, state = excluded.state, "
                     "state_hash = excluded.state_hash, created_ms = excluded.created_ms, mac = excluded.mac",
-                    self._snapshot_row(state, position),
+                    self._snapshot_row(bytes(state), position),
                 )
 
     # -- one importer at a time -------------------------------------------------------
