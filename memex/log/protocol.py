@@ -105,12 +105,13 @@ class EventLog(Protocol):
     implementation passes the same conformance suite,
     :class:`memex.testing.log_conformance.EventLogConformance`.
 
-    The methods are documented here once; the backends subclass this
-    protocol and inherit these docstrings (``help()`` shows them), stating
-    only what is their own (errors of their storage, complexity). Two
-    methods have default implementations built on the others, which a
-    subclass inherits: :meth:`read_as_of` (:meth:`position_as_of`, then
-    :meth:`read`) and :meth:`subscribe` (polling :meth:`read`).
+    The methods are documented here once. The backends subclass this
+    protocol, so a method they do not document again shows these docstrings
+    (``help()``, :func:`inspect.getdoc`). Two methods have default
+    implementations built on the others, which a subclass inherits:
+    :meth:`read_as_of` (:meth:`position_as_of`, then :meth:`read`) and
+    :meth:`subscribe` (polling :meth:`read`); an implementation that does
+    not subclass the protocol writes its own.
     """
 
     def append(
