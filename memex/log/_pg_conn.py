@@ -476,7 +476,7 @@ class PgErrors:
     :class:`StorageError`. Memex errors pass unchanged. The psycopg error
     stays the memex error's ``__context__`` (Python chains an exception
     raised in ``__exit__`` to the one it handles), so it is scrubbed first
-    (:meth:`PgConnection._scrub`): nothing reachable from a memex error
+    (:meth:`PgConnection.memex_error`): nothing reachable from a memex error
     holds a secret.
     """
 
@@ -494,9 +494,7 @@ class PgErrors:
         pg = _psycopg()
         if not isinstance(e, pg.Error):
             return
-        error = self._log._translate(e)
-        self._log._scrub(e)
-        raise error from None
+        raise self._log.memex_error(e) from None
 
 
 class PgConnection:
@@ -580,6 +578,19 @@ class PgConnection:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
+
+    def memex_error(self, e: BaseException) -> MemexError:
+        """The memex error for the psycopg error ``e`` (:meth:`_translate`), with ``e``
+        scrubbed of every secret (:meth:`_scrub`), for an error that ``e`` stays chained to.
+
+        Returns:
+            A :class:`StoreUnavailableError`, :class:`StoreBusyError` or
+            :class:`StorageError` (never raised here). A broken connection is
+            dropped, to be replaced on the next use.
+        """
+        error = self._translate(e)
+        self._scrub(e)
+        return error
 
     def _scrub(self, e: BaseException) -> None:
         """Leave nothing secret in the psycopg error ``e`` once it has been translated:
