@@ -202,6 +202,11 @@ from memex.store import (
     verify_store,
 )
 
+# isort: split
+# memex-python's submodules whose code moved into a layer's folder: attributes of the
+# package after ``import memex`` (``memex.reducer.apply_command``), as they were
+from memex import envelope, graph, intent, query, reducer, replay, serialization, task  # noqa: F401
+
 if TYPE_CHECKING:  # imported on first use (see __getattr__): psycopg is an optional extra
     from memex.log.postgres import PostgresEventLog
 # the notebook helpers too (pandas, matplotlib: the notebook extra)

@@ -1,3 +1,13 @@
-"""Compatibility path for memex-python users: the names of :mod:`memex.state.graph`."""
+"""Compatibility path for memex-python users: this module *is* :mod:`memex.state.graph`.
 
+Importing ``memex.graph`` gives that module object itself, so every name it
+had before the code moved into ``memex/state/`` resolves here, and the star
+import tells type checkers the public names.
+"""
+
+import sys
+
+from memex.state import graph as _module
 from memex.state.graph import *  # noqa: F403
+
+sys.modules[__name__] = _module

@@ -1,3 +1,13 @@
-"""Compatibility path for memex-python users: the names of :mod:`memex.codec.serialization`."""
+"""Compatibility path for memex-python users: this module *is* :mod:`memex.codec.serialization`.
 
+Importing ``memex.serialization`` gives that module object itself, so every name it
+had before the code moved into ``memex/codec/`` resolves here, and the star
+import tells type checkers the public names.
+"""
+
+import sys
+
+from memex.codec import serialization as _module
 from memex.codec.serialization import *  # noqa: F403
+
+sys.modules[__name__] = _module

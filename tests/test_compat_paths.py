@@ -116,6 +116,257 @@ MOVED = {
 }
 
 
+# every name each path gave before the move (typing helpers aside), as recorded at b023266
+NAMES_BEFORE_THE_MOVE: dict[str, tuple[str, ...]] = {
+    "memex.graph": (
+        "EAGER_MIN",
+        "Edge",
+        "GraphState",
+        "IndexBuilder",
+        "MemoryItem",
+        "PMap",
+        "ValidationError",
+        "as_pmap",
+        "built_columns",
+        "clone_graph_state",
+        "create_graph_state",
+        "fail",
+        "parent_keys",
+        "slot_setters",
+    ),
+    "memex.reducer": (
+        "CommandResult",
+        "DuplicateEdgeError",
+        "DuplicateMemoryError",
+        "EMPTY_SET",
+        "Edge",
+        "EdgeCreate",
+        "EdgeNotFoundError",
+        "EdgeRetract",
+        "EdgeUpdate",
+        "GraphState",
+        "MemoryCommand",
+        "MemoryCommandAdapter",
+        "MemoryCreate",
+        "MemoryItem",
+        "MemoryLifecycleEvent",
+        "MemoryNotFoundError",
+        "MemoryRetract",
+        "MemoryUpdate",
+        "ValidationError",
+        "apply_command",
+        "bucket_put",
+        "bucket_remove",
+        "fast_event",
+        "memory_meta",
+        "merge_edge",
+        "merge_item",
+        "parent_keys",
+        "pset_add",
+        "pset_remove",
+        "replace_unchecked",
+    ),
+    "memex.intent": (
+        "DuplicateIntentError",
+        "INTENT_COMMAND_TYPES",
+        "INTENT_SPEC",
+        "INTENT_STATUSES",
+        "Intent",
+        "IntentCancel",
+        "IntentCommand",
+        "IntentCommandAdapter",
+        "IntentComplete",
+        "IntentCreate",
+        "IntentFilter",
+        "IntentLifecycleEvent",
+        "IntentNotFoundError",
+        "IntentPause",
+        "IntentResult",
+        "IntentResume",
+        "IntentState",
+        "IntentStatus",
+        "IntentUpdate",
+        "InvalidIntentTransitionError",
+        "LifecycleSpec",
+        "LifecycleState",
+        "PMap",
+        "Transition",
+        "apply_intent_command",
+        "as_pmap",
+        "create_intent",
+        "create_intent_state",
+        "get_child_intents",
+        "get_intent_by_id",
+        "get_intents",
+        "make_reducer",
+    ),
+    "memex.task": (
+        "DuplicateTaskError",
+        "InvalidTaskTransitionError",
+        "LifecycleSpec",
+        "LifecycleState",
+        "PMap",
+        "TASK_COMMAND_TYPES",
+        "TASK_SPEC",
+        "TASK_STATUSES",
+        "Task",
+        "TaskCancel",
+        "TaskCommand",
+        "TaskCommandAdapter",
+        "TaskComplete",
+        "TaskCreate",
+        "TaskFail",
+        "TaskFilter",
+        "TaskLifecycleEvent",
+        "TaskNotFoundError",
+        "TaskResult",
+        "TaskStart",
+        "TaskState",
+        "TaskStatus",
+        "TaskUpdate",
+        "Transition",
+        "apply_task_command",
+        "as_pmap",
+        "create_task",
+        "create_task_state",
+        "get_child_tasks",
+        "get_task_by_id",
+        "get_tasks",
+        "get_tasks_by_intent",
+        "make_reducer",
+    ),
+    "memex.replay": (
+        "Command",
+        "EMPTY_STATES",
+        "EventEnvelope",
+        "GraphState",
+        "InvalidTimestampError",
+        "MemoryLifecycleEvent",
+        "ReplayFailure",
+        "ReplayResult",
+        "ValidationError",
+        "check_envelope_depth",
+        "envelope_instant",
+        "fold",
+        "gc_paused",
+        "parse_iso_ts",
+        "replay_commands",
+        "replay_from_envelopes",
+        "replay_ordered_envelopes",
+    ),
+    "memex.serialization": (
+        "Edge",
+        "GraphState",
+        "Intent",
+        "IntentState",
+        "MemoryItem",
+        "SerializedGraphState",
+        "SkippedRecord",
+        "Task",
+        "TaskState",
+        "ValidationError",
+        "decode_json",
+        "decode_snapshot",
+        "decode_states",
+        "encode_states",
+        "fail",
+        "from_json",
+        "gc_paused",
+        "instance",
+        "parse",
+        "stringify",
+        "to_json",
+    ),
+    "memex.envelope": (
+        "Edge",
+        "EventEnvelope",
+        "MemoryItem",
+        "MemoryLifecycleEvent",
+        "PydanticCompat",
+        "Record",
+        "Str",
+        "check_envelope_depth",
+        "create_event_envelope",
+        "mint",
+        "record",
+        "to_wire",
+        "uuid7",
+        "wrap_edge_state_event",
+        "wrap_lifecycle_event",
+        "wrap_state_event",
+    ),
+    "memex.query": (
+        "Edge",
+        "EdgeFilter",
+        "GraphState",
+        "INTERVAL_MS",
+        "MemoryFilter",
+        "MemoryItem",
+        "Predicate",
+        "QueryOptions",
+        "SCOPE_INDEXES",
+        "SortOption",
+        "build_children_index",
+        "candidate_entries",
+        "candidate_items",
+        "compile_filter",
+        "compute_decay_multiplier",
+        "compute_score",
+        "decay_function",
+        "get_children",
+        "get_edge_by_id",
+        "get_edges",
+        "get_item_by_id",
+        "get_items",
+        "get_parents",
+        "get_related_items",
+        "get_sort_value",
+        "has_criteria",
+        "index_of",
+        "is_indexed",
+        "item_timestamp",
+        "matches_filter",
+        "replace_unchecked",
+        "rest_after_index",
+        "scope_order",
+        "score_function",
+        "sort_items",
+        "state_memo",
+    ),
+    "memex.retrieval": (
+        "CostFn",
+        "DEFAULT_CANDIDATES",
+        "DiversityOptions",
+        "ExpandOptions",
+        "GraphState",
+        "MemoryFilter",
+        "Ranked",
+        "ScoreWeights",
+        "ScoredItem",
+        "ScoredQueryOptions",
+        "TextIndex",
+        "ValidationError",
+        "apply_diversity",
+        "check_budget",
+        "check_cost_fn",
+        "check_query",
+        "check_scored",
+        "compile_filter",
+        "filter_contradictions",
+        "gc_paused",
+        "get_items_by_budget",
+        "get_scored_items",
+        "pack_budget",
+        "pack_ranked",
+        "rank",
+        "rank_query",
+        "replace_unchecked",
+        "smart_retrieve",
+        "surface_contradictions",
+    ),
+}
+
+
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_memex_python_path_resolves_with_its_names(path: str) -> None:
     module = importlib.import_module(path)
@@ -126,18 +377,47 @@ def test_memex_python_path_resolves_with_its_names(path: str) -> None:
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
-def test_moved_path_is_a_one_line_reexport(old: str) -> None:
+def test_moved_path_is_the_moved_module(old: str) -> None:
     module = importlib.import_module(old)
-    source = Path(module.__file__ or "").read_text(encoding="utf-8")
+    assert module is importlib.import_module(MOVED[old])  # the module object itself
+    # the compatibility file: a star import for type checkers, then the alias
+    source = (Path(memex.__file__).parent / (old.split(".")[-1] + ".py")).read_text("utf-8")
     body = [n for n in ast.parse(source).body if not isinstance(n, ast.Expr)]  # past the docstring
-    assert len(body) == 1
-    (stmt,) = body
-    assert isinstance(stmt, ast.ImportFrom)
-    assert (stmt.module, [a.name for a in stmt.names]) == (MOVED[old], ["*"])
-    target = importlib.import_module(MOVED[old])
-    assert sorted(n for n in vars(module) if not n.startswith("_")) == sorted(target.__all__)
-    for name in target.__all__:
-        assert getattr(module, name) is getattr(target, name)
+    assert [type(n).__name__ for n in body] == ["Import", "ImportFrom", "ImportFrom", "Assign"]
+    star = body[2]
+    assert isinstance(star, ast.ImportFrom)
+    assert (star.module, [a.name for a in star.names]) == (MOVED[old], ["*"])
+
+
+@pytest.mark.parametrize("path", sorted(MOVED_BEFORE := [p for p in MOVED if p != "memex._pmap"]))
+def test_moved_path_is_an_attribute_of_the_package(path: str) -> None:
+    import subprocess
+    import sys
+
+    name = path.split(".")[-1]
+    code = f"import memex; print(memex.{name}.__name__)"  # a fresh process: only ``import memex``
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == MOVED[path]
+
+
+@pytest.mark.parametrize("path", sorted(MOVED_BEFORE) + ["memex.retrieval"])
+def test_moved_path_gives_every_name_it_gave_before(path: str) -> None:
+    module = importlib.import_module(path)
+    missing = [n for n in NAMES_BEFORE_THE_MOVE[path] if not hasattr(module, n)]
+    assert missing == []
+
+
+def test_retrieval_package_gives_the_retrieve_module_names_and_its_submodules() -> None:
+    from memex.retrieval import MemoryFilter, ScoreWeights, TextIndex, search
+
+    assert (MemoryFilter, ScoreWeights, TextIndex) == (
+        memex.MemoryFilter,
+        memex.ScoreWeights,
+        memex.TextIndex,
+    )
+    assert search.__name__ == "memex.retrieval.search"
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        memex.retrieval.nope  # noqa: B018
 
 
 def test_layer_folders_hold_the_code() -> None:

@@ -580,8 +580,9 @@ class PgConnection:
         return text
 
     def memex_error(self, e: BaseException) -> MemexError:
-        """The memex error for the psycopg error ``e`` (:meth:`_translate`), with ``e``
-        scrubbed of every secret (:meth:`_scrub`), for an error that ``e`` stays chained to.
+        """The memex error for the psycopg error ``e``, with ``e`` scrubbed of every
+        secret (its message masked, its connection and server result dropped), for a
+        memex error that ``e`` stays chained to.
 
         Returns:
             A :class:`StoreUnavailableError`, :class:`StoreBusyError` or

@@ -275,7 +275,8 @@ def follow(
     Yields:
         :class:`LogRecord` objects in position order, each once.
     Raises:
-        What ``log.read`` and ``wait`` raise.
+        MemexError: what ``log.read`` raises (e.g. ``StoreUnavailableError``);
+            an exception ``wait`` raises passes through unchanged.
     """
     idle_since = time.monotonic()
     while True:

@@ -16,5 +16,21 @@ The package's modules, bottom to top:
   exports under the path memex-python users import.
 """
 
+from typing import Any
+
+from memex.retrieval import retrieve as _retrieve
 from memex.retrieval.retrieve import *  # noqa: F403
 from memex.retrieval.retrieve import __all__ as __all__
+
+
+def __getattr__(name: str) -> Any:
+    """Every other name of :mod:`memex.retrieval.retrieve`, the module this path named
+    before retrieval became a package (``from memex.retrieval import ScoreWeights``).
+
+    Raises:
+        AttributeError: ``name`` is neither there nor a submodule of this package.
+    """
+    try:
+        return getattr(_retrieve, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

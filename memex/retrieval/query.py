@@ -55,11 +55,6 @@ __all__ = [
     "decay_function",
     "score_function",
     "sort_items",
-    # the records a query takes, under the path memex-python users import them from
-    "MemoryFilter",
-    "EdgeFilter",
-    "QueryOptions",
-    "SortOption",
 ]
 
 

@@ -34,7 +34,7 @@ from memex.models.entities import Edge, MemoryItem
 from memex.state.columns import EAGER_MIN, built_columns
 from memex.state.pmap import IndexBuilder, PMap, as_pmap
 
-__all__ = ["GraphState", "create_graph_state", "clone_graph_state", "MemoryItem", "Edge"]
+__all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
 
 
 def _to_pmap(value: Any) -> PMap[str, Any]:

@@ -39,23 +39,7 @@ from memex.models.fields import memory_meta
 from memex.state.graph import GraphState, parent_keys
 from memex.state.pmap import EMPTY_SET, bucket_put, bucket_remove, pset_add, pset_remove
 
-__all__ = [
-    "apply_command",
-    "CommandResult",
-    "merge_item",
-    "merge_edge",
-    # the records it applies, under the path memex-python users import them from
-    "GraphState",
-    "MemoryCommand",
-    "MemoryCommandAdapter",
-    "MemoryCreate",
-    "MemoryUpdate",
-    "MemoryRetract",
-    "EdgeCreate",
-    "EdgeUpdate",
-    "EdgeRetract",
-    "MemoryLifecycleEvent",
-]
+__all__ = ["apply_command", "CommandResult", "merge_item", "merge_edge"]
 
 
 class CommandResult(NamedTuple):

@@ -120,7 +120,7 @@ class StoreFields(Protocol):
         self, progress: Callable[[int], None] | None = None, stop: int | None = None
     ) -> None: ...
 
-    def fold_record(self, rec: LogRecord) -> None: ...
+    def _fold_record(self, rec: LogRecord) -> None: ...
 
     def _append(self, records: Records, ids: Callable[[int], str] | None = None) -> None: ...
 
@@ -182,7 +182,7 @@ class StoreLogging:
                             self._catch_up(stop=rec.position - 1)
                             if rec.position <= self._position:
                                 continue
-                        self.fold_record(rec)
+                        self._fold_record(rec)
                     yield rec
                 return  # idle_timeout passed
             except UnreadableRecordError as e:
@@ -199,7 +199,7 @@ class StoreLogging:
                 if close is not None:
                     close()
 
-    def fold_record(self: StoreFields, rec: LogRecord) -> None:
+    def _fold_record(self: StoreFields, rec: LogRecord) -> None:
         """Fold one record (the next position) into the state, the text index following."""
         before = self.mem
         events: list[Any] = []
