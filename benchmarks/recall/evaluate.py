@@ -65,6 +65,7 @@ from typing import Any
 import bm25s
 import numpy as np
 import Stemmer
+from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 import memex
 from benchmarks.recall.memory import Memory, Question
@@ -113,6 +114,9 @@ def _fold(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
 
 
+_STOP = frozenset(STOPWORDS_EN_PLUS)
+
+
 class Bm25Baseline:
     """Plain BM25 (``bm25s``, Robertson variant) over texts, tokenised like FTS5 ``porter
     unicode61`` as nearly as PyStemmer allows (see the module docstring).
@@ -149,9 +153,10 @@ class Bm25Baseline:
         return self._stem(_WORD.findall(text.lower()))
 
     def query_tokens(self, query: str) -> list[str]:
-        """The query's distinct lower-cased words (first 64), each stemmed."""
-        words = list(dict.fromkeys(_WORD.findall(query.lower())))[:_MAX_QUERY_TERMS]
-        return self._stem(words)
+        """The query's distinct lower-cased words that are not English stop words
+        (bm25s's ``STOPWORDS_EN_PLUS``, the list memex vendors), first 64, each stemmed."""
+        words = [w for w in dict.fromkeys(_WORD.findall(query.lower())) if w not in _STOP]
+        return self._stem(words[:_MAX_QUERY_TERMS])
 
     def search(self, query: str, k: int) -> list[str]:
         """The ids of the ``k`` best texts matching a query token, best first, ties in the

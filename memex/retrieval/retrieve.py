@@ -43,7 +43,7 @@ from memex.retrieval.packing import (
 from memex.retrieval.query import compile_filter
 from memex.retrieval.ranking import Ranked, rank
 from memex.retrieval.relevance import DEFAULT_CANDIDATES, check_query, rank_query
-from memex.retrieval.search import TextIndex
+from memex.retrieval.search import TextIndex, only_stop_words
 from memex.state.graph import GraphState
 
 __all__ = [
@@ -178,7 +178,18 @@ def _query_ranked(
     index: TextIndex | None,
     contest: bool = False,
 ) -> list[ScoredItem]:
-    """:func:`memex.retrieval.relevance.rank_query` as :class:`ScoredItem` entries."""
+    """:func:`memex.retrieval.relevance.rank_query` as :class:`ScoredItem` entries.
+
+    A question whose words are all stop words (:func:`~memex.retrieval.search.only_stop_words`)
+    matches no item: it ranks by the belief weights alone, as a call without a
+    query would, each entry with ``relevance=0.0``."""
+    if only_stop_words(query):
+        beliefs: ScoreWeights = replace_unchecked(w, {"relevance": None})
+        ranked = rank(state, beliefs, _checked(opts, now), now)
+        return [
+            ScoredItem(item=it, score=s, relevance=0.0)
+            for s, it in zip(ranked.scores, ranked.items, strict=True)
+        ]
     scores, items, rels = rank_query(state, w, _checked(opts, now), now, query, index, contest)
     return [
         ScoredItem(item=it, score=s, relevance=r)

@@ -40,6 +40,7 @@ import numpy.typing as npt
 from memex import _validate as v
 from memex.errors import ValidationError
 from memex.models import MemoryItem
+from memex.retrieval.stopwords import STOP_WORDS
 from memex.retrieval.termstats import TermStats
 from memex.state.graph import GraphState
 
@@ -51,6 +52,8 @@ __all__ = [
     "ANN_MIN",
     "RECALL_WEIGHTS",
     "CHARS_PER_TOKEN",
+    "query_terms",
+    "only_stop_words",
 ]
 
 TextFn = Callable[[MemoryItem], str]
@@ -147,14 +150,39 @@ def _event_parts(ev: Any, path: str) -> tuple[str | None, Any]:
 _MEMORY_EVENTS = frozenset(("memory.created", "memory.updated", "memory.retracted"))
 
 
-def _terms(query: str) -> list[str]:
-    """The query's distinct words (lower-cased, first 64), each safe to quote in FTS5 syntax."""
-    seen: dict[str, None] = {}
-    for w in _WORD.findall(unicodedata.normalize("NFC", query.lower())):
-        seen.setdefault(w, None)
-        if len(seen) == _MAX_QUERY_TERMS:
-            break
-    return list(seen)
+def _words(query: str) -> list[str]:
+    """The query's distinct words, lower-cased and NFC-normalised, in order."""
+    return list(dict.fromkeys(_WORD.findall(unicodedata.normalize("NFC", query.lower()))))
+
+
+def query_terms(query: str) -> list[str]:
+    """The words a question is matched on: its distinct words (Unicode ``\\w+``,
+    lower-cased, NFC-normalised, in order) that are not English stop words
+    (:data:`memex.retrieval.stopwords.STOP_WORDS`), at most the first 64.
+
+    Each is safe to quote in FTS5 syntax. ``"what should I cook for dinner?"``
+    gives ``["cook", "dinner"]``. O(length of ``query``).
+
+    Raises:
+        ValidationError: ``query`` is not a string.
+    """
+    if not isinstance(query, str):
+        raise v.fail("query", "a string", query)
+    return [w for w in _words(query) if w not in STOP_WORDS][:_MAX_QUERY_TERMS]
+
+
+def only_stop_words(query: str) -> bool:
+    """True when ``query`` has words and every one of them is a stop word
+    (``"what is it?"``): such a question matches no item, and retrieval ranks
+    by the belief weights alone. O(length of ``query``).
+
+    Raises:
+        ValidationError: ``query`` is not a string.
+    """
+    if not isinstance(query, str):
+        raise v.fail("query", "a string", query)
+    words = _words(query)
+    return bool(words) and all(w in STOP_WORDS for w in words)
 
 
 class TextIndex:
@@ -399,9 +427,12 @@ class TextIndex:
 
         ``bm25`` is FTS5's Okapi BM25 score negated, so larger is better and
         every match scores above 0. The query is split into words (Unicode
-        ``\\w+``, lower-cased, at most 64 distinct), each matched as a term
+        ``\\w+``, lower-cased), English stop words are dropped and the first
+        64 distinct others (:func:`query_terms`) are each matched as a term
         (stemmed like the texts) and OR-ed: query syntax characters are never
-        interpreted, so any string is a valid query. No words: no matches.
+        interpreted, so any string is a valid query. An item that shares only
+        stop words with the query is no match; no words but stop words: no
+        matches.
 
         Raises:
             ValidationError: ``query`` is not a string.
@@ -415,7 +446,7 @@ class TextIndex:
             raise v.fail("query", "a string", query)
         if limit is not None:
             v.nonneg_int(limit, "limit")
-        return iter(self._lexical(_terms(query), limit))
+        return iter(self._lexical(query_terms(query), limit))
 
     def _lexical(self, terms: list[str], limit: int | None) -> list[tuple[str, float]]:
         """:meth:`lexical` of the query's words ``terms`` (checked arguments)."""
@@ -581,7 +612,7 @@ class TextIndex:
             raise v.fail("query", "a string", query)
         if limit is not None:
             v.nonneg_int(limit, "limit")
-        terms = _terms(query)
+        terms = query_terms(query)
         lexical = self._lexical(terms, limit)
         if self._embed is None or not terms:  # no words: no matches, vectors or not
             return lexical
