@@ -11,7 +11,7 @@ from memex.models import ScoredItem
 from memex.retrieval import smart_retrieve
 from memex.retrieval.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost
 
-__all__ = ["cmd_recall", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
+__all__ = ["cmd_recall", "explain_lines", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
 
 
 def _recall_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +38,12 @@ def _recall_arguments(parser: argparse.ArgumentParser) -> None:
         "--candidates", type=int, default=200, metavar="N", help="text matches scored (default 200)"
     )
     parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="say why each item was retrieved: the words it matched with their BM25 "
+        "contributions, each belief weight's part, decay, flags",
+    )
 
 
 def _wire(e: ScoredItem) -> dict[str, Any]:
@@ -51,7 +57,37 @@ def _wire(e: ScoredItem) -> dict[str, Any]:
         "text": default_text(e.item),
         "contradicted_by": [c.id for c in e.contradicted_by or []],
         "item": e.item.to_dict(),
+        "explanation": None if e.explanation is None else e.explanation.to_dict(),
     }
+
+
+def explain_lines(e: ScoredItem) -> list[str]:
+    """The ``--explain`` lines of one result: the words it matched with their BM25
+    contributions, then the score's parts (each weight's contribution, decay,
+    penalty), then the flags and the note. ``[]`` for a result without an explanation."""
+    ex = e.explanation
+    if ex is None:
+        return []
+    lines = []
+    if ex.terms:
+        words = ", ".join(f"{field_text(w)} {c:.3g}" for w, c in ex.terms)
+        best = "" if ex.best_text_score is None else f" of best {ex.best_text_score:.3g}"
+        lines.append(f"matched: {words} (BM25 {ex.text_score:.3g}{best})")
+    parts = " + ".join(f"{name} {value:.3g}" for name, value in ex.weights.items() if value)
+    score = f"{parts or '0'}"
+    if ex.decay != 1.0:
+        score += f", x decay {ex.decay:.3g}"
+    if ex.penalty:
+        score += f", - diversity {ex.penalty:.3g}"
+    lines.append(f"score: {score} = {ex.score:.4g}")
+    flags = [
+        f for f, on in (("contradicted", ex.contradicted), ("superseded", ex.superseded)) if on
+    ]
+    if flags:
+        lines.append("flags: " + ", ".join(flags))
+    if ex.note:
+        lines.append(f"note: {ex.note}")
+    return lines
 
 
 @subcommand(
@@ -69,7 +105,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     costs its text length / 4). Prints, best first, each item's id, score,
     relevance, authority, the items contradicting it and its text; ``--json``
     prints ``[{"id", "score", "relevance", "authority", "conviction",
-    "importance", "text", "contradicted_by": [ids], "item": wire item}, ...]``.
+    "importance", "text", "contradicted_by": [ids], "item": wire item,
+    "explanation": Explanation.to_dict()}, ...]``. ``--explain`` adds under
+    each item why it was retrieved (:func:`explain_lines`).
 
     Returns:
         0, or 1 when the log had skipped records (the answer is still printed).
@@ -120,4 +158,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         out.print(
             f"   {field_text(text if len(text) <= 100 else text[:97] + '...')}", soft_wrap=True
         )
+        if args.explain:
+            for line in explain_lines(e):
+                out.print(f"   {line}", soft_wrap=True)
     return ctx.exit_code

@@ -32,7 +32,7 @@ from memex.integrity import (
     plan_cascade_retract,
     plan_resolve_contradiction,
 )
-from memex.models import MemoryItem
+from memex.models import MemoryItem, ScoredItem
 from memex.retrieval.search import RECALL_WEIGHTS, default_text, token_cost
 from memex.state.graph import GraphState
 from memex.store import MemexStore, Transaction
@@ -111,6 +111,20 @@ def _positive(field: str, value: Any, *, lo: int = 1, hi: int = 10_000) -> int:
             f"{field}: expected an integer from {lo} to {hi}, got {value!r}", field
         )
     return value
+
+
+def _why(s: ScoredItem) -> dict[str, Any]:
+    """The compact explanation of a recall result: matched words, weight parts, note."""
+    ex = s.explanation
+    if ex is None:
+        return {}
+    out: dict[str, Any] = {
+        "matched": [[w, c] for w, c in ex.terms],
+        "weights": {name: value for name, value in ex.weights.items() if value},
+    }
+    if ex.note:
+        out["note"] = ex.note
+    return out
 
 
 class MemoryTools:
@@ -495,11 +509,15 @@ class MemoryTools:
         importance) with :meth:`MemexStore.smart_retrieve`.
 
         Returns ``{"items": [{"id", "text", "score", "relevance", "authority",
-        "contradicted_by": [ids], "superseded": bool, "scope", "kind"}]}``,
+        "contradicted_by": [ids], "superseded": bool, "scope", "kind", "why"}]}``,
         best first, at most ``limit`` entries whose token costs (text length
         / 4) fit ``budget_tokens``. ``superseded`` is true for an item that an
         active ``SUPERSEDES`` edge replaces (such items are returned only
-        under ``contradictions="ignore"``).
+        under ``contradictions="ignore"``). ``why`` says, compactly, why the
+        item was retrieved: ``{"matched": [[word, BM25 contribution], ...],
+        "weights": {name: contribution}}`` (the weights that add to the
+        score, before decay), plus ``"note"`` when there is one (a question
+        of stop words only, an item brought along by a hit).
         """
         check_text("query", query, self.max_text)
         _positive("limit", limit, hi=1000)
@@ -545,6 +563,7 @@ class MemoryTools:
                     "superseded": s.item.id in superseded,
                     "scope": s.item.scope,
                     "kind": s.item.kind,
+                    "why": _why(s),
                 }
                 for s in found
             ]

@@ -9,7 +9,7 @@ everything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar
 
 import attrs
@@ -42,6 +42,7 @@ __all__ = [
     "IntentFilter",
     "TaskFilter",
     "check_filter_depth",
+    "Explanation",
 ]
 
 _opt_nonneg = v.opt(v.nonneg_int)
@@ -353,6 +354,68 @@ class DiversityOptions(Record):
     source_penalty: OptNum = None
 
 
+@attrs.frozen(kw_only=True)
+class Explanation:
+    """Why a retrieval result was retrieved and how its score was made.
+
+    Read it as ``ScoredItem.explanation``; it is computed on first access
+    from what the ranking kept (the weights, the clock, the question, the
+    text index and the graph of the call).
+
+    Attributes:
+        score: the result's score.
+        weights: each belief weight's contribution before decay, in the order
+            ``relevance``, ``authority``, ``conviction``, ``importance``
+            (``weight * value``; a missing weight or value counts 0).
+        decay: the decay multiplier (1.0 without ``weights.decay``).
+        penalty: what the diversity re-rank subtracted (0.0 without one).
+            ``score == max(0.0, sum(weights.values()) * decay - penalty)``
+            within 1e-9.
+        relevance: the result's relevance in [0, 1] (``None`` without a question).
+        terms: ``(word, contribution)`` for each word of the question the item
+            matched, in question order, each the word's BM25 contribution
+            (Robertson and Zaragoza, 2009; FTS5's ``bm25()``) read from the
+            text index when the explanation is computed; ``()`` without a
+            question or for an item the question's words do not match.
+        text_score: ``sum`` of the contributions in ``terms`` (0.0 for none).
+        best_text_score: the highest text score among the call's matches
+            (``relevance == text_score / best_text_score`` for an item that
+            matched and was not brought along); ``None`` without a question.
+        contradicted: an active ``CONTRADICTS`` edge touches the item.
+        superseded: an active ``SUPERSEDES`` edge points at the item.
+        note: a sentence for what the numbers do not say (a question of stop
+            words only, an item brought along by a hit), or ``None``.
+    """
+
+    score: float
+    weights: dict[str, float]
+    decay: float = 1.0
+    penalty: float = 0.0
+    relevance: float | None = None
+    terms: tuple[tuple[str, float], ...] = ()
+    text_score: float = 0.0
+    best_text_score: float | None = None
+    contradicted: bool = False
+    superseded: bool = False
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The explanation as plain JSON data (``terms`` as ``[[word, contribution], ...]``)."""
+        return {
+            "score": self.score,
+            "weights": dict(self.weights),
+            "decay": self.decay,
+            "penalty": self.penalty,
+            "relevance": self.relevance,
+            "terms": [[w, c] for w, c in self.terms],
+            "text_score": self.text_score,
+            "best_text_score": self.best_text_score,
+            "contradicted": self.contradicted,
+            "superseded": self.superseded,
+            "note": self.note,
+        }
+
+
 @attrs.define(kw_only=True)
 class ScoredItem(PydanticCompat):
     """A retrieval result (mutable): ``item``, its ``score``; after
@@ -369,6 +432,10 @@ class ScoredItem(PydanticCompat):
     score: float
     contradicted_by: list[MemoryItem] | None = None
     relevance: float | None = None
+    # what the explanation is computed from, ``(explainer, penalty)`` as the retrieval
+    # functions set it, then ``(explainer, penalty, explanation)`` once computed; not
+    # part of equality
+    _why: Any = attrs.field(default=None, eq=False, repr=False, alias="_why")
 
     #: the schema ``model_dump`` / ``model_validate`` / ``model_copy`` read
     #: (:mod:`memex.models._pydantic`): name, wire key, checker.
@@ -378,6 +445,40 @@ class ScoredItem(PydanticCompat):
         ("contradicted_by", "contradicted_by", v.opt(v.record_list(MemoryItem))),
         ("relevance", "relevance", v.opt(v.num01)),
     )
+
+    @property
+    def explanation(self) -> Explanation | None:
+        """Why this result was retrieved (:class:`Explanation`), computed on first
+        access; ``None`` for a result the retrieval functions did not make
+        (one built by hand). Not part of equality. O(question words) the
+        first time."""
+        why = self._why
+        if why is None:
+            return None
+        if len(why) == 3:
+            done: Explanation = why[2]
+            return done
+        done = why[0](self, why[1])
+        self._why = (why[0], why[1], done)
+        return done
+
+    def explain_with(
+        self, explainer: Callable[[ScoredItem, float], Explanation], penalty: float = 0.0
+    ) -> ScoredItem:
+        """Set what :attr:`explanation` is computed by: ``explainer(self, penalty)``, on
+        first access (``penalty``: what a diversity re-rank subtracted). The
+        retrieval functions call it; returns ``self``. O(1)."""
+        self._why = (explainer, penalty)
+        return self
+
+    def explained_like(self, other: ScoredItem, penalty: float = 0.0) -> ScoredItem:
+        """Take the explanation source of ``other`` (this result is a copy of it made by a
+        later step), adding ``penalty`` to what was subtracted before; returns
+        ``self``. O(1)."""
+        why = other._why
+        if why is not None:
+            self.explain_with(why[0], why[1] + penalty)
+        return self
 
     def __repr__(self) -> str:
         extra = ""

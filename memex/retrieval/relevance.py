@@ -46,8 +46,9 @@ __all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "
 #: Text matches scored per query unless ``candidates`` says otherwise.
 DEFAULT_CANDIDATES = 200
 
-#: ``(scores, items, relevances)``: parallel lists in rank order.
-RankedQuery = tuple[list[float], list[MemoryItem], list[float]]
+#: ``(scores, items, relevances, best)``: parallel lists in rank order, and the highest
+#: text score among the matches (0.0 when nothing matched).
+RankedQuery = tuple[list[float], list[MemoryItem], list[float], float]
 
 _MEMO_KEY = ("text_index",)
 
@@ -112,7 +113,9 @@ def rank_query(
         index: the text index to read; ``None``: :func:`default_index`.
         contest: a contradiction policy follows (step 3b of the module docstring).
     Returns:
-        ``(scores, items, relevances)`` in rank order.
+        ``(scores, items, relevances, best)``: the first three in rank order,
+        ``best`` the highest text score among the matches (the one relevance
+        1.0 stands for; 0.0 when nothing matched).
     Raises:
         InvalidTimestampError: decay or a time criterion reaches an item without a time.
 
@@ -145,7 +148,7 @@ def rank_query(
             break
         window *= 4
     if not hits:
-        return [], [], []
+        return [], [], [], 0.0
     top = max(raw for _, raw in hits.values())
     rel: dict[str, float] = {i: (raw / top if top > 0 else 1.0) for i, (_, raw) in hits.items()}
     chosen: dict[str, MemoryItem] = {i: it for i, (it, _) in hits.items()}
@@ -153,7 +156,8 @@ def rank_query(
         _expand(state, opts.expand, chosen, rel, pre_ok)
     if contest:
         _contested(state, chosen, rel, pre_ok)
-    return _score(state, weights, opts, now, chosen, rel)
+    scores, ranked, relevances = _score(state, weights, opts, now, chosen, rel)
+    return scores, ranked, relevances, top
 
 
 def _contested(
@@ -232,7 +236,7 @@ def _score(
     now: int,
     chosen: dict[str, MemoryItem],
     rel: dict[str, float],
-) -> RankedQuery:
+) -> tuple[list[float], list[MemoryItem], list[float]]:
     score = relevance_score_function(weights, now)
     post_ok = compile_filter(opts.post, now=now) if opts.post is not None else None
     min_score = opts.min_score

@@ -31,6 +31,7 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
+from memex.retrieval.explain import STOP_WORDS_NOTE, Explainer, attach
 from memex.retrieval.filters import as_filter
 from memex.retrieval.packing import (
     CostFn,
@@ -42,7 +43,7 @@ from memex.retrieval.packing import (
 )
 from memex.retrieval.query import compile_filter
 from memex.retrieval.ranking import Ranked, rank
-from memex.retrieval.relevance import DEFAULT_CANDIDATES, check_query, rank_query
+from memex.retrieval.relevance import DEFAULT_CANDIDATES, check_query, default_index, rank_query
 from memex.retrieval.search import TextIndex, only_stop_words
 from memex.state.graph import GraphState
 
@@ -146,8 +147,9 @@ def get_scored_items(
         return _query_ranked(state, w, opts, now, query, index)
     ranked = _ranked(state, w, opts, now, index)
     scores, items = ranked.scores, ranked.items
+    why = (Explainer(state, w, now), 0.0)
     with gc_paused():  # up to one result record per item, none cyclic
-        return [ScoredItem(item=it, score=s) for s, it in zip(scores, items, strict=True)]
+        return [ScoredItem(item=it, score=s, _why=why) for s, it in zip(scores, items, strict=True)]
 
 
 def _checked(opts: ScoredQueryOptions, now: int) -> ScoredQueryOptions:
@@ -186,13 +188,18 @@ def _query_ranked(
     if only_stop_words(query):
         beliefs: ScoreWeights = replace_unchecked(w, {"relevance": None})
         ranked = rank(state, beliefs, _checked(opts, now), now)
+        why = (Explainer(state, beliefs, now, note=STOP_WORDS_NOTE), 0.0)
         return [
-            ScoredItem(item=it, score=s, relevance=0.0)
+            ScoredItem(item=it, score=s, relevance=0.0, _why=why)
             for s, it in zip(ranked.scores, ranked.items, strict=True)
         ]
-    scores, items, rels = rank_query(state, w, _checked(opts, now), now, query, index, contest)
+    index = default_index(state) if index is None else index
+    scores, items, rels, best = rank_query(
+        state, w, _checked(opts, now), now, query, index, contest
+    )
+    why = (Explainer(state, w, now, query, index, best), 0.0)
     return [
-        ScoredItem(item=it, score=s, relevance=r)
+        ScoredItem(item=it, score=s, relevance=r, _why=why)
         for s, it, r in zip(scores, items, rels, strict=True)
     ]
 
@@ -310,7 +317,7 @@ def surface_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> l
             score=e.score,
             contradicted_by=None if e.contradicted_by is None else list(e.contradicted_by),
             relevance=e.relevance,
-        )
+        ).explained_like(e)
         for e in _drop_superseded(state, scored)
     ]
     by_id: dict[str, ScoredItem] = {}
@@ -380,7 +387,7 @@ def apply_diversity(
                 if entry.contradicted_by is None
                 else list(entry.contradicted_by),
                 relevance=entry.relevance,
-            )
+            ).explained_like(entry, penalty)
         )
     out.sort(key=lambda e: e.score, reverse=True)
     return out
@@ -487,7 +494,8 @@ def smart_retrieve(
             cost_fn,
         )
     if contradictions in (None, "ignore") and diversity is None:
-        return pack_ranked(_ranked(state, w, opts, at, index), budget, cost_fn)
+        packed = pack_ranked(_ranked(state, w, opts, at, index), budget, cost_fn)
+        return attach(packed, Explainer(state, w, at))
     with gc_paused():  # one short-lived result record per candidate, none cyclic
         ranked = get_scored_items(state, w, opts, now=at, index=index)
         return _policies(state, ranked, contradictions, diversity, budget, cost_fn)

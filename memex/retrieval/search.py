@@ -539,6 +539,49 @@ class TextIndex:
         ids = self._ids
         return [(ids[rid], -score) for rid, score in rows if rid in ids]
 
+    def term_scores(self, query: str, item_id: str) -> list[tuple[str, float]]:
+        """Each word of ``query`` that item ``item_id`` matches, with its BM25 contribution.
+
+        ``(word, contribution)`` in question order (the words of
+        :func:`query_terms`), only the words the item holds; the contributions
+        sum, in that order, to the item's :meth:`lexical` score for ``query``
+        (BM25 is a sum over the question's terms). ``[]`` for an item the index
+        does not hold or that matches no word. O(question words) reads.
+
+        Raises:
+            ValidationError: ``query`` not a string or ``item_id`` not a string.
+        """
+        terms = query_terms(query)
+        if not isinstance(item_id, str):
+            raise v.fail("item_id", "a string", item_id)
+        with self._lock:
+            self._check_open()
+            rid = self._rowid.get(item_id)
+            if rid is None or not terms:
+                return []
+            phrases = self._stats.phrase_terms(terms)
+            if phrases is None:  # a word FTS5 splits into several tokens: ask FTS5 per word
+                out = []
+                for word in terms:
+                    row = self._db.execute(
+                        "SELECT bm25(docs) FROM docs WHERE docs MATCH ? AND rowid = ?",
+                        (f'"{word}"', rid),
+                    ).fetchone()
+                    if row is not None:
+                        out.append((word, -float(row[0])))
+                return out
+            st = self._stats
+            st.sync()
+            rows = np.asarray([rid], dtype=np.int64)
+            out = []
+            for word, tid in zip(terms, st.term_ids(phrases), strict=True):
+                if st.df(tid) == 0:
+                    continue
+                part = float(st.score(rows, [tid], [st.idf(tid)])[0])
+                if part != 0.0:
+                    out.append((word, part))
+            return out
+
     def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` items whose vectors are closest to the query's, as ``(item_id,
         cosine similarity)``, best first (ties by indexing order); ``[]`` without

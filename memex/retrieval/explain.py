@@ -1,0 +1,109 @@
+"""Explanations of retrieval results: why an item was retrieved and how its score was made.
+
+An :class:`Explainer` is made once per retrieval call, holding what the
+ranking used (the state, the weights, the clock, the question, its text
+index and the best text score); each :class:`~memex.ScoredItem` the call
+returns keeps it, and ``ScoredItem.explanation`` asks it for the
+:class:`~memex.Explanation` on first access. The score's parts are those of
+:func:`memex.retrieval.scoring.relevance_score_function`:
+``wr*relevance + wa*authority + wc*(conviction or 0) + wi*(importance or 0)``,
+times the decay multiplier when the weights set ``decay``.
+"""
+
+from __future__ import annotations
+
+from memex.models import Explanation, ScoredItem, ScoreWeights
+from memex.retrieval.scoring import decay_function
+from memex.retrieval.search import TextIndex
+from memex.state.graph import GraphState
+
+__all__ = ["Explainer", "attach", "STOP_WORDS_NOTE", "BROUGHT_NOTE"]
+
+#: The note of a result of a question made only of stop words.
+STOP_WORDS_NOTE = (
+    "the question has only stop words, so no text matched: ranked by the belief weights alone"
+)
+#: The note of a result that a hit brought along without matching the question itself.
+BROUGHT_NOTE = (
+    "brought along by a hit (expansion over parents or edges, or the other side of a "
+    "contradiction): its relevance is the bringing hit's, damped"
+)
+
+
+class Explainer:
+    """What one retrieval call ranked with, to explain each of its results.
+
+    Args:
+        state: the graph the call ranked.
+        weights: the call's validated weights.
+        now: the call's clock (unix ms), for the decay multiplier.
+        query: the question, or ``None``.
+        index: the text index the question was matched in (``None`` without a question).
+        best_text_score: the highest text score among the question's matches.
+        note: a sentence every explanation of the call carries (or ``None``).
+    """
+
+    __slots__ = ("_state", "_weights", "_now", "_query", "_index", "_best", "_note")
+
+    def __init__(
+        self,
+        state: GraphState,
+        weights: ScoreWeights,
+        now: int,
+        query: str | None = None,
+        index: TextIndex | None = None,
+        best_text_score: float | None = None,
+        note: str | None = None,
+    ) -> None:
+        self._state = state
+        self._weights = weights
+        self._now = now
+        self._query = query
+        self._index = index
+        self._best = best_text_score
+        self._note = note
+
+    def __call__(self, scored: ScoredItem, penalty: float) -> Explanation:
+        """The :class:`~memex.Explanation` of ``scored`` (a result of this call), whose
+        diversity re-rank subtracted ``penalty``. O(question words + edges of the item)."""
+        w = self._weights
+        it = scored.item
+        rel = scored.relevance
+        parts = {
+            "relevance": float(w.relevance or 0) * (rel or 0.0),
+            "authority": float(w.authority or 0) * it.authority,
+            "conviction": float(w.conviction or 0) * (it.conviction or 0),
+            "importance": float(w.importance or 0) * (it.importance or 0),
+        }
+        decay = 1.0 if w.decay is None else float(decay_function(w.decay, self._now)(it))
+        terms: tuple[tuple[str, float], ...] = ()
+        if self._query is not None and self._index is not None:
+            terms = tuple(self._index.term_scores(self._query, it.id))
+        text = 0.0
+        for _, c in terms:
+            text += c
+        note = self._note
+        if note is None and rel and not terms:
+            note = BROUGHT_NOTE
+        state = self._state
+        return Explanation(
+            score=scored.score,
+            weights=parts,
+            decay=decay,
+            penalty=penalty,
+            relevance=rel,
+            terms=terms,
+            text_score=text,
+            best_text_score=self._best if self._query is not None else None,
+            contradicted=bool(state.incident_edges([it.id], "CONTRADICTS")),
+            superseded=bool(state.superseded_among([it.id])),
+            note=note,
+        )
+
+
+def attach(results: list[ScoredItem], explainer: Explainer) -> list[ScoredItem]:
+    """Give each of ``results`` its explanation source (``explainer``, no penalty); returns
+    ``results``. O(len(results))."""
+    for r in results:
+        r.explain_with(explainer)
+    return results
