@@ -9,7 +9,7 @@ everything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 import attrs
@@ -462,23 +462,22 @@ class ScoredItem(PydanticCompat):
         self._why = (why[0], why[1], done)
         return done
 
-    def explain_with(
-        self, explainer: Callable[[ScoredItem, float], Explanation], penalty: float = 0.0
-    ) -> ScoredItem:
-        """Set what :attr:`explanation` is computed by: ``explainer(self, penalty)``, on
-        first access (``penalty``: what a diversity re-rank subtracted). The
-        retrieval functions call it; returns ``self``. O(1)."""
-        self._why = (explainer, penalty)
-        return self
-
-    def explained_like(self, other: ScoredItem, penalty: float = 0.0) -> ScoredItem:
-        """Take the explanation source of ``other`` (this result is a copy of it made by a
-        later step), adding ``penalty`` to what was subtracted before; returns
-        ``self``. O(1)."""
-        why = other._why
-        if why is not None:
-            self.explain_with(why[0], why[1] + penalty)
-        return self
+    def copied(self, score: float | None = None, penalty: float = 0.0) -> ScoredItem:
+        """A copy of this result (its ``contradicted_by`` list copied) with ``score``
+        (``None``: the same) that keeps its explanation source, ``penalty`` added to
+        what was subtracted before (a diversity re-rank). O(len(contradicted_by))."""
+        why = self._why
+        if penalty and why is not None:
+            why = (why[0], why[1] + penalty)
+        elif why is not None and len(why) == 3:
+            why = why[:2]  # computed for this score: the copy computes its own
+        return ScoredItem(
+            item=self.item,
+            score=self.score if score is None else score,
+            contradicted_by=None if self.contradicted_by is None else list(self.contradicted_by),
+            relevance=self.relevance,
+            _why=why,
+        )
 
     def __repr__(self) -> str:
         extra = ""

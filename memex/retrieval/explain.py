@@ -3,7 +3,7 @@
 An :class:`Explainer` is made once per retrieval call, holding what the
 ranking used (the state, the weights, the clock, the question, its text
 index and the best text score); each :class:`~memex.ScoredItem` the call
-returns keeps it, and ``ScoredItem.explanation`` asks it for the
+returns keeps it (and so does a copy made by a later step, :meth:`~memex.ScoredItem.copied`), and ``ScoredItem.explanation`` asks it for the
 :class:`~memex.Explanation` on first access. The score's parts are those of
 :func:`memex.retrieval.scoring.relevance_score_function`:
 ``wr*relevance + wa*authority + wc*(conviction or 0) + wi*(importance or 0)``,
@@ -17,7 +17,7 @@ from memex.retrieval.scoring import decay_function
 from memex.retrieval.search import TextIndex
 from memex.state.graph import GraphState
 
-__all__ = ["Explainer", "attach", "STOP_WORDS_NOTE", "BROUGHT_NOTE"]
+__all__ = ["Explainer", "STOP_WORDS_NOTE", "BROUGHT_NOTE"]
 
 #: The note of a result of a question made only of stop words.
 STOP_WORDS_NOTE = (
@@ -99,11 +99,3 @@ class Explainer:
             superseded=bool(state.superseded_among([it.id])),
             note=note,
         )
-
-
-def attach(results: list[ScoredItem], explainer: Explainer) -> list[ScoredItem]:
-    """Give each of ``results`` its explanation source (``explainer``, no penalty); returns
-    ``results``. O(len(results))."""
-    for r in results:
-        r.explain_with(explainer)
-    return results

@@ -155,7 +155,9 @@ def _greedy(
     return kept
 
 
-def pack_ranked(ranked: Ranked, budget: float, cost_fn: CostFn) -> list[ScoredItem]:
+def pack_ranked(
+    ranked: Ranked, budget: float, cost_fn: CostFn, why: Any = None
+) -> list[ScoredItem]:
     """:func:`pack_budget` over a :class:`~memex.retrieval.ranking.Ranked`: a :class:`ScoredItem`
     is built only for the entries kept. Same rule and errors; ``cost_fn`` is
     called once per entry, in memory order when the ranking offers it
@@ -165,6 +167,9 @@ def pack_ranked(ranked: Ranked, budget: float, cost_fn: CostFn) -> list[ScoredIt
     Args:
         ranked: a ranking of :func:`memex.retrieval.ranking.rank`.
         budget, cost_fn: as for :func:`pack_budget`.
+        why: the explanation source each kept entry gets
+            (``(explainer, penalty)``: ``ScoredItem.explanation`` is
+            ``explainer(entry, penalty)``), or ``None``.
     Returns:
         The kept entries as :class:`ScoredItem` records, in rank order.
     Raises:
@@ -177,7 +182,7 @@ def pack_ranked(ranked: Ranked, budget: float, cost_fn: CostFn) -> list[ScoredIt
         kept = _greedy(by_pool, items, remaining, ranked.order)
     else:
         kept = _greedy(list(map(cost_fn, items)), items, remaining)
-    return [ScoredItem(item=items[i], score=scores[i]) for i in kept]
+    return [ScoredItem(item=items[i], score=scores[i], _why=why) for i in kept]
 
 
 def _check_cost(c: Any, item: MemoryItem) -> None:

@@ -31,7 +31,7 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
-from memex.retrieval.explain import STOP_WORDS_NOTE, Explainer, attach
+from memex.retrieval.explain import STOP_WORDS_NOTE, Explainer
 from memex.retrieval.filters import as_filter
 from memex.retrieval.packing import (
     CostFn,
@@ -311,15 +311,7 @@ def surface_contradictions(state: GraphState, scored: Sequence[ScoredItem]) -> l
         ValidationError: ``state`` is not a :class:`GraphState` or ``scored``
             not a list of :class:`ScoredItem`.
     """
-    kept = [
-        ScoredItem(
-            item=e.item,
-            score=e.score,
-            contradicted_by=None if e.contradicted_by is None else list(e.contradicted_by),
-            relevance=e.relevance,
-        ).explained_like(e)
-        for e in _drop_superseded(state, scored)
-    ]
+    kept = [e.copied() for e in _drop_superseded(state, scored)]
     by_id: dict[str, ScoredItem] = {}
     for entry in kept:
         by_id[entry.item.id] = entry
@@ -379,16 +371,7 @@ def apply_diversity(
             n = seen_source.get(it.source_kind, 0)
             penalty += sp * n
             seen_source[it.source_kind] = n + 1
-        out.append(
-            ScoredItem(
-                item=it,
-                score=max(0.0, entry.score - penalty),
-                contradicted_by=None
-                if entry.contradicted_by is None
-                else list(entry.contradicted_by),
-                relevance=entry.relevance,
-            ).explained_like(entry, penalty)
-        )
+        out.append(entry.copied(max(0.0, entry.score - penalty), penalty))
     out.sort(key=lambda e: e.score, reverse=True)
     return out
 
@@ -494,8 +477,8 @@ def smart_retrieve(
             cost_fn,
         )
     if contradictions in (None, "ignore") and diversity is None:
-        packed = pack_ranked(_ranked(state, w, opts, at, index), budget, cost_fn)
-        return attach(packed, Explainer(state, w, at))
+        why = (Explainer(state, w, at), 0.0)
+        return pack_ranked(_ranked(state, w, opts, at, index), budget, cost_fn, why)
     with gc_paused():  # one short-lived result record per candidate, none cyclic
         ranked = get_scored_items(state, w, opts, now=at, index=index)
         return _policies(state, ranked, contradictions, diversity, budget, cost_fn)
