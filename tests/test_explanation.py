@@ -132,6 +132,7 @@ def test_flags_and_an_item_brought_by_a_contradiction() -> None:
     assert tea.contradicted and espresso.contradicted
     assert [w for w, _ in tea.terms] == ["drink", "tea"] and tea.note is None
     assert espresso.terms == () and espresso.note == BROUGHT_NOTE  # the other side, brought along
+    assert espresso.brought_by == ("m0", "CONTRADICTS") and tea.brought_by is None
     for h in found:
         _check_sums(h, None, None)
 
@@ -192,3 +193,49 @@ def test_explanations_sum_to_the_scores(
         weights["decay"] = DECAY
     for h in memex.get_scored_items(state, weights, query=question, index=index, now=NOW):
         _check_sums(h, index, question)
+
+
+def test_an_expanded_item_names_the_hit_and_the_link_that_brought_it() -> None:
+    state = _memory(ROWS)
+    parent = create_memory_item(
+        id="p",
+        scope="user:ada",
+        kind="observation",
+        content={"text": "Her sister Rosa lives in Porto"},
+        author="agent",
+        source_kind="observed",
+        authority=0.5,
+        now=T0,
+    )
+    child = create_memory_item(
+        id="c",
+        scope="user:ada",
+        kind="observation",
+        content={"text": "She visits her every Easter"},
+        author="agent",
+        source_kind="observed",
+        authority=0.5,
+        parents=["p"],
+        now=T0 + 1,
+    )
+    for it in (parent, child):
+        state = apply_command(state, MemoryCreate(item=it)).state
+    edge = create_edge(
+        from_="m4", to="c", kind="SUPPORTS", author="a", source_kind="observed", authority=0.5
+    )
+    state = apply_command(state, {"type": "edge.create", "edge": edge}).state
+    hits = memex.get_scored_items(
+        state,
+        {"relevance": 1.0},
+        {"expand": {"parents": 1, "edges": ["SUPPORTS"], "damping": 0.5}},
+        query="who visits at Easter?",
+        now=NOW,
+    )
+    by_id = {h.item.id: h.explanation for h in hits}
+    c, p = by_id["c"], by_id["p"]
+    assert c is not None and p is not None
+    assert c.brought_by is None and [w for w, _ in c.terms] == ["visits", "easter"]
+    assert p.brought_by == ("c", "parent") and p.note == BROUGHT_NOTE
+    assert p.relevance == pytest.approx(0.5)  # the hit's relevance, damped once
+    m4 = by_id["m4"]
+    assert m4 is not None and m4.brought_by == ("c", "SUPPORTS") and m4.terms == ()

@@ -85,6 +85,9 @@ def explain_lines(e: ScoredItem) -> list[str]:
     ]
     if flags:
         lines.append("flags: " + ", ".join(flags))
+    if ex.brought_by is not None:
+        hit, link = ex.brought_by
+        lines.append(f"brought by: {field_text(hit)} over {field_text(link)}")
     if ex.note:
         lines.append(f"note: {ex.note}")
     return lines

@@ -383,6 +383,10 @@ class Explanation:
             matched and was not brought along); ``None`` without a question.
         contradicted: an active ``CONTRADICTS`` edge touches the item.
         superseded: an active ``SUPERSEDES`` edge points at the item.
+        brought_by: for an item a hit brought along (its relevance is the hit's,
+            damped for expansion), ``(hit id, link)`` with ``link`` ``"parent"``
+            or the edge kind it came over (``"SUPPORTS"``, ``"CONTRADICTS"``, ...);
+            ``None`` otherwise.
         note: a sentence for what the numbers do not say (a question of stop
             words only, an item brought along by a hit), or ``None``.
     """
@@ -397,6 +401,7 @@ class Explanation:
     best_text_score: float | None = None
     contradicted: bool = False
     superseded: bool = False
+    brought_by: tuple[str, str] | None = None
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -412,6 +417,7 @@ class Explanation:
             "best_text_score": self.best_text_score,
             "contradicted": self.contradicted,
             "superseded": self.superseded,
+            "brought_by": None if self.brought_by is None else list(self.brought_by),
             "note": self.note,
         }
 

@@ -25,8 +25,8 @@ STOP_WORDS_NOTE = (
 )
 #: The note of a result that a hit brought along without matching the question itself.
 BROUGHT_NOTE = (
-    "brought along by a hit (expansion over parents or edges, or the other side of a "
-    "contradiction): its relevance is the bringing hit's, damped"
+    "brought along by a hit (brought_by: over a parent link or an edge, or as the other "
+    "side of a contradiction): its relevance is the bringing hit's (damped for expansion)"
 )
 
 
@@ -41,9 +41,10 @@ class Explainer:
         index: the text index the question was matched in (``None`` without a question).
         best_text_score: the highest text score among the question's matches.
         note: a sentence every explanation of the call carries (or ``None``).
+        via: for each item a hit brought along, ``id -> (hit id, "parent" or edge kind)``.
     """
 
-    __slots__ = ("_state", "_weights", "_now", "_query", "_index", "_best", "_note")
+    __slots__ = ("_state", "_weights", "_now", "_query", "_index", "_best", "_note", "_via")
 
     def __init__(
         self,
@@ -54,6 +55,7 @@ class Explainer:
         index: TextIndex | None = None,
         best_text_score: float | None = None,
         note: str | None = None,
+        via: dict[str, tuple[str, str]] | None = None,
     ) -> None:
         self._state = state
         self._weights = weights
@@ -62,6 +64,7 @@ class Explainer:
         self._index = index
         self._best = best_text_score
         self._note = note
+        self._via = via or {}
 
     def __call__(self, scored: ScoredItem, penalty: float) -> Explanation:
         """The :class:`~memex.Explanation` of ``scored`` (a result of this call), whose
@@ -83,7 +86,8 @@ class Explainer:
         for _, c in terms:
             text += c
         note = self._note
-        if note is None and rel and not terms:
+        brought_by = self._via.get(it.id)
+        if note is None and brought_by is not None:
             note = BROUGHT_NOTE
         state = self._state
         return Explanation(
@@ -97,5 +101,6 @@ class Explainer:
             best_text_score=self._best if self._query is not None else None,
             contradicted=bool(state.incident_edges([it.id], "CONTRADICTS")),
             superseded=bool(state.superseded_among([it.id])),
+            brought_by=brought_by,
             note=note,
         )

@@ -46,9 +46,10 @@ __all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "
 #: Text matches scored per query unless ``candidates`` says otherwise.
 DEFAULT_CANDIDATES = 200
 
-#: ``(scores, items, relevances, best)``: parallel lists in rank order, and the highest
-#: text score among the matches (0.0 when nothing matched).
-RankedQuery = tuple[list[float], list[MemoryItem], list[float], float]
+#: ``(scores, items, relevances, best, via)``: parallel lists in rank order, the highest
+#: text score among the matches (0.0 when nothing matched), and for each item brought
+#: along by a hit, ``id -> (hit id, "parent" or the edge kind)``.
+RankedQuery = tuple[list[float], list[MemoryItem], list[float], float, dict[str, tuple[str, str]]]
 
 _MEMO_KEY = ("text_index",)
 
@@ -113,9 +114,11 @@ def rank_query(
         index: the text index to read; ``None``: :func:`default_index`.
         contest: a contradiction policy follows (step 3b of the module docstring).
     Returns:
-        ``(scores, items, relevances, best)``: the first three in rank order,
-        ``best`` the highest text score among the matches (the one relevance
-        1.0 stands for; 0.0 when nothing matched).
+        ``(scores, items, relevances, best, via)``: the first three in rank
+        order, ``best`` the highest text score among the matches (the one
+        relevance 1.0 stands for; 0.0 when nothing matched), ``via`` for each
+        item whose relevance a hit brought (steps 3 and 3b) the hit's id and
+        ``"parent"`` or the edge kind it came over.
     Raises:
         InvalidTimestampError: decay or a time criterion reaches an item without a time.
 
@@ -148,41 +151,51 @@ def rank_query(
             break
         window *= 4
     if not hits:
-        return [], [], [], 0.0
+        return [], [], [], 0.0, {}
     top = max(raw for _, raw in hits.values())
     rel: dict[str, float] = {i: (raw / top if top > 0 else 1.0) for i, (_, raw) in hits.items()}
     chosen: dict[str, MemoryItem] = {i: it for i, (it, _) in hits.items()}
+    via: dict[str, tuple[str, str]] = {}
     if opts.expand is not None:
-        _expand(state, opts.expand, chosen, rel, pre_ok)
+        _expand(state, opts.expand, chosen, rel, pre_ok, via)
     if contest:
-        _contested(state, chosen, rel, pre_ok)
+        _contested(state, chosen, rel, pre_ok, via)
     scores, ranked, relevances = _score(state, weights, opts, now, chosen, rel)
-    return scores, ranked, relevances, top
+    return scores, ranked, relevances, top, via
 
 
 def _contested(
-    state: GraphState, chosen: dict[str, MemoryItem], rel: dict[str, float], pre_ok: Any
+    state: GraphState,
+    chosen: dict[str, MemoryItem],
+    rel: dict[str, float],
+    pre_ok: Any,
+    via: dict[str, tuple[str, str]],
 ) -> None:
     """Add the other ends of the candidates' active CONTRADICTS edges (in place), each
     with the relevance of the candidate it contradicts (the larger when several); an
     end that is a candidate already keeps the larger of its own and that."""
     items = state.items
     brought: dict[str, float] = {}
+    source: dict[str, str] = {}
     for e in state.incident_edges(list(chosen), "CONTRADICTS"):
         for a, b in ((e.from_, e.to), (e.to, e.from_)):
-            if a in chosen:
-                brought[b] = max(brought.get(b, -1.0), rel[a])
+            if a in chosen and rel[a] > brought.get(b, -1.0):
+                brought[b] = rel[a]
+                source[b] = a
     superseded = state.superseded_among(brought)
     for other, r in brought.items():
         if (
             other in chosen
         ):  # a candidate already: the larger of its own and the contested relevance
-            rel[other] = max(rel[other], r)
+            if r > rel[other]:
+                rel[other] = r
+                via[other] = (source[other], "CONTRADICTS")
             continue
         it = items.get(other)
         if it is not None and other not in superseded and pre_ok(it):
             chosen[other] = it
             rel[other] = r
+            via[other] = (source[other], "CONTRADICTS")
 
 
 def _expand(
@@ -191,8 +204,10 @@ def _expand(
     chosen: dict[str, MemoryItem],
     rel: dict[str, float],
     pre_ok: Any,
+    via: dict[str, tuple[str, str]],
 ) -> None:
-    """Add the items the hits bring along to ``chosen`` / ``rel`` (in place)."""
+    """Add the items the hits bring along to ``chosen`` / ``rel`` (in place), and to
+    ``via`` the hit and the link (``"parent"`` or the edge kind) that brought each."""
     damping = 0.5 if expand.damping is None else float(expand.damping)
     depth = expand.parents or 0
     kinds = list(dict.fromkeys(expand.edges or ()))
@@ -200,18 +215,22 @@ def _expand(
     level = [(i, rel[i]) for i in list(chosen)]  # the hits, best match first
     for step in range(max(depth, 1 if kinds else 0)):
         nxt: dict[str, float] = {}
+        how: dict[str, tuple[str, str]] = {}
         for item_id, r in level:
             brought = r * damping
-            linked: list[str] = []
+            linked: list[tuple[str, str]] = []
             if step < depth:  # every item of a level is in chosen
-                linked.extend(p for p in chosen[item_id].parents or () if isinstance(p, str))
+                linked.extend(
+                    (p, "parent") for p in chosen[item_id].parents or () if isinstance(p, str)
+                )
             if step == 0:
                 for kind in kinds:
                     for e in state.incident_edges([item_id], kind):
-                        linked.append(e.to if e.from_ == item_id else e.from_)
-            for other in linked:
+                        linked.append((e.to if e.from_ == item_id else e.from_, kind))
+            for other, link in linked:
                 if brought > nxt.get(other, -1.0):
                     nxt[other] = brought
+                    how[other] = (item_id, link)
         if not nxt:
             break  # nothing left to bring: a large "parents" ends here
         level = []
@@ -226,6 +245,7 @@ def _expand(
                 rel[other] = r
             else:
                 continue
+            via[other] = how[other]
             level.append((other, rel[other]))
 
 

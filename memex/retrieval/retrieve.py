@@ -194,10 +194,10 @@ def _query_ranked(
             for s, it in zip(ranked.scores, ranked.items, strict=True)
         ]
     index = default_index(state) if index is None else index
-    scores, items, rels, best = rank_query(
+    scores, items, rels, best, via = rank_query(
         state, w, _checked(opts, now), now, query, index, contest
     )
-    why = (Explainer(state, w, now, query, index, best), 0.0)
+    why = (Explainer(state, w, now, query, index, best, via=via), 0.0)
     return [
         ScoredItem(item=it, score=s, relevance=r, _why=why)
         for s, it, r in zip(scores, items, rels, strict=True)
