@@ -186,6 +186,12 @@ def mark_contradiction(
 
 
 def contradicts_between(state: GraphState, x: str, y: str) -> list[Edge]:
+    """The active ``CONTRADICTS`` edges between items ``x`` and ``y``, in either direction.
+
+    Returns:
+        The edges in the order ``state.edges_of(x)`` gives them (``[]`` when none).
+    Complexity: O(d) for the d edges touching ``x`` (edges-by-endpoint index).
+    """
     out = []
     for e in state.edges_of(x):
         if e.kind != "CONTRADICTS" or not e.active:

@@ -44,7 +44,7 @@ class Explainer:
         via: for each item a hit brought along, ``id -> (hit id, "parent" or edge kind)``.
     """
 
-    __slots__ = ("_state", "_weights", "_now", "_query", "_index", "_best", "_note", "_via")
+    __slots__ = ("_state", "_weights", "_decay", "_query", "_index", "_best", "_note", "_via")
 
     def __init__(
         self,
@@ -59,7 +59,8 @@ class Explainer:
     ) -> None:
         self._state = state
         self._weights = weights
-        self._now = now
+        # the decay multiplier, compiled once for the call's clock (None without decay)
+        self._decay = None if weights.decay is None else decay_function(weights.decay, now)
         self._query = query
         self._index = index
         self._best = best_text_score
@@ -78,7 +79,7 @@ class Explainer:
             "conviction": float(w.conviction or 0) * (it.conviction or 0),
             "importance": float(w.importance or 0) * (it.importance or 0),
         }
-        decay = 1.0 if w.decay is None else float(decay_function(w.decay, self._now)(it))
+        decay = 1.0 if self._decay is None else float(self._decay(it))
         terms: tuple[tuple[str, float], ...] = ()
         if self._query is not None and self._index is not None:
             terms = tuple(self._index.term_scores(self._query, it.id))

@@ -57,6 +57,12 @@ def _meta_equal(stored: Any, wanted: Any) -> bool:
 
 
 def as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
+    """``f`` as a :class:`~memex.MemoryFilter` (a wire mapping validated into one), or ``None``.
+
+    Raises:
+        ValidationError: ``f`` is neither a filter, a valid filter mapping nor
+            ``None`` (paths under ``filter``).
+    """
     result: MemoryFilter | None = None if f is None else v.record_arg(f, MemoryFilter, "filter")
     return result
 

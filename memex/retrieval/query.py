@@ -208,7 +208,8 @@ SCOPE_INDEXES = ("scope", "scope_prefix")
 
 def state_memo(state: GraphState) -> dict[Any, Any]:
     """The state's memo: derived values kept for the life of that state object
-    (scope orders, scope columns). It caches; the state's value is unchanged."""
+    (scope orders, scope columns): :meth:`GraphState.memo`, under the name this module
+    gave it before. It caches; the state's value is unchanged."""
     return state.memo()
 
 
@@ -221,7 +222,7 @@ def scope_order(state: GraphState, index: tuple[str, Any]) -> list[MemoryItem]:
     a new state, which starts without a memo. O(k log k) the first time for
     the k items, O(1) afterwards.
     """
-    memo = state_memo(state)
+    memo = state.memo()
     key = ("order", *index)
     ordered: list[MemoryItem] | None = memo.get(key)
     if ordered is None:

@@ -59,7 +59,6 @@ from memex.retrieval.query import (
     rest_after_index,
     scope_order,
     score_function,
-    state_memo,
 )
 from memex.state.columns import Columns, columns_of, decay_multipliers, pending_changes
 from memex.state.graph import GraphState
@@ -172,7 +171,7 @@ def _scope_slots(state: GraphState, cols: Columns, scope: str) -> npt.NDArray[np
     """The slots of ``scope``'s items in the state's columns ``cols``, found once per
     state and scope (one O(n) comparison of the scope codes) and kept in the
     state's memo, so repeated questions about one scope cost O(k) for its k items."""
-    memo = state_memo(state)
+    memo = state.memo()
     key = ("slots", scope)
     sel: npt.NDArray[np.intp] | None = memo.get(key)
     if sel is None:
@@ -188,7 +187,7 @@ def _scope_columns(state: GraphState, index: tuple[str, Any]) -> Columns:
     from (``("scope", s)`` or ``("scope_prefix", p)``), so that criterion
     holds for every slot and is not tested again per item.
     """
-    memo = state_memo(state)
+    memo = state.memo()
     cols: Columns | None = memo.get(index)
     if cols is None:
         ordered = scope_order(state, index)

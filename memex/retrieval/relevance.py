@@ -36,7 +36,7 @@ from typing import Any
 from memex import _validate as v
 from memex.errors import ValidationError
 from memex.models import ExpandOptions, MemoryItem, ScoredQueryOptions, ScoreWeights
-from memex.retrieval.query import compile_filter, state_memo
+from memex.retrieval.query import compile_filter
 from memex.retrieval.scoring import relevance_score_function
 from memex.retrieval.search import TextIndex
 from memex.state.graph import GraphState
@@ -59,7 +59,7 @@ def default_index(state: GraphState) -> TextIndex:
     and kept for the life of that state object (its memo), so repeated questions
     against one state pay for the build once. O(n + total text) the first time.
     """
-    memo = state_memo(state)
+    memo = state.memo()
     index: TextIndex | None = memo.get(_MEMO_KEY)
     if index is None:
         index = memo[_MEMO_KEY] = TextIndex.from_state(state)

@@ -269,10 +269,20 @@ TASK_DEFAULTS: Mapping[str, Any] = MappingProxyType(
 
 
 def memory_item_record(fields: dict[str, Any]) -> MemoryItem:
+    """A :class:`~memex.MemoryItem` built from its attribute names (``fields``), validated.
+
+    Raises:
+        ValidationError: a bad field. TypeError: an unknown or missing one.
+    """
     return MemoryItem(**fields)
 
 
 def edge_record(fields: dict[str, Any]) -> Edge:
+    """An :class:`~memex.Edge` built from its attribute names (``from_``, ...), validated.
+
+    Raises:
+        ValidationError: a bad field. TypeError: an unknown or missing one.
+    """
     return Edge(**fields)
 
 
