@@ -57,8 +57,9 @@ def _check_sums(hit: memex.ScoredItem, index: memex.TextIndex | None, query: str
     assert math.isclose(
         max(0.0, sum(ex.weights.values()) * ex.decay - ex.penalty), hit.score, abs_tol=1e-9
     )
-    assert math.isclose(sum(c for _, c in ex.terms), ex.text_score, abs_tol=1e-9)
-    if query is not None and index is not None and ex.terms:
+    parts = [c for _, c in ex.terms] + [c for _, c in ex.context] + [c for _, c in ex.speaker]
+    assert math.isclose(sum(parts), ex.text_score, abs_tol=1e-9)
+    if query is not None and index is not None and parts:
         lexical = dict(index.lexical(query))
         assert math.isclose(lexical[hit.item.id], ex.text_score, abs_tol=1e-9)
         assert ex.best_text_score is not None

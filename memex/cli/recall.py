@@ -63,16 +63,26 @@ def _wire(e: ScoredItem) -> dict[str, Any]:
 
 def explain_lines(e: ScoredItem) -> list[str]:
     """The ``--explain`` lines of one result: the words it matched with their BM25
-    contributions, then the score's parts (each weight's contribution, decay,
+    contributions, the words its conversation context and its speaker added, its
+    text score, then the score's parts (each weight's contribution, decay,
     penalty), then the flags and the note. ``[]`` for a result without an explanation."""
     ex = e.explanation
     if ex is None:
         return []
     lines = []
+    best = "" if ex.best_text_score is None else f" of best {ex.best_text_score:.3g}"
     if ex.terms:
         words = ", ".join(f"{field_text(w)} {c:.3g}" for w, c in ex.terms)
-        best = "" if ex.best_text_score is None else f" of best {ex.best_text_score:.3g}"
-        lines.append(f"matched: {words} (BM25 {ex.text_score:.3g}{best})")
+        lines.append(f"matched: {words}")
+    if ex.context:
+        words = ", ".join(f"{field_text(w)} {c:.3g}" for w, c in ex.context)
+        turns = ", ".join(field_text(i) for i in ex.context_from)
+        lines.append(f"context: {words} (from the neighbouring turns {turns})")
+    if ex.speaker:
+        words = ", ".join(f"{field_text(w)} {c:.3g}" for w, c in ex.speaker)
+        lines.append(f"speaker: {words}")
+    if ex.terms or ex.context or ex.speaker:
+        lines.append(f"text score: {ex.text_score:.3g}{best}")
     parts = " + ".join(f"{name} {value:.3g}" for name, value in ex.weights.items() if value)
     score = f"{parts or '0'}"
     if ex.decay != 1.0:

@@ -114,7 +114,8 @@ def _positive(field: str, value: Any, *, lo: int = 1, hi: int = 10_000) -> int:
 
 
 def _why(s: ScoredItem) -> dict[str, Any]:
-    """The compact explanation of a recall result: matched words, weight parts, note."""
+    """The compact explanation of a recall result: matched words, weight parts, and
+    (when any) the words the conversation context and the speaker added, the note."""
     ex = s.explanation
     if ex is None:
         return {}
@@ -122,6 +123,10 @@ def _why(s: ScoredItem) -> dict[str, Any]:
         "matched": [[w, c] for w, c in ex.terms],
         "weights": {name: value for name, value in ex.weights.items() if value},
     }
+    if ex.context:
+        out["context"] = [[w, c] for w, c in ex.context]
+    if ex.speaker:
+        out["speaker"] = [[w, c] for w, c in ex.speaker]
     if ex.note:
         out["note"] = ex.note
     return out

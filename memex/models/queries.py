@@ -377,7 +377,19 @@ class Explanation:
             (Robertson and Zaragoza, 2009; FTS5's ``bm25()``) read from the
             text index when the explanation is computed; ``()`` without a
             question or for an item the question's words do not match.
-        text_score: ``sum`` of the contributions in ``terms`` (0.0 for none).
+        context: ``(word, contribution)`` for each word of the question that the
+            item's neighbours in its conversation matched, in question order:
+            the sum over those neighbours of ``weight / distance`` times the
+            word's BM25 contribution in the neighbour (see
+            :class:`memex.TextIndex`, conversation context); ``()`` for none.
+        context_from: the ids of the neighbouring turns that contributed to
+            ``context``, nearest first.
+        speaker: ``(word, contribution)`` for each word of the question that
+            names the item's speaker (``meta["speaker"]``), worth ``weight *
+            idf`` of the speaker's share of the items; ``()`` for none.
+        text_score: the item's text score: ``sum`` of the contributions in
+            ``terms``, ``context`` and ``speaker`` (0.0 for none); equal to the
+            score the text index ranked it by.
         best_text_score: the highest text score among the call's matches
             (``relevance == text_score / best_text_score`` for an item that
             matched and was not brought along); ``None`` without a question.
@@ -397,6 +409,9 @@ class Explanation:
     penalty: float = 0.0
     relevance: float | None = None
     terms: tuple[tuple[str, float], ...] = ()
+    context: tuple[tuple[str, float], ...] = ()
+    context_from: tuple[str, ...] = ()
+    speaker: tuple[tuple[str, float], ...] = ()
     text_score: float = 0.0
     best_text_score: float | None = None
     contradicted: bool = False
@@ -405,7 +420,8 @@ class Explanation:
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The explanation as plain JSON data (``terms`` as ``[[word, contribution], ...]``)."""
+        """The explanation as plain JSON data (``terms``, ``context`` and ``speaker`` as
+        ``[[word, contribution], ...]``, tuples as lists)."""
         return {
             "score": self.score,
             "weights": dict(self.weights),
@@ -413,6 +429,9 @@ class Explanation:
             "penalty": self.penalty,
             "relevance": self.relevance,
             "terms": [[w, c] for w, c in self.terms],
+            "context": [[w, c] for w, c in self.context],
+            "context_from": list(self.context_from),
+            "speaker": [[w, c] for w, c in self.speaker],
             "text_score": self.text_score,
             "best_text_score": self.best_text_score,
             "contradicted": self.contradicted,

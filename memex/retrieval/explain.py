@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from memex.models import Explanation, ScoredItem, ScoreWeights
 from memex.retrieval.scoring import decay_function
-from memex.retrieval.search import TextIndex
+from memex.retrieval.search import TextIndex, query_terms
 from memex.state.graph import GraphState
 
 __all__ = ["Explainer", "STOP_WORDS_NOTE", "BROUGHT_NOTE"]
@@ -44,7 +44,17 @@ class Explainer:
         via: for each item a hit brought along, ``id -> (hit id, "parent" or edge kind)``.
     """
 
-    __slots__ = ("_state", "_weights", "_decay", "_query", "_index", "_best", "_note", "_via")
+    __slots__ = (
+        "_state",
+        "_weights",
+        "_decay",
+        "_query",
+        "_index",
+        "_best",
+        "_note",
+        "_via",
+        "_order",
+    )
 
     def __init__(
         self,
@@ -66,6 +76,8 @@ class Explainer:
         self._best = best_text_score
         self._note = note
         self._via = via or {}
+        # each question word's place, to list context words in question order
+        self._order = {w: i for i, w in enumerate(query_terms(query or ""))}
 
     def __call__(self, scored: ScoredItem, penalty: float) -> Explanation:
         """The :class:`~memex.Explanation` of ``scored`` (a result of this call), whose
@@ -81,11 +93,22 @@ class Explainer:
         }
         decay = 1.0 if self._decay is None else float(self._decay(it))
         terms: tuple[tuple[str, float], ...] = ()
+        context: dict[str, float] = {}
+        context_from: list[str] = []
+        speaker: tuple[tuple[str, float], ...] = ()
+        text = 0.0
         if self._query is not None and self._index is not None:
             terms = tuple(self._index.term_scores(self._query, it.id))
-        text = 0.0
-        for _, c in terms:
-            text += c
+            for _, own in terms:
+                text += own
+            for other, weight, matched in self._index.context_scores(self._query, it.id):
+                context_from.append(other)
+                for said, part in matched:
+                    context[said] = context.get(said, 0.0) + weight * part
+                    text += weight * part
+            speaker = tuple(self._index.speaker_scores(self._query, it.id))
+            for _, named in speaker:
+                text += named
         note = self._note
         brought_by = self._via.get(it.id)
         if note is None and brought_by is not None:
@@ -98,6 +121,9 @@ class Explainer:
             penalty=penalty,
             relevance=rel,
             terms=terms,
+            context=tuple(sorted(context.items(), key=lambda e: self._order[e[0]])),
+            context_from=tuple(context_from),
+            speaker=speaker,
             text_score=text,
             best_text_score=self._best if self._query is not None else None,
             contradicted=bool(state.incident_edges([it.id], "CONTRADICTS")),

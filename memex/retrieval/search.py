@@ -40,6 +40,7 @@ import numpy.typing as npt
 from memex import _validate as v
 from memex.errors import ValidationError
 from memex.models import MemoryItem
+from memex.retrieval.context import DEFAULT_CONTEXT, Conversations, context_spec
 from memex.retrieval.stopwords import STOP_WORDS
 from memex.retrieval.termstats import TermStats
 from memex.state.graph import GraphState
@@ -194,12 +195,29 @@ class TextIndex:
     of the commands between them were applied (retrieval skips ids the state
     it ranks does not hold).
 
+    Conversation context: items that carry the same ``meta["session_id"]``
+    (or another key, ``context={"by": key}``) and a ``created_at`` form a
+    conversation ordered by time, and a turn's score for a question also
+    counts its neighbours' own scores, ``window`` turns either side, the turn
+    at distance d weighted ``weight / d``; so a reply is found by the words of
+    the question it answers (:mod:`memex.retrieval.context`). On by default;
+    ``context=None`` turns it off. :meth:`context_scores` says what a turn's
+    context added.
+
     Complexity: build O(total text) (FTS5 inserts); :meth:`apply` O(text of
-    the changed items) per event; :meth:`search` O(postings of the query
-    terms + m log m) for m matching items.
+    the changed items) per event, plus O(log s) to place a turn in a
+    conversation of s turns (its neighbours' entries are relinked, never
+    re-indexed); :meth:`search` O(postings of the query terms + m log m) for
+    m matching items (times ``4 * window + 1`` rows scored with context).
     """
 
-    def __init__(self, text_fn: TextFn | None = None, embed: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        text_fn: TextFn | None = None,
+        embed: Embedder | None = None,
+        context: Mapping[str, Any] | None = DEFAULT_CONTEXT,
+    ) -> None:
+        spec = context_spec(context)
         if text_fn is not None and not callable(text_fn):
             raise v.fail("text_fn", "a callable item -> str", text_fn)
         if embed is not None and not callable(embed):
@@ -222,12 +240,19 @@ class TextIndex:
         self._vrow: dict[str, int] = {}
         self._vid: list[str | None] = []
         self._ann: Any = None  # usearch Index over the live rows, built when first needed
+        # the order of each conversation's turns (None: context off)
+        self._conv: Conversations | None = None if spec is None else Conversations(spec, _words)
         self._closed = False
 
     # -- construction -------------------------------------------------------------------
     @classmethod
     def from_state(
-        cls, state: GraphState, *, text_fn: TextFn | None = None, embed: Embedder | None = None
+        cls,
+        state: GraphState,
+        *,
+        text_fn: TextFn | None = None,
+        embed: Embedder | None = None,
+        context: Mapping[str, Any] | None = DEFAULT_CONTEXT,
     ) -> TextIndex:
         """Index every item of ``state``.
 
@@ -239,10 +264,18 @@ class TextIndex:
             embed: optional ``list[str] -> array (n, d)`` embedder; when given
                 every item's text is embedded (in batches of 256) and queries
                 also rank by cosine similarity.
+            context: the conversation context (see the class docstring):
+                ``{"by": meta key, "window": turns each side (1..16, default
+                2), "weight": the adjacent turns' weight in (0, 1], default
+                0.5}``; ``None`` turns it off. Default ``{"by": "session_id",
+                "window": 2, "weight": 0.5}``: on for the items that carry
+                ``meta["session_id"]`` and a ``created_at`` (an index whose
+                items carry no such key ranks exactly as without context).
         Returns:
             The index.
         Raises:
-            ValidationError: ``state`` is not a GraphState, ``text_fn`` or
+            ValidationError: ``state`` is not a GraphState, ``context``
+                malformed (naming ``context.by`` / ``.window`` / ``.weight``), ``text_fn`` or
                 ``embed`` not callable, ``text_fn`` returned a non-string, or
                 ``embed`` returned an array of the wrong shape or with
                 non-finite values. An exception raised by ``text_fn`` or
@@ -252,7 +285,7 @@ class TextIndex:
         """
         if not isinstance(state, GraphState):
             raise v.fail("state", "a GraphState", state)
-        index = cls(text_fn, embed)
+        index = cls(text_fn, embed, context)
         index._put_many(list(state.items.values()))
         with index._lock:
             index._stats.sync()  # a built index is complete: its term statistics too
@@ -330,6 +363,11 @@ class TextIndex:
                 rows.append((rid, text))
             self._db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", rows)
             self._stats.put([r for r, _ in rows], texts)
+            conv = self._conv
+            if conv is not None:
+                for it, (rid, _) in zip(items, rows, strict=True):
+                    conv.put(rid, it.id, conv.key_of(it.meta, it.created_at), it.created_at)
+                    conv.set_speaker(rid, conv.speaker_of(it.meta))
             if vectors is not None:
                 for it, vec in zip(items, vectors, strict=True):
                     self._put_vector(it.id, vec)
@@ -342,6 +380,9 @@ class TextIndex:
                 del self._ids[rid]
                 self._db.execute("DELETE FROM docs WHERE rowid = ?", (rid,))
                 self._stats.remove([rid])
+                if self._conv is not None:
+                    self._conv.remove(rid)
+                    self._conv.set_speaker(rid, None)
             row = self._vrow.pop(item_id, None)
             if row is not None and self._vec is not None:
                 self._vec[row] = 0.0
@@ -459,16 +500,25 @@ class TextIndex:
                 return self._lexical_fts5(terms, limit)
             return self._top(terms, phrases, limit)
 
+    def _linked(self) -> Conversations | None:
+        """The conversations when context is on and some turn has a neighbour or a
+        speaker, else ``None``."""
+        conv = self._conv
+        return conv if conv is not None and (conv.linked or conv.speaking) else None
+
     def _top(
         self, words: list[str], phrases: list[bytes], limit: int | None
     ) -> list[tuple[str, float]]:
         """The best ``limit`` matches (all when ``None``) of the one-token phrases
         ``phrases`` (the query words ``words`` give them), scored by BM25 from the term
-        statistics, which equals FTS5's ``bm25()``.
+        statistics, which equals FTS5's ``bm25()``, plus the context of each turn (see
+        :mod:`memex.retrieval.context`).
 
         MaxScore: the words are read rarest first (largest contribution bound), until the
-        k-th best score found exceeds the summed bounds of the words not read; the rows
-        holding only those words cannot reach the top k, so their postings are never read.
+        k-th best score found exceeds the summed bounds of the words not read (times the
+        context's reach); the rows that neither hold a word read nor neighbour one that
+        does cannot reach the top k, so their postings are never read. The rows found and
+        their context are scored exactly (the forward index holds every word of a row).
         The caller holds the lock.
         """
         st = self._stats
@@ -477,8 +527,6 @@ class TextIndex:
             return []
         tids = st.term_ids(phrases)
         kept = [(w, t) for w, t in zip(words, tids, strict=True) if st.df(t) > 0]
-        if not kept:
-            return []
         # a phrase no row holds adds 0.0 to every score: leave it out
         score_tids = [t for _, t in kept]
         score_idfs = [st.idf(t) for t in score_tids]
@@ -487,66 +535,141 @@ class TextIndex:
         for (w, t), idf in zip(kept, score_idfs, strict=True):
             bound[t] = bound.get(t, 0.0) + st.bound(t, idf)
             word.setdefault(t, w)
+        conv = self._linked()
+        reach = 1.0 if conv is None else conv.spec.reach
+        # a word naming a speaker: a term whose rows are the speaker's turns (key -1 - id)
+        named = [] if conv is None else conv.speakers_named(words, st.rows)
+        said: dict[int, int] = {}
+        for _, sid, c in named:
+            bound[-1 - sid] = bound.get(-1 - sid, 0.0) + c
+            said[-1 - sid] = sid
+        if not kept and not named:
+            return []
         pending = sorted(bound, key=lambda t: -bound[t])  # largest bound first (stable)
         k = _SQL_MAX if limit is None else limit
-        rows = np.zeros(0, dtype=np.int64)
-        scores = np.zeros(0, dtype=np.float64)
+        rows = np.zeros(0, dtype=np.int64)  # rows holding a word read
+        scores = np.zeros(0, dtype=np.float64)  # their own scores (without context)
+        cands, finals = rows, scores  # the rows that may score, with their scores
         while pending and k > 0:
-            if len(rows) < k:  # too few rows yet: read the next words until enough could be
-                need, batch = k - len(rows), []
+            if len(cands) < k:  # too few rows yet: read the next words until enough could be
+                need, batch = k - len(cands), []
                 while pending and need > 0:
                     t = pending.pop(0)
                     batch.append(t)
-                    need -= st.df(t)
+                    need -= st.df(t) if t >= 0 else len(conv.said(said[t]))  # type: ignore[union-attr]
             else:
-                theta = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+                theta = float(np.partition(finals, len(finals) - k)[len(finals) - k])
                 rest = sorted(pending, key=lambda t: bound[t])
                 total, cut = 0.0, 0
-                while cut < len(rest) and total + bound[rest[cut]] < theta:
+                while cut < len(rest) and reach * (total + bound[rest[cut]]) < theta:
                     total += bound[rest[cut]]
                     cut += 1
                 batch, pending = rest[cut:], []
                 if not batch:
                     break
-            match = " OR ".join(f'"{word[t]}"' for t in batch)
-            # the rowids as one text: a Python tuple per row would cost more than FTS5's match
-            text = self._db.execute(
-                "SELECT group_concat(rowid) FROM docs WHERE docs MATCH ?", (match,)
-            ).fetchone()[0]
-            found = np.fromstring(text or "", dtype=np.int64, sep=",")
+            terms = [t for t in batch if t >= 0]
+            found = np.zeros(0, dtype=np.int64)
+            if terms:
+                match = " OR ".join(f'"{word[t]}"' for t in terms)
+                # the rowids as one text: a Python tuple per row would cost more than FTS5's
+                text = self._db.execute(
+                    "SELECT group_concat(rowid) FROM docs WHERE docs MATCH ?", (match,)
+                ).fetchone()[0]
+                found = np.fromstring(text or "", dtype=np.int64, sep=",")
+            if len(terms) < len(batch):  # a speaker's turns
+                assert conv is not None
+                found = np.unique(
+                    np.concatenate([found, *(conv.said(said[t]) for t in batch if t < 0)])
+                )
             if len(rows):  # rows a word read before holds are scored already
                 seen = np.zeros(self._next, dtype=np.bool_)
                 seen[rows] = True
                 found = found[~seen[found]]
             rows = np.concatenate((rows, found))
-            scores = np.concatenate((scores, st.score(found, score_tids, score_idfs)))
+            if conv is None:
+                scores = np.concatenate((scores, st.score(found, score_tids, score_idfs)))
+                cands, finals = rows, scores
+            else:  # the rows and their context, each scored with its neighbours'
+                window = conv.spec.window
+                cands = conv.around(rows, window)
+                scored = conv.around(cands, window)
+                finals = conv.spread(cands, scored, st.score(scored, score_tids, score_idfs))
+                finals = finals + conv.spoken(cands, named)
+                keep = finals > 0.0
+                cands, finals = cands[keep], finals[keep]
         self._last_read = len(rows)
-        order = np.lexsort((rows, -scores))[: min(k, len(rows))]
+        order = np.lexsort((cands, -finals))[: min(k, len(cands))]
         ids = self._ids
         return [
-            (ids[r], s) for r, s in zip(rows[order].tolist(), scores[order].tolist(), strict=True)
+            (ids[r], s) for r, s in zip(cands[order].tolist(), finals[order].tolist(), strict=True)
         ]
 
     def _lexical_fts5(self, terms: list[str], limit: int | None) -> list[tuple[str, float]]:
-        """:meth:`lexical` ranked by FTS5's ``bm25()`` over every match (the caller holds the lock)."""
+        """:meth:`lexical` ranked by FTS5's ``bm25()`` over every match, plus each turn's
+        context (the caller holds the lock)."""
         match = " OR ".join(f'"{t}"' for t in terms)
         sql = "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY rank, rowid"
         args: tuple[Any, ...] = (match,)
-        if limit is not None:
+        conv = self._linked()
+        if limit is not None and conv is None:
             sql += " LIMIT ?"
             args = (match, min(limit, _SQL_MAX))
-        rows = self._db.execute(sql, args).fetchall()
+        found = [(rid, -score) for rid, score in self._db.execute(sql, args) if rid in self._ids]
         ids = self._ids
-        return [(ids[rid], -score) for rid, score in rows if rid in ids]
+        if conv is not None:
+            self._stats.sync()
+        named = [] if conv is None else conv.speakers_named(terms, self._stats.rows)
+        if conv is not None and (found or named):
+            own_rows = np.asarray([r for r, _ in found], dtype=np.int64)
+            own = np.asarray([s for _, s in found], dtype=np.float64)
+            at = np.argsort(own_rows, kind="stable")
+            own_rows, own = own_rows[at], own[at]
+            spoke = [conv.said(sid) for _, sid, _ in named]
+            cands = conv.around(np.concatenate([own_rows, *spoke]), conv.spec.window)
+            finals = conv.spread(cands, own_rows, own) + conv.spoken(cands, named)
+            keep = finals > 0.0
+            cands, finals = cands[keep], finals[keep]
+            order = np.lexsort((cands, -finals))
+            if limit is not None:
+                order = order[:limit]
+            found = list(zip(cands[order].tolist(), finals[order].tolist(), strict=True))
+        return [(ids[rid], score) for rid, score in found]
+
+    def _own_terms(self, rid: int, terms: list[str]) -> list[tuple[str, float]]:
+        """``(word, BM25 contribution)`` of each word of ``terms`` row ``rid`` holds, in
+        question order (the caller holds the lock)."""
+        phrases = self._stats.phrase_terms(terms)
+        if phrases is None:  # a word FTS5 splits into several tokens: ask FTS5 per word
+            out = []
+            for word in terms:
+                row = self._db.execute(
+                    "SELECT bm25(docs) FROM docs WHERE docs MATCH ? AND rowid = ?",
+                    (f'"{word}"', rid),
+                ).fetchone()
+                if row is not None:
+                    out.append((word, -float(row[0])))
+            return out
+        st = self._stats
+        st.sync()
+        rows = np.asarray([rid], dtype=np.int64)
+        out = []
+        for word, tid in zip(terms, st.term_ids(phrases), strict=True):
+            if st.df(tid) == 0:
+                continue
+            part = float(st.score(rows, [tid], [st.idf(tid)])[0])
+            if part != 0.0:
+                out.append((word, part))
+        return out
 
     def term_scores(self, query: str, item_id: str) -> list[tuple[str, float]]:
         """Each word of ``query`` that item ``item_id`` matches, with its BM25 contribution.
 
         ``(word, contribution)`` in question order (the words of
         :func:`query_terms`), only the words the item holds; the contributions
-        sum, in that order, to the item's :meth:`lexical` score for ``query``
-        (BM25 is a sum over the question's terms). ``[]`` for an item the index
-        does not hold or that matches no word. O(question words) reads.
+        sum, in that order, to the item's own BM25 score for ``query`` (BM25 is a
+        sum over the question's terms), which is its :meth:`lexical` score less
+        its context (:meth:`context_scores`). ``[]`` for an item the index does
+        not hold or that matches no word. O(question words) reads.
 
         Raises:
             ValidationError: ``query`` not a string or ``item_id`` not a string.
@@ -559,28 +682,69 @@ class TextIndex:
             rid = self._rowid.get(item_id)
             if rid is None or not terms:
                 return []
-            phrases = self._stats.phrase_terms(terms)
-            if phrases is None:  # a word FTS5 splits into several tokens: ask FTS5 per word
-                out = []
-                for word in terms:
-                    row = self._db.execute(
-                        "SELECT bm25(docs) FROM docs WHERE docs MATCH ? AND rowid = ?",
-                        (f'"{word}"', rid),
-                    ).fetchone()
-                    if row is not None:
-                        out.append((word, -float(row[0])))
-                return out
-            st = self._stats
-            st.sync()
-            rows = np.asarray([rid], dtype=np.int64)
+            return self._own_terms(rid, terms)
+
+    def context_scores(
+        self, query: str, item_id: str
+    ) -> list[tuple[str, float, list[tuple[str, float]]]]:
+        """What item ``item_id``'s conversation context adds to its score for ``query``.
+
+        ``(neighbour id, weight, [(word, own BM25 contribution), ...])`` for each
+        turn of its context that matches a word of the question, nearest first
+        (the turn before, then the one after, at each distance); ``weight`` is
+        ``context.weight / distance``. The item's :meth:`lexical` score is its
+        own (:meth:`term_scores`) plus ``weight * contribution`` summed over
+        these. ``[]`` without context, for an item in no conversation, or one
+        the index does not hold. O(window * question words) reads.
+
+        Raises:
+            ValidationError: ``query`` not a string or ``item_id`` not a string.
+        """
+        terms = query_terms(query)
+        if not isinstance(item_id, str):
+            raise v.fail("item_id", "a string", item_id)
+        with self._lock:
+            self._check_open()
+            rid = self._rowid.get(item_id)
+            conv = self._linked()
+            if rid is None or not terms or conv is None:
+                return []
             out = []
-            for word, tid in zip(terms, st.term_ids(phrases), strict=True):
-                if st.df(tid) == 0:
-                    continue
-                part = float(st.score(rows, [tid], [st.idf(tid)])[0])
-                if part != 0.0:
-                    out.append((word, part))
+            for nrid, weight in conv.neighbours(rid):
+                parts = self._own_terms(nrid, terms)
+                if parts:
+                    out.append((self._ids[nrid], weight, parts))
             return out
+
+    def speaker_scores(self, query: str, item_id: str) -> list[tuple[str, float]]:
+        """What naming item ``item_id``'s speaker adds to its score for ``query``:
+        ``(word, weight * idf)`` for each word of the question that names the speaker
+        (see :mod:`memex.retrieval.context`), in question order; ``[]`` without
+        context, without a speaker, or for an item the index does not hold. O(question
+        words).
+
+        Raises:
+            ValidationError: ``query`` not a string or ``item_id`` not a string.
+        """
+        terms = query_terms(query)
+        if not isinstance(item_id, str):
+            raise v.fail("item_id", "a string", item_id)
+        with self._lock:
+            self._check_open()
+            rid = self._rowid.get(item_id)
+            conv = self._linked()
+            if rid is None or not terms or conv is None:
+                return []
+            self._stats.sync()
+            sid = conv.who(rid)
+            named = conv.speakers_named(terms, self._stats.rows)
+            return [(w, c) for w, s, c in named if s == sid]
+
+    @property
+    def context(self) -> dict[str, Any] | None:
+        """The index's conversation context option (``{"by", "window", "weight"}``), or
+        ``None`` when it is off."""
+        return None if self._conv is None else self._conv.spec.to_dict()
 
     def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` items whose vectors are closest to the query's, as ``(item_id,
