@@ -37,6 +37,17 @@ relinks its two neighbours only, so what a new turn changes is bounded by
 the window, never by the conversation's length (finding its place is a
 binary search, and the list insertion a C ``memmove``).
 
+A question is scored with :class:`TurnScores`: the own scores of the rows
+that hold a word read so far sit in a column indexed by row id (shared by the
+questions, cleared after each), so a turn's context score is ``4 * window + 1``
+gathers, and the candidates (the rows within the window of a row read) are made
+distinct with a scatter and a gather, never a sort. For the top k the
+candidates get a lower bound (the rows not read count 0), which is their score
+when every word of the question was read; when some were left unread, an upper
+bound too (those rows count the bounds of the words not read), and only the
+candidates whose upper bound reaches the k-th lower bound are scored exactly,
+with their neighbours.
+
 Not thread safe: the owner (:class:`memex.TextIndex`) holds its lock.
 """
 
@@ -45,7 +56,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
-from typing import Any
+from types import TracebackType
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -53,7 +65,7 @@ import numpy.typing as npt
 from memex import _validate as v
 from memex.errors import ValidationError
 
-__all__ = ["ContextSpec", "Conversations", "DEFAULT_CONTEXT", "context_spec"]
+__all__ = ["ContextSpec", "Conversations", "DEFAULT_CONTEXT", "TurnScores", "context_spec"]
 
 #: The context every index uses unless told otherwise: conversations by
 #: ``meta["session_id"]``, two turns either side, the adjacent ones at weight 0.5.
@@ -153,11 +165,33 @@ def context_spec(context: Any, path: str = "context") -> ContextSpec | None:
     return ContextSpec(by, window, float(weight), speaker)
 
 
-def _grow(arr: npt.NDArray[np.int64], need: int) -> npt.NDArray[np.int64]:
+_Array = TypeVar("_Array", bound="np.ndarray[Any, Any]")
+
+_KNOWN = 1  # flag: the row's own score is in the scratch column
+_READ = 2  # flag: the row holds a word read
+_SAID = 4  # flag: a speaker read said the row
+
+OwnScores = Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float64]]
+"""``rows -> their own scores`` (BM25 for every word of the question)."""
+
+
+def _grow(arr: _Array, need: int) -> _Array:
+    """``arr`` with room for ``need`` entries (growing by half), new entries 0."""
     if need <= len(arr):
         return arr
-    out = np.zeros(max(need, len(arr) + len(arr) // 2, 64), dtype=_I64)
+    out = np.zeros(max(need, len(arr) + len(arr) // 2, 64), dtype=arr.dtype)
     out[: len(arr)] = arr
+    return out  # type: ignore[return-value]
+
+
+def _distinct(pos: npt.NDArray[np.int32], rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The distinct rows of ``rows`` but 0, in no particular order: each row's position
+    is scattered into the scratch column ``pos`` (one per row id) and read back, and
+    the one position that stayed survives (row 0's is spoilt). O(len(rows)), no sort."""
+    at = np.arange(len(rows), dtype=np.int32)
+    pos[rows] = at
+    pos[0] = -1
+    out: npt.NDArray[np.int64] = rows[pos[rows] == at]
     return out
 
 
@@ -171,7 +205,10 @@ class Conversations:
 
     Complexity: :meth:`put` and :meth:`remove` O(log s) comparisons plus a list
     insertion or deletion (``memmove``) for a conversation of s turns, and O(1)
-    relinking; :meth:`around` O(r * window) for r rows.
+    relinking; :meth:`around` O(m log m) for the m rows it finds; :meth:`said`
+    O(t log t) for a speaker of t turns the first time after their turns
+    changed, O(1) after. Memory: once a question was scored, 37 bytes per row id
+    of the index (links, speaker, scratch columns), plus the sorted entries.
     """
 
     __slots__ = (
@@ -187,6 +224,10 @@ class Conversations:
         "_named",
         "_said",
         "_sname",
+        "_said_rows",
+        "_val",
+        "_flag",
+        "_pos",
         "speaking",
     )
 
@@ -197,6 +238,7 @@ class Conversations:
         self._sid: dict[str, int] = {}  # speaker name (as written) -> id (1-based)
         self._named: dict[str, dict[int, None]] = {}  # a word of a name -> the speakers
         self._said: dict[int, dict[int, None]] = {}  # speaker id -> its rows
+        self._said_rows: dict[int, npt.NDArray[np.int64]] = {}  # speaker id -> rows, sorted
         self._sname: list[str] = []  # speaker id - 1 -> name
         self.speaking = 0  #: rows with a speaker
         self._prev = np.zeros(0, dtype=_I64)  # per row id: the turn before (0: none)
@@ -206,6 +248,12 @@ class Conversations:
         ] = {}  # row -> (conversation, entry)
         self._order: dict[_Key, list[tuple[int, str, int]]] = {}  # conversation -> sorted entries
         self.linked = 0  #: turns that have a neighbour (0: context changes no score)
+        # scratch columns per row id, shared by the questions (see TurnScores): a row's own
+        # score, its flags (_KNOWN, _READ, _SAID) and a position used to drop duplicates;
+        # all 0 between questions, except _flag[0] = _KNOWN (row 0 is "none": scores 0)
+        self._val = np.zeros(0, dtype=np.float64)
+        self._flag = np.zeros(0, dtype=np.uint8)
+        self._pos = np.zeros(0, dtype=np.int32)
 
     def key_of(self, meta: Any, created_at: Any) -> _Key | None:
         """The conversation an item with ``meta`` and ``created_at`` belongs to:
@@ -285,21 +333,34 @@ class Conversations:
                 out.append((n, w))
         return out
 
+    def _fit(self, size: int) -> None:
+        """Make every per-row column hold the row ids below ``size`` (the rows new to
+        them have no neighbour, no speaker and no scratch value)."""
+        self._prev = _grow(self._prev, size)
+        self._next = _grow(self._next, size)
+        self._who = _grow(self._who, size)
+        self._val = _grow(self._val, size)
+        self._flag = _grow(self._flag, size)
+        if len(self._flag):
+            self._flag[0] = _KNOWN
+        self._pos = _grow(self._pos, size)
+
     def around(self, rows: npt.NDArray[np.int64], reach: int) -> npt.NDArray[np.int64]:
-        """The distinct rows within ``reach`` turns of ``rows`` (``rows`` included), sorted."""
-        if not self.linked or not len(rows):
-            return np.unique(rows)
-        prev, nxt = self._prev, self._next
-        rows = rows[rows < len(prev)] if len(prev) else rows[:0]
+        """The distinct rows within ``reach`` turns of ``rows`` (``rows`` included), sorted.
+        O(m log m) for the m rows found (at most ``len(rows) * (2 * reach + 1)``)."""
+        rows = np.asarray(rows, dtype=_I64)
+        if len(rows):  # a neighbour is a placed row: below len(self._prev)
+            self._fit(max(int(rows.max()) + 1, len(self._prev)))
         parts = [rows]
-        p = n = rows
-        for _ in range(reach):
-            p = prev[p]
-            n = nxt[n]
-            parts.append(p)
-            parts.append(n)
-        out = np.unique(np.concatenate(parts))
-        return out[out > 0] if len(out) and out[0] == 0 else out
+        if self.linked:
+            prev, nxt = self._prev, self._next
+            p = n = rows
+            for _ in range(reach):
+                p = prev[p]
+                n = nxt[n]
+                parts.append(p)
+                parts.append(n)
+        return np.sort(_distinct(self._pos, np.concatenate(parts)))
 
     def spread(
         self,
@@ -309,7 +370,8 @@ class Conversations:
     ) -> npt.NDArray[np.float64]:
         """The context-weighted score of each row of ``rows``: its own score plus its
         neighbours' times their weights, read from ``own`` (the own scores of the
-        sorted rows ``own_rows``; a row absent there scores 0)."""
+        sorted rows ``own_rows``; a row absent there scores 0).
+        O(len(rows) * window * log(len(own_rows)))."""
 
         def lookup(x: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
             if not len(own_rows):
@@ -328,6 +390,19 @@ class Conversations:
             n = nxt[n]
             out = out + w * (lookup(p) * (p > 0) + lookup(n) * (n > 0))
         return out
+
+    def scoring(self, size: int, named: list[tuple[str, int, float]]) -> TurnScores:
+        """A :class:`TurnScores` for one question over the row ids below ``size``, whose
+        words name the speakers ``named`` (:meth:`speakers_named`); use it in a ``with``
+        block, which clears the scratch columns on exit."""
+        self._fit(size)
+        return TurnScores(
+            self.spec.window if self.linked else 0,
+            self.spec.weights if self.linked else (),
+            named,
+            (self._prev, self._next, self._who),
+            (self._val, self._flag, self._pos),
+        )
 
     # -- speakers -------------------------------------------------------------------------
     def speaker_of(self, meta: Any) -> str | None:
@@ -352,11 +427,13 @@ class Conversations:
             return
         if old:
             del self._said[old][row]
+            self._said_rows.pop(old, None)
             self.speaking -= 1
         self._who = _grow(self._who, row + 1)
         self._who[row] = sid
         if sid:
             self._said.setdefault(sid, {})[row] = None
+            self._said_rows.pop(sid, None)
             self.speaking += 1
 
     def speakers_named(self, words: list[str], rows: int) -> list[tuple[str, int, float]]:
@@ -379,8 +456,25 @@ class Conversations:
         return out
 
     def said(self, sid: int) -> npt.NDArray[np.int64]:
-        """The rows speaker ``sid`` said, sorted."""
-        return np.sort(np.fromiter(self._said.get(sid, {}), dtype=_I64))
+        """The rows speaker ``sid`` said, sorted (read-only: kept until their turns
+        change)."""
+        rows = self._said_rows.get(sid)
+        if rows is None:
+            said = self._said.get(sid, {})
+            rows = np.sort(np.fromiter(said, dtype=_I64, count=len(said)))
+            rows.flags.writeable = False
+            self._said_rows[sid] = rows
+        return rows
+
+    def speaker_names(self) -> dict[int, str]:
+        """``row -> the name of its speaker`` for every row said by someone known.
+        O(such rows)."""
+        names = self._sname
+        return {row: names[sid - 1] for sid, rows in self._said.items() for row in rows}
+
+    def said_count(self, sid: int) -> int:
+        """How many rows speaker ``sid`` said. O(1)."""
+        return len(self._said.get(sid, ()))
 
     def spoken(
         self, rows: npt.NDArray[np.int64], named: list[tuple[str, int, float]]
@@ -400,3 +494,209 @@ class Conversations:
     def who(self, row: int) -> int:
         """Row ``row``'s speaker id (0: none)."""
         return int(self._who[row]) if row < len(self._who) else 0
+
+
+class TurnScores:
+    """One question's scores of the turns, for the top k of :class:`memex.TextIndex`.
+
+    Made by :meth:`Conversations.scoring` (which hands it the conversations' links,
+    speakers and scratch columns, all indexed by row id) and used in a ``with``
+    block: the own scores of the rows it learns sit in the scratch columns, which
+    it clears on exit.
+
+    The rows *read* are those holding a word read so far (:meth:`read`, scored at
+    once) and those a speaker named by the question and read so far said
+    (:meth:`read_said`, not scored). The *candidates* (:meth:`candidates`) are the
+    rows within ``window`` turns of a row holding a word read, and the rows said.
+    A row that is no candidate neither holds nor neighbours a word read and was
+    said by no speaker read, so its score is at most ``reach`` times the bounds of
+    the words not read plus the bounds of the speakers not read: the caller's
+    MaxScore pruning rests on that.
+
+    A turn's score is computed as ``own + sum over d of (weight / d) * (own(prev_d)
+    + own(next_d))``, then plus what the speakers named add, in that order and
+    with the same operations whichever rows are scored together, so it is the same
+    float in every batch and every question path (:meth:`lower` with nothing left
+    unread, :meth:`exact`).
+
+    Complexity: :meth:`read` O(r) plus the scoring of the r rows; :meth:`candidates`
+    O(r * window) for r rows read; :meth:`lower` and :meth:`upper` O(c * window)
+    for c candidates; :meth:`exact` O(c * window) plus the scoring of the rows of
+    their context whose own scores are not known yet.
+    """
+
+    __slots__ = (
+        "_window",
+        "_weights",
+        "_named",
+        "_prev",
+        "_next",
+        "_who",
+        "_val",
+        "_flag",
+        "_pos",
+        "_touched",
+        "_lex",
+        "_said",
+        "_cands",
+        "read_rows",
+    )
+
+    def __init__(
+        self,
+        window: int,
+        weights: tuple[float, ...],
+        named: list[tuple[str, int, float]],
+        links: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
+        scratch: tuple[npt.NDArray[np.float64], npt.NDArray[np.uint8], npt.NDArray[np.int32]],
+    ) -> None:
+        self._window = window  # turns each side (0: no turn has a neighbour)
+        self._weights = weights  # weight / d for d = 1..window
+        self._named = named
+        self._prev, self._next, self._who = links
+        self._val, self._flag, self._pos = scratch
+        self._touched: list[npt.NDArray[np.int64]] = []  # rows whose scratch entries were set
+        self._lex: list[npt.NDArray[np.int64]] = []  # rows holding a word read, by batch
+        self._said: list[npt.NDArray[np.int64]] = []  # rows said by a speaker read
+        self._cands: npt.NDArray[np.int64] | None = None  # the candidates, once asked
+        self.read_rows = 0  #: distinct rows read (holding a word read, or said)
+
+    def __enter__(self) -> TurnScores:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Clear the scratch entries this question set (idempotent)."""
+        if self._touched:
+            rows = np.concatenate(self._touched)
+            self._val[rows] = 0.0
+            self._flag[rows] = 0
+            self._touched = []
+
+    def _know(self, rows: npt.NDArray[np.int64], own: npt.NDArray[np.float64]) -> None:
+        """Record the own scores ``own`` of the distinct rows ``rows``, not known yet."""
+        if len(rows):
+            self._val[rows] = own
+            self._flag[rows] |= _KNOWN
+            self._touched.append(rows)
+
+    def read(self, rows: npt.NDArray[np.int64], own: OwnScores | npt.NDArray[np.float64]) -> None:
+        """The distinct rows ``rows`` hold a word just read: those not read before join
+        the rows read, and those whose own score is not known yet are scored by
+        ``own`` (a function of the rows, or the scores of ``rows``, parallel)."""
+        flag = self._flag
+        f = flag[rows]
+        fresh = (f & _READ) == 0
+        new, f = rows[fresh], f[fresh]
+        if not len(new):
+            return
+        self.read_rows += int(np.count_nonzero((f & _SAID) == 0))
+        flag[new] = f | _READ
+        self._touched.append(new)
+        unknown = (f & _KNOWN) == 0
+        scores = own(new[unknown]) if callable(own) else own[fresh][unknown]
+        self._know(new[unknown], scores)
+        self._lex.append(new)
+        self._cands = None
+
+    def read_said(self, rows: npt.NDArray[np.int64]) -> None:
+        """The distinct rows ``rows`` were said by a speaker just read."""
+        flag = self._flag
+        f = flag[rows]
+        fresh = (f & _SAID) == 0
+        new, f = rows[fresh], f[fresh]
+        if not len(new):
+            return
+        self.read_rows += int(np.count_nonzero((f & _READ) == 0))
+        flag[new] = f | _SAID
+        self._touched.append(new)
+        self._said.append(new)
+        self._cands = None
+
+    def _context(
+        self, rows: npt.NDArray[np.int64], extra: list[npt.NDArray[np.int64]]
+    ) -> npt.NDArray[np.int64]:
+        """The distinct rows within the window of ``rows`` (``rows`` included) and the
+        rows of ``extra``."""
+        parts = [rows]
+        prev, nxt = self._prev, self._next
+        p = n = rows
+        for _ in range(self._window):
+            p = prev[p]
+            n = nxt[n]
+            parts.append(p)
+            parts.append(n)
+        return _distinct(self._pos, np.concatenate(parts + extra))
+
+    def candidates(self) -> npt.NDArray[np.int64]:
+        """The rows within the window of a row holding a word read and the rows said by
+        a speaker read, distinct, in no particular order."""
+        if self._cands is None:
+            lex = self._lex
+            rows = lex[0] if len(lex) == 1 else np.concatenate(lex) if lex else _EMPTY
+            self._cands = self._context(rows, self._said)
+        return self._cands
+
+    def _scores(self, rows: npt.NDArray[np.int64], unread: float) -> npt.NDArray[np.float64]:
+        """The score of each row of ``rows`` with the own score of each row not known
+        taken as ``unread``."""
+        val = self._val
+        if unread > 0.0:
+            flag = self._flag
+
+            def own(x: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+                return np.where((flag[x] & _KNOWN) != 0, val[x], unread)
+        else:
+
+            def own(x: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+                return val[x]
+
+        # in place, each operation as in own + w * (own(p) + own(n)) + spoken
+        out = own(rows)
+        prev, nxt = self._prev, self._next
+        p = n = rows
+        for w in self._weights:
+            p = prev[p]
+            n = nxt[n]
+            near = own(p)
+            near += own(n)
+            near *= w
+            out += near
+        if self._named:
+            who = self._who[rows]
+            spoken = np.zeros(len(rows))
+            for _, sid, c in self._named:
+                spoken += np.where(who == sid, c, 0.0)
+            out += spoken
+        return out
+
+    def lower(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """A lower bound of each row's score: the rows whose own score is not known count
+        0. Exact when no word of the question is left unread (a row not read then
+        holds none)."""
+        return self._scores(rows, 0.0)
+
+    def upper(self, rows: npt.NDArray[np.int64], unread: float) -> npt.NDArray[np.float64]:
+        """An upper bound of each row's score when every row whose own score is not known
+        scores at most ``unread`` (the summed bounds of the words not read)."""
+        return self._scores(rows, unread)
+
+    def exact(self, rows: npt.NDArray[np.int64], own: OwnScores) -> npt.NDArray[np.float64]:
+        """The score of each row of ``rows``: the rows of their context whose own score
+        is not known yet are scored by ``own`` first."""
+        near = self._context(rows, [])
+        unknown = near[(self._flag[near] & _KNOWN) == 0]
+        if len(unknown):
+            self._know(unknown, own(unknown))
+        return self._scores(rows, 0.0)
+
+
+_EMPTY = np.zeros(0, dtype=_I64)
+_EMPTY.flags.writeable = False
