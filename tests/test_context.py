@@ -277,3 +277,30 @@ def test_a_word_fts5_splits_in_two_keeps_the_context() -> None:
     assert got["t1"] == pytest.approx(0.5 * own["t0"], rel=1e-12)
     assert index.search(odd, limit=1) == [("t0", got["t0"])]
     assert index.context_scores(odd, "t1") == [("t0", 0.5, index.term_scores(odd, "t0"))]
+
+
+def test_items_indexed_after_the_last_conversation_turn_stay_candidates() -> None:
+    # regression: Conversations.around dropped every row id past the highest conversation
+    # turn placed so far, so context-on search lost items added after the last turn
+    turns = [_turn(0, "Morning!"), _turn(1, "Anyone for tea?")]
+    notes = [
+        create_memory_item(
+            id=f"n{i}",
+            scope="conv:1",
+            kind="observation",
+            content={"text": f"tea note {i}"},
+            author="agent:chat",
+            source_kind="observed",
+            authority=0.5,
+            now=T0 + (10 + i) * MINUTE,
+        )
+        for i in range(100)
+    ]
+    state = _chat([*turns, *notes])
+    index = TextIndex.from_state(state)
+    found = dict(index.search("tea"))
+    assert set(found) == {"t1", "t0", *(f"n{i}" for i in range(100))}
+    plain = dict(TextIndex.from_state(state, context=None).search("tea"))
+    for i in range(100):  # a note outside any conversation scores its own words only
+        assert found[f"n{i}"] == pytest.approx(plain[f"n{i}"], rel=1e-12)
+    assert index.search("tea", limit=5) == index.search("tea")[:5]

@@ -125,6 +125,7 @@ def test_relevance_only_matches_the_bm25s_baseline(result: dict[str, Any]) -> No
 
 def test_belief_weights_and_expansion_beat_the_baseline(result: dict[str, Any]) -> None:
     base = _config(result, "bm25s")["recall@10"]
+    assert _config(result, "default")["recall@10"] >= base
     assert _config(result, "belief")["recall@10"] > base
     assert _config(result, "belief+expand")["recall@10"] >= _config(result, "belief")["recall@10"]
 
@@ -134,6 +135,7 @@ def test_result_shape_and_ranges(result: dict[str, Any], small: Memory) -> None:
     assert result["questions"] == len(small.questions)
     assert [c["name"] for c in result["configs"]] == [
         "relevance",
+        "default",
         "belief",
         "belief+expand",
         "bm25s",

@@ -298,12 +298,13 @@ def _evidence() -> GraphState:
 def test_expand_brings_parents_and_linked_items_with_damped_relevance() -> None:
     state = _evidence()
     w = {"relevance": 1}
-    plain = get_scored_items(state, w, query="boils", now=NOW)
+    # expansion alone: the default hops (which bring parents and SUPPORTS ends) are off
+    plain = get_scored_items(state, w, {"hops": False}, query="boils", now=NOW)
     assert [e.item.id for e in plain] == ["concl"]
     got = get_scored_items(
         state,
         w,
-        {"expand": {"parents": 2, "edges": ["SUPPORTS"], "damping": 0.5}},
+        {"hops": False, "expand": {"parents": 2, "edges": ["SUPPORTS"], "damping": 0.5}},
         query="boils",
         now=NOW,
     )
@@ -313,7 +314,9 @@ def test_expand_brings_parents_and_linked_items_with_damped_relevance() -> None:
         ("other", 0.5),
         ("root", 0.25),
     ]
-    one = get_scored_items(state, w, {"expand": {"parents": 1}}, query="boils", now=NOW)
+    one = get_scored_items(
+        state, w, {"hops": False, "expand": {"parents": 1}}, query="boils", now=NOW
+    )
     assert [(e.item.id, e.relevance) for e in one] == [("concl", 1.0), ("fact", 0.5)]
 
 
@@ -341,6 +344,7 @@ def test_a_superseded_item_never_comes_back_through_expansion_under_filter() -> 
         "weights": {"relevance": 1},
         "query": "boils",
         "expand": {"parents": 1},
+        "hops": False,
         "now": NOW,
     }
     assert [e.item.id for e in smart_retrieve(state, **common)] == ["concl", "fact"]
@@ -348,6 +352,11 @@ def test_a_superseded_item_never_comes_back_through_expansion_under_filter() -> 
     assert [e.item.id for e in filtered] == ["concl"]
     surfaced = smart_retrieve(state, contradictions="surface", **common)
     assert [(e.item.id, e.relevance) for e in surfaced] == [("concl", 1.0)]
+    # the default hops bring the parent too, and skip it as well once it is superseded
+    common["hops"] = None
+    assert [e.item.id for e in smart_retrieve(state, **common)] == ["concl", "fact", "other"]
+    filtered = smart_retrieve(state, contradictions="filter", **common)
+    assert [e.item.id for e in filtered] == ["concl", "other"]
 
 
 def test_smart_retrieve_with_a_query_keeps_relevance_through_diversity_and_budget() -> None:
@@ -585,7 +594,11 @@ def test_limits_and_candidates_beyond_sqlite_integers_are_capped_and_bad_ones_na
 def test_a_large_parents_depth_ends_when_nothing_is_left_to_bring() -> None:
     # regression: the walk went on for every requested level (26 s for 10**8 on 53 items)
     got = get_scored_items(
-        _evidence(), {"relevance": 1}, {"expand": {"parents": 10**12}}, query="boils", now=NOW
+        _evidence(),
+        {"relevance": 1},
+        {"hops": False, "expand": {"parents": 10**12}},
+        query="boils",
+        now=NOW,
     )
     assert [(e.item.id, e.relevance) for e in got] == [
         ("concl", 1.0),

@@ -10,22 +10,32 @@ the size of the build and the timings; ``--json`` prints the full result as
 JSON instead.
 
 Configurations (:class:`Config`, a name and a callable ``question -> ranked
-ids``; :func:`default_configs` gives these two, and a caller may append
-more and pass the list to :func:`evaluate`):
+ids``; :func:`default_configs` gives these, and a caller may append more and
+pass the list to :func:`evaluate`). Each memex one is
+``memex.get_scored_items(state, {"relevance": 1.0}, {"limit": 10, ...},
+query=question)`` with no ``now`` and no filter (every conversation is
+searched), step by step:
 
-- ``relevance``: ``memex.get_scored_items(state, {"relevance": 1.0},
-  {"limit": 10}, query=question)``: the default text index (built on the
-  first call and kept with the state), no ``now``, no filter: every
-  conversation is searched;
+- ``relevance``: an index without conversation context
+  (``TextIndex.from_state(state, context=None)``), ``hops=False``,
+  ``time=False``: BM25 over each turn's own words;
+- ``+context``: the default index (a turn also counts its neighbours' words
+  and a question word naming its speaker), ``hops=False``, ``time=False``;
+- ``+hops``: ``+context`` with ``hops=True`` (the rest of an answer that
+  spans several turns: the items naming the same people and places);
+- ``+time``: ``+context`` with ``time=True`` (the time the question names,
+  and "when" questions);
+- ``default``: the call with no options but ``limit``: what a user gets;
 - ``bm25s``: :class:`~benchmarks.recall.evaluate.Bm25Baseline`, plain BM25
   over the same turn texts with the same tokens (see that module for how
   close it is to memex's FTS5 index).
 
-With ``--scoped``, :func:`scoped_config` adds ``relevance+scope``: the same
+With ``--scoped``, :func:`scoped_configs` adds ``default+scope``: the default
 call with the pre-filter ``{"scope": question.scope}``, i.e. only the
 conversation the question is about (an agent that knows whom it is talking
-to). It is an example of an added configuration, and it separates the two
-reasons a turn is missed: the wrong conversation, or the wrong turn.
+to, or a memory holding one conversation), and ``bm25s+scope``, plain BM25
+over that conversation's turns alone. They separate the two reasons a turn
+is missed: the wrong conversation, or the wrong turn.
 
 The **stale-answer** figures: for each knowledge-update question,
 ``memex.smart_retrieve(state, budget=10**9, cost_fn=lambda item: 1,
@@ -65,6 +75,7 @@ from benchmarks.recall.conversations import (
     build,
 )
 from benchmarks.recall.evaluate import Bm25Baseline, recall_at, tokenisation_agreement
+from memex.models import MemoryItem
 from memex.retrieval.search import default_text
 
 __all__ = [
@@ -72,7 +83,7 @@ __all__ = [
     "STALE_TOP",
     "Config",
     "default_configs",
-    "scoped_config",
+    "scoped_configs",
     "stale_answers",
     "lexical_overlap",
     "evaluate",
@@ -105,48 +116,82 @@ class Config:
 
 
 def default_configs(bench: Conversations) -> tuple[list[Config], dict[str, float]]:
-    """The two reference configurations: memex relevance only, and plain BM25.
+    """The reference configurations: memex step by step, and plain BM25.
 
     Args:
         bench: a built benchmark (:func:`benchmarks.recall.conversations.build`).
     Returns:
-        ``(configs, index_build_s)``: the configurations ``relevance`` and
-        ``bm25s`` (see the module docstring), and the seconds spent building
-        their indexes ``{"memex": ..., "bm25s": ...}`` (memex's default index
-        is built by a first query, then kept with the state).
+        ``(configs, index_build_s)``: the configurations (see the module
+        docstring) and the seconds spent building their indexes
+        ``{"memex": ..., "memex (no context)": ..., "bm25s": ...}`` (memex's
+        default index is built by a first query, then kept with the state).
     """
     state = bench.state
     k = max(KS)
     t0 = time.perf_counter()
     memex.get_scored_items(state, _RELEVANCE, {"limit": 1}, query="warm")  # builds the index
     memex_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    plain = memex.TextIndex.from_state(state, context=None)
+    plain_s = time.perf_counter() - t0
     items = list(state.items.values())
     t0 = time.perf_counter()
     baseline = Bm25Baseline([it.id for it in items], [default_text(it) for it in items])
     bm25_s = time.perf_counter() - t0
 
-    def relevance(q: Question) -> list[str]:
-        found = memex.get_scored_items(state, _RELEVANCE, {"limit": k}, query=q.text)
-        return [s.item.id for s in found]
+    def ask(index: memex.TextIndex | None, **flags: bool) -> Callable[[Question], list[str]]:
+        opts = {"limit": k, **flags}
+
+        def rank(q: Question) -> list[str]:
+            found = memex.get_scored_items(state, _RELEVANCE, opts, query=q.text, index=index)
+            return [s.item.id for s in found]
+
+        return rank
 
     def bm25(q: Question) -> list[str]:
         return baseline.search(q.text, k)
 
     configs = [
-        Config("relevance", "memex get_scored_items, relevance only", relevance),
+        Config(
+            "relevance",
+            "relevance only: an index without context, no hops, no time",
+            ask(plain, hops=False, time=False),
+        ),
+        Config(
+            "+context",
+            "the default index (conversation context and speakers), no hops, no time",
+            ask(None, hops=False, time=False),
+        ),
+        Config(
+            "+hops",
+            "+context, with multi-hop (hops=True), no time",
+            ask(None, hops=True, time=False),
+        ),
+        Config(
+            "+time",
+            "+context, with time in the question, no hops",
+            ask(None, hops=False, time=True),
+        ),
+        Config(
+            "default",
+            "the default call: get_scored_items(state, {relevance: 1}, {limit: 10}, query=q)",
+            ask(None),
+        ),
         Config("bm25s", "bm25s BM25 baseline (same tokens)", bm25),
     ]
-    return configs, {"memex": memex_s, "bm25s": bm25_s}
+    return configs, {"memex": memex_s, "memex (no context)": plain_s, "bm25s": bm25_s}
 
 
-def scoped_config(bench: Conversations) -> Config:
-    """``relevance+scope``: relevance only, searching only the question's conversation.
+def scoped_configs(bench: Conversations) -> list[Config]:
+    """``default+scope`` and ``bm25s+scope``: the default call and plain BM25, each
+    searching only the question's conversation.
 
     Args:
         bench: a built benchmark.
     Returns:
-        A :class:`Config` calling ``memex.get_scored_items(state, {"relevance": 1.0},
-        {"limit": 10, "pre": {"scope": question.scope}}, query=question.text)``.
+        Two :class:`Config`: ``memex.get_scored_items(state, {"relevance": 1.0},
+        {"limit": 10, "pre": {"scope": question.scope}}, query=question.text)``,
+        and a :class:`~benchmarks.recall.evaluate.Bm25Baseline` per conversation.
     """
     state = bench.state
     k = max(KS)
@@ -155,7 +200,21 @@ def scoped_config(bench: Conversations) -> Config:
         opts = {"limit": k, "pre": {"scope": q.scope}}
         return [s.item.id for s in memex.get_scored_items(state, _RELEVANCE, opts, query=q.text)]
 
-    return Config("relevance+scope", "memex relevance only, the question's conversation only", rank)
+    by_scope: dict[str, list[MemoryItem]] = {}
+    for it in state.items.values():
+        by_scope.setdefault(it.scope, []).append(it)
+    baselines = {
+        scope: Bm25Baseline([it.id for it in its], [default_text(it) for it in its])
+        for scope, its in by_scope.items()
+    }
+
+    def bm25(q: Question) -> list[str]:
+        return baselines[q.scope].search(q.text, k)
+
+    return [
+        Config("default+scope", "the default call, the question's conversation only", rank),
+        Config("bm25s+scope", "bm25s BM25, the question's conversation only", bm25),
+    ]
 
 
 def _recalls(questions: Sequence[Question], ranked: Sequence[list[str]]) -> dict[str, Any]:
@@ -399,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scoped",
         action="store_true",
-        help="add relevance+scope: search only the question's conversation",
+        help="add default+scope and bm25s+scope: search only the question's conversation",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
@@ -408,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     build_s = time.perf_counter() - t0
     configs, index_s = default_configs(bench)
     if args.scoped:
-        configs.append(scoped_config(bench))
+        configs.extend(scoped_configs(bench))
     result = evaluate(bench, configs, index_s)
     result["build_s"] = build_s
     result["total_s"] = time.perf_counter() - t0

@@ -5,7 +5,11 @@ and measures, for each configuration, recall@k = the mean over questions of
 ``|answers among the top k| / |answers|``, for k = 5 and 10:
 
 - ``relevance``: :func:`memex.get_scored_items` with weights ``{"relevance": 1}``
-  (FTS5 BM25 normalised by the best match; ties in insertion order);
+  over an index without conversation context (``context=None``), with
+  ``hops=False`` and ``time=False``: FTS5 BM25 normalised by the best match,
+  ties in insertion order, the same ranking as the baseline;
+- ``default``: weights ``{"relevance": 1}`` with memex's defaults (the default
+  index's conversation context, the graph's hops, the question's time);
 - ``belief``: weights :data:`BELIEF_WEIGHTS` = ``{"relevance": 1, "authority": 0.3,
   "conviction": 0.1, "importance": 0.1}`` (chosen once, before measuring: text
   match first, belief scores as a tie-breaker worth at most half a match);
@@ -13,11 +17,14 @@ and measures, for each configuration, recall@k = the mean over questions of
   (``{"parents": 1, "edges": ["SUPPORTS"], "damping": 0.5}``);
 - ``bm25s``: a plain BM25 baseline, :class:`Bm25Baseline`, over the same texts.
 
+The ``belief`` configurations use memex's defaults as well.
+
 It also measures the **stale-answer rate**: among the questions whose fact
 changed, the fraction with a superseded id in the top 3 of
 :func:`memex.smart_retrieve` (``contradictions="filter"``, weights
 :data:`BELIEF_WEIGHTS`, unit cost, budget 10); by construction of the filter
-it must be 0. The same rate without the filter is reported for contrast.
+it must be 0. The same rate without the filter is reported for contrast, and
+so is the fraction of those questions whose current fact is in that top 3.
 
 How close the baseline is to memex's text index (``TextIndex``: SQLite FTS5,
 ``tokenize='porter unicode61'``, ``bm25()`` with k1 = 1.2, b = 0.75):
@@ -94,7 +101,8 @@ BELIEF_WEIGHTS: dict[str, float] = {
 EXPAND: dict[str, Any] = {"parents": 1, "edges": ["SUPPORTS"], "damping": 0.5}
 #: (name, description, weights, expand) of the memex configurations, in table order.
 CONFIGS: list[tuple[str, str, dict[str, float], dict[str, Any] | None]] = [
-    ("relevance", "memex, relevance only", {"relevance": 1.0}, None),
+    ("relevance", "memex, relevance only, no context, hops or time", {"relevance": 1.0}, None),
+    ("default", "memex, relevance only, defaults", {"relevance": 1.0}, None),
     ("belief", "memex, relevance + belief weights", BELIEF_WEIGHTS, None),
     ("belief+expand", "memex, belief weights + expansion", BELIEF_WEIGHTS, EXPAND),
 ]
@@ -263,10 +271,11 @@ def evaluate(memory: Memory) -> dict[str, Any]:
         A JSON-able dict: ``items``, ``edges``, ``questions`` (counts),
         ``categories`` (questions per category), ``belief_weights``, ``expand``,
         ``configs`` (list of ``{"name", "label", "recall@5", "recall@10",
-        "recall@10_by_category", "ms_per_question"}``, the three memex
+        "recall@10_by_category", "ms_per_question"}``, the four memex
         configurations then ``bm25s``), ``stale`` (``{"questions", "rate",
-        "rate_unfiltered"}``: questions with a stale id, and the fractions of
-        them with one in the top 3 with and without the filter),
+        "rate_unfiltered", "current"}``: questions with a stale id, the fractions
+        of them with one in the top 3 with and without the filter, and the
+        fraction with the current fact in the top 3 under the filter),
         ``index_build_s`` (``{"fts5", "bm25s"}``) and ``tokenisation`` (see
         :func:`tokenisation_agreement`).
     """
@@ -276,6 +285,7 @@ def evaluate(memory: Memory) -> dict[str, Any]:
     t0 = time.perf_counter()
     index = memex.TextIndex.from_state(state)
     fts_build = time.perf_counter() - t0
+    plain = memex.TextIndex.from_state(state, context=None)
     t0 = time.perf_counter()
     baseline = Bm25Baseline([it.id for it in items], texts)
     bm25_build = time.perf_counter() - t0
@@ -286,11 +296,18 @@ def evaluate(memory: Memory) -> dict[str, Any]:
         opts: dict[str, Any] = {"limit": k}
         if expand is not None:
             opts["expand"] = expand
+        use = index
+        if name == "relevance":
+            opts.update(hops=False, time=False)
+            use = plain
 
         def ask(
-            q: str, weights: dict[str, float] = weights, opts: dict[str, Any] = opts
+            q: str,
+            weights: dict[str, float] = weights,
+            opts: dict[str, Any] = opts,
+            use: memex.TextIndex = use,
         ) -> list[str]:
-            found = memex.get_scored_items(state, weights, opts, query=q, index=index, now=now)
+            found = memex.get_scored_items(state, weights, opts, query=q, index=use, now=now)
             return [s.item.id for s in found]
 
         ranked, ms = _timed(questions, ask)
@@ -309,6 +326,7 @@ def evaluate(memory: Memory) -> dict[str, Any]:
 
     with_stale = [q for q in questions if q.stale]
     hits = {"filter": 0, "none": 0}
+    current = 0
     for q in with_stale:
         for policy in ("filter", "none"):
             picked = memex.smart_retrieve(
@@ -323,8 +341,11 @@ def evaluate(memory: Memory) -> dict[str, Any]:
             )
             top = {s.item.id for s in picked[:_STALE_TOP]}
             hits[policy] += bool(top.intersection(q.stale))
+            if policy == "filter":
+                current += bool(top.intersection(q.answers))
     n_stale = max(1, len(with_stale))
     index.close()
+    plain.close()
     return {
         "seed": memory.seed,
         "items": len(state.items),
@@ -338,6 +359,7 @@ def evaluate(memory: Memory) -> dict[str, Any]:
             "questions": len(with_stale),
             "rate": hits["filter"] / n_stale,
             "rate_unfiltered": hits["none"] / n_stale,
+            "current": current / n_stale,
         },
         "index_build_s": {"fts5": fts_build, "bm25s": bm25_build},
         "tokenisation": tokenisation_agreement(texts, baseline),
@@ -373,7 +395,8 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"- stale-answer rate (a superseded id in the top {_STALE_TOP} of smart_retrieve, "
         f'contradictions="filter", {st["questions"]} questions with a changed fact): '
-        f"**{st['rate']:.3f}** (without the filter: {st['rate_unfiltered']:.3f})",
+        f"**{st['rate']:.3f}** (without the filter: {st['rate_unfiltered']:.3f}); "
+        f"the current fact in that top {_STALE_TOP}: **{st['current']:.3f}**",
         f"- items: {result['items']}, edges: {result['edges']}, questions: "
         f"{result['questions']} ({', '.join(f'{k} {v}' for k, v in result['categories'].items())})",
         f"- belief weights: {result['belief_weights']}; expand: {result['expand']}",

@@ -259,6 +259,8 @@ OPTION_KEYS: dict[str, dict[str, str]] = {
         "offset": "skip this many first",
         "candidates": "with a query: how many best text matches are scored (default 200)",
         "expand": "with a query: bring the hits' parents and linked items (`ExpandOptions`)",
+        "hops": "with a query: bring the rest of an answer spanning several items (bool, default on)",
+        "time": "with a query: prefer items in the time the question names (bool, default on)",
     },
     "ExpandOptions": {
         "parents": "levels of parents each hit brings along (default 0)",
@@ -301,6 +303,8 @@ SMART_RETRIEVE = {
     "index": "the `TextIndex` to search (default: built for the state on first use)",
     "candidates": "with a query: how many best matches are scored",
     "expand": "with a query: `ExpandOptions`",
+    "hops": "with a query: multi-hop (bool)",
+    "time": "with a query: time in the question (bool)",
 }
 
 # ---------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def _wire(e: ScoredItem) -> dict[str, Any]:
 def explain_lines(e: ScoredItem) -> list[str]:
     """The ``--explain`` lines of one result: the words it matched with their BM25
     contributions, the words its conversation context and its speaker added, its
-    text score, then the score's parts (each weight's contribution, decay,
+    text score (with the factor of a time match), then the score's parts (each weight's contribution, decay,
     penalty), then the flags and the note. ``[]`` for a result without an explanation."""
     ex = e.explanation
     if ex is None:
@@ -82,7 +82,8 @@ def explain_lines(e: ScoredItem) -> list[str]:
         words = ", ".join(f"{field_text(w)} {c:.3g}" for w, c in ex.speaker)
         lines.append(f"speaker: {words}")
     if ex.terms or ex.context or ex.speaker:
-        lines.append(f"text score: {ex.text_score:.3g}{best}")
+        timed = "" if ex.time is None else f" x time {ex.time_factor:.3g} ({ex.time})"
+        lines.append(f"text score: {ex.text_score:.3g}{timed}{best}")
     parts = " + ".join(f"{name} {value:.3g}" for name, value in ex.weights.items() if value)
     score = f"{parts or '0'}"
     if ex.decay != 1.0:

@@ -115,7 +115,8 @@ def _positive(field: str, value: Any, *, lo: int = 1, hi: int = 10_000) -> int:
 
 def _why(s: ScoredItem) -> dict[str, Any]:
     """The compact explanation of a recall result: matched words, weight parts, and
-    (when any) the words the conversation context and the speaker added, the note."""
+    (when any) the words the conversation context and the speaker added, the time match
+    ``[what matched, factor]``, the hit and link that brought the item, the note."""
     ex = s.explanation
     if ex is None:
         return {}
@@ -127,6 +128,10 @@ def _why(s: ScoredItem) -> dict[str, Any]:
         out["context"] = [[w, c] for w, c in ex.context]
     if ex.speaker:
         out["speaker"] = [[w, c] for w, c in ex.speaker]
+    if ex.time is not None:
+        out["time"] = [ex.time, ex.time_factor]
+    if ex.brought_by is not None:
+        out["brought_by"] = list(ex.brought_by)
     if ex.note:
         out["note"] = ex.note
     return out

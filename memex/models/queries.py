@@ -328,7 +328,18 @@ class ScoredQueryOptions(Record):
     scoring below it; ``limit``/``offset``: ints >= 0. With a query only:
     ``candidates`` (int >= 1, default 200): how many of the best text matches
     that pass ``pre`` are scored; ``expand`` (:class:`ExpandOptions`): bring
-    the hits' parents and linked items along.
+    the hits' parents and linked items along; ``hops``: bring the rest of an
+    answer that spans several items: a superseded match hands its relevance
+    to the current version that replaced it (along ``SUPERSEDES`` edges), and
+    the first 10 hits bring their parents, ``SUPPORTS`` / ``ABOUT`` /
+    ``ALIAS`` neighbours and alias group at half their relevance; ``None``
+    (the default) does that, ``True`` also brings up to 8 items naming each
+    person or place a hit names (the closest in time; names held by more than
+    50 items are skipped), ``False`` nothing of it; ``time`` (bool, default
+    on): multiply by 1.5 the text score of the matches created inside the
+    time the question names ("in May 2023", "last week", resolved against
+    ``now``) and, for a "when" question, of the matches whose text names a
+    date or a time.
     """
 
     pre: OptFilter = None
@@ -338,6 +349,8 @@ class ScoredQueryOptions(Record):
     offset: OptNonNegInt = None
     candidates: Annotated[int | None, v.opt(_positive_int)] = None
     expand: Annotated[ExpandOptions | None, v.opt(v.record(ExpandOptions))] = None
+    hops: Annotated[bool | None, v.opt(v.boolean)] = None
+    time: Annotated[bool | None, v.opt(v.boolean)] = None
 
 
 @record
@@ -390,14 +403,25 @@ class Explanation:
         text_score: the item's text score: ``sum`` of the contributions in
             ``terms``, ``context`` and ``speaker`` (0.0 for none); equal to the
             score the text index ranked it by.
-        best_text_score: the highest text score among the call's matches
-            (``relevance == text_score / best_text_score`` for an item that
-            matched and was not brought along); ``None`` without a question.
+        time: what of the question's time the item matched, or ``None``:
+            ``"created in '<phrase>'"`` when its ``created_at`` lies in the window a
+            time expression of the question names ("last week", "in May 2023"),
+            ``"names a time"`` when the question asks for a time ("When did
+            ...?") and the item's text names one.
+        time_factor: what the time match multiplied the text score by (1.0 for
+            none).
+        best_text_score: the highest text score among the call's matches, after
+            the time factors (``relevance == text_score * time_factor /
+            best_text_score`` for an item that matched and was not brought
+            along); ``None`` without a question.
         contradicted: an active ``CONTRADICTS`` edge touches the item.
         superseded: an active ``SUPERSEDES`` edge points at the item.
         brought_by: for an item a hit brought along (its relevance is the hit's,
-            damped for expansion), ``(hit id, link)`` with ``link`` ``"parent"``
-            or the edge kind it came over (``"SUPPORTS"``, ``"CONTRADICTS"``, ...);
+            damped for expansion and hops), ``(hit id, link)`` with ``link``
+            ``"parent"``, the edge kind it came over (``"SUPPORTS"``,
+            ``"CONTRADICTS"``, ...), ``"SUPERSEDES"`` for the current version
+            of a superseded match (undamped), ``"alias group"``, or
+            ``"entity:<name>"`` for an item naming an entity the hit names;
             ``None`` otherwise.
         note: a sentence for what the numbers do not say (a question of stop
             words only, an item brought along by a hit), or ``None``.
@@ -413,6 +437,8 @@ class Explanation:
     context_from: tuple[str, ...] = ()
     speaker: tuple[tuple[str, float], ...] = ()
     text_score: float = 0.0
+    time: str | None = None
+    time_factor: float = 1.0
     best_text_score: float | None = None
     contradicted: bool = False
     superseded: bool = False
@@ -433,6 +459,8 @@ class Explanation:
             "context_from": list(self.context_from),
             "speaker": [[w, c] for w, c in self.speaker],
             "text_score": self.text_score,
+            "time": self.time,
+            "time_factor": self.time_factor,
             "best_text_score": self.best_text_score,
             "contradicted": self.contradicted,
             "superseded": self.superseded,

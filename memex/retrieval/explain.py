@@ -25,8 +25,10 @@ STOP_WORDS_NOTE = (
 )
 #: The note of a result that a hit brought along without matching the question itself.
 BROUGHT_NOTE = (
-    "brought along by a hit (brought_by: over a parent link or an edge, or as the other "
-    "side of a contradiction): its relevance is the bringing hit's (damped for expansion)"
+    "brought along by a hit (brought_by: over a parent link, an edge, an alias group or a "
+    "shared name, as the current version of a superseded match, or as the other side of a "
+    "contradiction): its relevance is the bringing hit's, damped except for a current "
+    "version and a contradiction"
 )
 
 
@@ -41,7 +43,10 @@ class Explainer:
         index: the text index the question was matched in (``None`` without a question).
         best_text_score: the highest text score among the question's matches.
         note: a sentence every explanation of the call carries (or ``None``).
-        via: for each item a hit brought along, ``id -> (hit id, "parent" or edge kind)``.
+        via: for each item a hit brought along, ``id -> (hit id, "parent", an edge kind,
+            "alias group" or "entity:<name>")``.
+        timed: for each match whose text score the question's time multiplied,
+            ``id -> (what matched, factor)``.
     """
 
     __slots__ = (
@@ -54,6 +59,7 @@ class Explainer:
         "_note",
         "_via",
         "_order",
+        "_timed",
     )
 
     def __init__(
@@ -66,6 +72,7 @@ class Explainer:
         best_text_score: float | None = None,
         note: str | None = None,
         via: dict[str, tuple[str, str]] | None = None,
+        timed: dict[str, tuple[str, float]] | None = None,
     ) -> None:
         self._state = state
         self._weights = weights
@@ -76,6 +83,7 @@ class Explainer:
         self._best = best_text_score
         self._note = note
         self._via = via or {}
+        self._timed = timed or {}
         # each question word's place, to list context words in question order
         self._order = {w: i for i, w in enumerate(query_terms(query or ""))}
 
@@ -113,6 +121,7 @@ class Explainer:
         brought_by = self._via.get(it.id)
         if note is None and brought_by is not None:
             note = BROUGHT_NOTE
+        time, factor = self._timed.get(it.id, (None, 1.0))
         state = self._state
         return Explanation(
             score=scored.score,
@@ -125,6 +134,8 @@ class Explainer:
             context_from=tuple(context_from),
             speaker=speaker,
             text_score=text,
+            time=time,
+            time_factor=factor,
             best_text_score=self._best if self._query is not None else None,
             contradicted=bool(state.incident_edges([it.id], "CONTRADICTS")),
             superseded=bool(state.superseded_among([it.id])),

@@ -9,6 +9,18 @@
 2. **relevance**: each candidate's match score divided by the highest among
    the candidates, so the best match has 1.0 (BM25 alone; with an embedder
    the reciprocal-rank-fused score);
+2b. **time** (``time``, on unless ``False``): the question's time expressions
+   are resolved (:func:`memex.retrieval.timeq.question_time`); a candidate
+   created inside a window they name has its text score multiplied by
+   :data:`WINDOW_BOOST`, else, when the question asks for a time, a candidate
+   whose text names one by :data:`WHEN_BOOST`; relevance is taken after that;
+2c. **hops** (``hops``, on unless ``False``): a superseded match (also one a
+   contradiction policy took out) hands its relevance to the current version
+   that replaced it; then the first :data:`HOP_SEEDS` hits bring their
+   parents, ``SUPPORTS`` / ``ABOUT`` / ``ALIAS`` neighbours and alias group
+   with :data:`HOP_DAMPING` times their relevance, and with ``hops=True`` the
+   items naming the same entities (:func:`memex.retrieval.hops.follow_hops`);
+   everything brought passes ``pre`` and is never a superseded item;
 3. **expansion** (``expand``): each hit brings its parents up to
    ``parents`` levels and the other end of its active edges of the listed
    kinds; an item brought at level ``l`` gets ``damping**l`` times the
@@ -36,9 +48,11 @@ from typing import Any
 from memex import _validate as v
 from memex.errors import ValidationError
 from memex.models import ExpandOptions, MemoryItem, ScoredQueryOptions, ScoreWeights
+from memex.retrieval.hops import follow_hops
 from memex.retrieval.query import compile_filter
 from memex.retrieval.scoring import relevance_score_function
 from memex.retrieval.search import TextIndex
+from memex.retrieval.timeq import QuestionTime, question_time
 from memex.state.graph import GraphState
 
 __all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "RankedQuery"]
@@ -46,10 +60,36 @@ __all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "
 #: Text matches scored per query unless ``candidates`` says otherwise.
 DEFAULT_CANDIDATES = 200
 
-#: ``(scores, items, relevances, best, via)``: parallel lists in rank order, the highest
-#: text score among the matches (0.0 when nothing matched), and for each item brought
-#: along by a hit, ``id -> (hit id, "parent" or the edge kind)``.
-RankedQuery = tuple[list[float], list[MemoryItem], list[float], float, dict[str, tuple[str, str]]]
+#: ``(scores, items, relevances, best, via, timed)``: parallel lists in rank order, the
+#: highest text score among the matches after the time factors (0.0 when nothing
+#: matched), for each item brought along by a match ``id -> (match id, link)``, and for
+#: each match the question's time raised ``id -> (what matched, factor)``.
+RankedQuery = tuple[
+    list[float],
+    list[MemoryItem],
+    list[float],
+    float,
+    dict[str, tuple[str, str]],
+    dict[str, tuple[str, float]],
+]
+
+#: A match whose ``created_at`` falls in a time window the question names has its text
+#: score multiplied by this.
+WINDOW_BOOST = 1.5
+#: A match whose text names a time has its text score multiplied by this when the question
+#: asks for a time ("When did ...?").
+WHEN_BOOST = 1.5
+#: Multi-hop: the relevance of an item a hit brings is this times the hit's.
+HOP_DAMPING = 0.5
+#: Multi-hop: how many of the first hits bring items.
+HOP_SEEDS = 10
+#: Multi-hop: at most this many items per entity a hit names.
+HOP_PER_ENTITY = 8
+#: Multi-hop: entities named by more items than this bring nothing.
+HOP_MAX_HOLDERS = 50
+#: Whether a question follows the graph's links (``options.hops``) when the call does not
+#: say; the entity links are followed only when the call sets ``hops=True``.
+HOPS_DEFAULT = True
 
 _MEMO_KEY = ("text_index",)
 
@@ -91,6 +131,11 @@ def check_query(query: Any, index: Any, weights: ScoreWeights, opts: ScoredQuery
             raise ValidationError(
                 "options.candidates needs a query (query=...)", "options.candidates"
             )
+        for name in ("hops", "time"):
+            if getattr(opts, name) is not None:
+                raise ValidationError(
+                    f"options.{name} needs a query (query=...)", f"options.{name}"
+                )
 
 
 def rank_query(
@@ -114,11 +159,14 @@ def rank_query(
         index: the text index to read; ``None``: :func:`default_index`.
         contest: a contradiction policy follows (step 3b of the module docstring).
     Returns:
-        ``(scores, items, relevances, best, via)``: the first three in rank
-        order, ``best`` the highest text score among the matches (the one
-        relevance 1.0 stands for; 0.0 when nothing matched), ``via`` for each
-        item whose relevance a hit brought (steps 3 and 3b) the hit's id and
-        ``"parent"`` or the edge kind it came over.
+        ``(scores, items, relevances, best, via, timed)``: the first three in
+        rank order, ``best`` the highest text score among the matches after the
+        time factors (the one relevance 1.0 stands for; 0.0 when nothing
+        matched), ``via`` for each item whose relevance a match brought (steps
+        2c, 3 and 3b) the match's id and the link it came over (``"parent"``,
+        an edge kind, ``"alias group"`` or ``"entity:<name>"``), ``timed`` for
+        each match whose text score the question's time multiplied ``(what
+        matched, factor)``.
     Raises:
         InvalidTimestampError: decay or a time criterion reaches an item without a time.
 
@@ -136,13 +184,19 @@ def rank_query(
     # filter or the superseded may reject some; then 4x more each time), so a selective
     # pre filter reads deeper while a plain question reads and converts few rows
     window = 4 * want if opts.pre is not None or contest else want
+    hops = HOPS_DEFAULT if opts.hops is None else opts.hops
+    retired: dict[str, tuple[MemoryItem, float]] = {}  # superseded matches (under a policy)
     while True:
         found = index.search(query, limit=window)
         skip = state.superseded_among(i for i, _ in found) if contest else ()
         hits.clear()
+        retired.clear()
         for item_id, raw in found:
             it = items.get(item_id)
-            if it is None or item_id in hits or item_id in skip or not pre_ok(it):
+            if it is None or item_id in hits or not pre_ok(it):
+                continue
+            if item_id in skip:
+                retired.setdefault(item_id, (it, raw))
                 continue
             hits[item_id] = (it, raw)
             if len(hits) == want:
@@ -150,18 +204,123 @@ def rank_query(
         if len(hits) == want or len(found) < window or window >= len(index):
             break
         window *= 4
-    if not hits:
-        return [], [], [], 0.0, {}
-    top = max(raw for _, raw in hits.values())
+    if not hits and not (hops and retired):
+        return [], [], [], 0.0, {}, {}
+    timed: dict[str, tuple[str, float]] = {}
+    if opts.time is not False:
+        asked = question_time(query, now)
+        if asked is not None:
+            _time_match(index, asked, hits, timed)
+            _time_match(index, asked, retired, {})
+    top = max(raw for _, raw in [*hits.values(), *retired.values()])
     rel: dict[str, float] = {i: (raw / top if top > 0 else 1.0) for i, (_, raw) in hits.items()}
     chosen: dict[str, MemoryItem] = {i: it for i, (it, _) in hits.items()}
     via: dict[str, tuple[str, str]] = {}
+    if hops:
+        # a match that was superseded hands its relevance to the version that replaced it
+        matched = {i: raw / top if top > 0 else 1.0 for i, (_, raw) in retired.items()}
+        matched.update((i, r) for i, r in rel.items() if i not in matched)
+        _successors(state, matched, chosen, rel, pre_ok, via)
+        follow_hops(
+            state,
+            index.entities() if opts.hops else None,
+            chosen,
+            rel,
+            pre_ok,
+            via,
+            damping=HOP_DAMPING,
+            seeds=HOP_SEEDS,
+            per_link=HOP_PER_ENTITY,
+            max_holders=HOP_MAX_HOLDERS,
+        )
     if opts.expand is not None:
         _expand(state, opts.expand, chosen, rel, pre_ok, via)
     if contest:
         _contested(state, chosen, rel, pre_ok, via)
     scores, ranked, relevances = _score(state, weights, opts, now, chosen, rel)
-    return scores, ranked, relevances, top, via
+    return scores, ranked, relevances, top, via, timed
+
+
+def _successors(
+    state: GraphState,
+    matched: dict[str, float],
+    chosen: dict[str, MemoryItem],
+    rel: dict[str, float],
+    pre_ok: Any,
+    via: dict[str, tuple[str, str]],
+) -> None:
+    """Bring, for each superseded id of ``matched`` (``id -> relevance``, the text
+    matches, including those a contradiction policy took out), the current versions
+    of it with the same relevance (in place, ``via`` ``(match id, "SUPERSEDES")``).
+
+    The current versions of ``x`` are found by following active ``SUPERSEDES`` edges
+    backwards (from their ``to`` end to their ``from`` end) until an id that nothing
+    supersedes; ids the state lacks are walked through, cycles end the walk. A
+    version already in ``chosen`` keeps the larger relevance; a version that fails
+    ``pre_ok`` is not brought. O(s + e) for s superseded matches and the e edges
+    walked.
+    """
+    superseded = state.superseded_among(matched)
+    if not superseded:
+        return
+    items = state.items
+    for start in sorted(superseded, key=lambda i: -matched[i]):
+        r = matched[start]
+        seen = {start}
+        stack = [start]
+        while stack:
+            x = stack.pop()
+            newer = [e.from_ for e in state.incident_edges((x,), "SUPERSEDES") if e.to == x]
+            if not newer and x != start:
+                it = items.get(x)
+                if it is None or not pre_ok(it):
+                    continue
+                if x not in chosen:
+                    chosen[x] = it
+                elif r <= rel[x]:
+                    continue
+                rel[x] = r
+                via[x] = (start, "SUPERSEDES")
+                continue
+            for n in newer:
+                if n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+
+
+def _time_match(
+    index: TextIndex,
+    asked: QuestionTime,
+    hits: dict[str, tuple[MemoryItem, float]],
+    timed: dict[str, tuple[str, float]],
+) -> None:
+    """Multiply the text score of each hit that matches the question's time (in place),
+    re-order ``hits`` by the new scores (stable), and record in ``timed`` ``id -> (what
+    matched, factor)`` for each such hit.
+
+    A hit whose ``created_at`` lies in one of the question's windows gets
+    :data:`WINDOW_BOOST` (``"created in <phrase>"``, the first window in question order);
+    otherwise, when the question asks for a time, a hit whose text names one
+    (:meth:`TextIndex.names_time`) gets :data:`WHEN_BOOST` (``"names a time"``).
+    O(hits * (windows + text length)).
+    """
+    for item_id, (it, raw) in hits.items():
+        match: tuple[str, float] | None = None
+        at = it.created_at
+        if at is not None:
+            for (start, end), phrase in zip(asked.windows, asked.phrases, strict=True):
+                if start <= at < end:
+                    match = (f"created in {phrase!r}", WINDOW_BOOST)
+                    break
+        if match is None and asked.when and index.names_time(it):
+            match = ("names a time", WHEN_BOOST)
+        if match is not None:
+            timed[item_id] = match
+            hits[item_id] = (it, raw * match[1])
+    if timed:
+        order = sorted(hits.items(), key=lambda e: -e[1][1])  # stable: text order on ties
+        hits.clear()
+        hits.update(order)
 
 
 def _contested(

@@ -194,10 +194,10 @@ def _query_ranked(
             for s, it in zip(ranked.scores, ranked.items, strict=True)
         ]
     index = default_index(state) if index is None else index
-    scores, items, rels, best, via = rank_query(
+    scores, items, rels, best, via, timed = rank_query(
         state, w, _checked(opts, now), now, query, index, contest
     )
-    why = (Explainer(state, w, now, query, index, best, via=via), 0.0)
+    why = (Explainer(state, w, now, query, index, best, via=via, timed=timed), 0.0)
     return [
         ScoredItem(item=it, score=s, relevance=r, _why=why)
         for s, it, r in zip(scores, items, rels, strict=True)
@@ -393,6 +393,8 @@ def smart_retrieve(
     index: TextIndex | None = None,
     candidates: int = DEFAULT_CANDIDATES,
     expand: ExpandOptions | Mapping[str, Any] | None = None,
+    hops: bool | None = None,
+    time: bool | None = None,
 ) -> list[ScoredItem]:
     """What to put in the context now: score (with decay) → contradiction
     policy → diversity re-rank → budget packing.
@@ -423,6 +425,8 @@ def smart_retrieve(
         candidates: text matches scored per query (int >= 1).
         expand: :class:`~memex.ExpandOptions` or mapping (``parents``,
             ``edges``, ``damping``); needs a query.
+        hops, time: the multi-hop and time-in-question steps (booleans,
+            default on; see :func:`get_scored_items`); need a query.
     Returns:
         The packed :class:`ScoredItem` list, best first.
     Raises:
@@ -459,13 +463,20 @@ def smart_retrieve(
         raise v.fail("candidates", "an integer >= 1", candidates)
     if query is None and expand is not None:
         raise ValidationError("expand needs a query (query=...)", "expand")
+    for name, flag in (("hops", hops), ("time", time)):
+        if flag is not None:
+            v.boolean(flag, name)
+            if query is None:
+                raise ValidationError(f"{name} needs a query (query=...)", name)
     _state(state)
     w = _weights(weights)
     at = _time.now_ms() if now is None else v.now_ms(now)
     opts = ScoredQueryOptions(pre=as_filter(filter))
     if query is not None:
         exp = None if expand is None else v.record_arg(expand, ExpandOptions, "expand")
-        opts = replace_unchecked(opts, {"candidates": candidates, "expand": exp})
+        opts = replace_unchecked(
+            opts, {"candidates": candidates, "expand": exp, "hops": hops, "time": time}
+        )
         check_query(query, index, w, opts)
         contest = contradictions in ("filter", "surface")
         return _policies(

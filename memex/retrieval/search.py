@@ -41,8 +41,10 @@ from memex import _validate as v
 from memex.errors import ValidationError
 from memex.models import MemoryItem
 from memex.retrieval.context import DEFAULT_CONTEXT, Conversations, context_spec
+from memex.retrieval.entities import EntityIndex, item_entities
 from memex.retrieval.stopwords import STOP_WORDS
 from memex.retrieval.termstats import TermStats
+from memex.retrieval.timeq import has_time_reference
 from memex.state.graph import GraphState
 
 __all__ = [
@@ -208,7 +210,8 @@ class TextIndex:
     the changed items) per event, plus O(log s) to place a turn in a
     conversation of s turns (its neighbours' entries are relinked, never
     re-indexed); :meth:`search` O(postings of the query terms + m log m) for
-    m matching items (times ``4 * window + 1`` rows scored with context).
+    m matching items, plus, with context, O(r * window) for the r rows read
+    and O(c * window) for the c candidates scored.
     """
 
     def __init__(
@@ -242,6 +245,10 @@ class TextIndex:
         self._ann: Any = None  # usearch Index over the live rows, built when first needed
         # the order of each conversation's turns (None: context off)
         self._conv: Conversations | None = None if spec is None else Conversations(spec, _words)
+        # the entities each item names, built on the first multi-hop question (None: not yet)
+        self._entities: EntityIndex | None = None
+        # id -> whether its text names a time, filled by the questions that asked
+        self._dated: dict[str, bool] = {}
         self._closed = False
 
     # -- construction -------------------------------------------------------------------
@@ -368,6 +375,12 @@ class TextIndex:
                 for it, (rid, _) in zip(items, rows, strict=True):
                     conv.put(rid, it.id, conv.key_of(it.meta, it.created_at), it.created_at)
                     conv.set_speaker(rid, conv.speaker_of(it.meta))
+            ents = self._entities
+            keys = self._entity_keys()
+            for it, text in zip(items, texts, strict=True):
+                self._dated.pop(it.id, None)
+                if ents is not None:
+                    ents.put(it.id, item_entities(text, it.meta, keys))
             if vectors is not None:
                 for it, vec in zip(items, vectors, strict=True):
                     self._put_vector(it.id, vec)
@@ -383,12 +396,64 @@ class TextIndex:
                 if self._conv is not None:
                     self._conv.remove(rid)
                     self._conv.set_speaker(rid, None)
+                self._dated.pop(item_id, None)
+                if self._entities is not None:
+                    self._entities.remove(item_id)
             row = self._vrow.pop(item_id, None)
             if row is not None and self._vec is not None:
                 self._vec[row] = 0.0
                 self._vid[row] = None
                 if self._ann is not None:
                     self._ann.remove(row)
+
+    # -- entities and times -------------------------------------------------------------
+    def _entity_keys(self) -> tuple[str, ...]:
+        """The meta keys whose values are entities: the context's speaker key, if any."""
+        conv = self._conv
+        key = None if conv is None else conv.spec.speaker
+        return () if key is None else (key,)
+
+    def entities(self) -> EntityIndex:
+        """The entities each indexed item names (for multi-hop retrieval), built on the
+        first call and kept current by :meth:`apply` from then on.
+
+        An item's entities are (:func:`memex.retrieval.entities.item_entities`) the
+        speaker its ``meta`` names under the conversation context's speaker key
+        (``"speaker"`` by default; none with ``context=None`` or ``speaker=None``),
+        then the proper names of its indexed text.
+
+        Returns:
+            the :class:`~memex.retrieval.entities.EntityIndex` (owned by this index:
+            read it, do not change it).
+        Raises:
+            ValidationError: the index is closed.
+
+        Complexity: O(total text) on the first call (the texts are read back from
+        the full-text table), O(1) after; each later change costs O(its text).
+        """
+        with self._lock:
+            self._check_open()
+            ents = self._entities
+            if ents is not None:
+                return ents
+            ents = EntityIndex()
+            conv = self._conv
+            names = {} if conv is None else conv.speaker_names()
+            for rid, body in self._db.execute("SELECT rowid, body FROM docs ORDER BY rowid"):
+                name = names.get(rid)
+                meta = None if name is None else {"speaker": name}
+                ents.put(self._ids[rid], item_entities(body, meta))
+            self._entities = ents
+            return ents
+
+    def names_time(self, item: MemoryItem) -> bool:
+        """Whether ``item``'s indexed text names a date or a time
+        (:func:`memex.retrieval.timeq.has_time_reference`), remembered per item until
+        it changes. O(len(text)) the first time, O(1) after."""
+        known = self._dated.get(item.id)
+        if known is None:
+            known = self._dated[item.id] = has_time_reference(self._text_fn(item))
+        return known
 
     # -- vectors ------------------------------------------------------------------------
     def _vectors(self, texts: list[str]) -> npt.NDArray[np.float64]:
@@ -514,12 +579,24 @@ class TextIndex:
         statistics, which equals FTS5's ``bm25()``, plus the context of each turn (see
         :mod:`memex.retrieval.context`).
 
-        MaxScore: the words are read rarest first (largest contribution bound), until the
-        k-th best score found exceeds the summed bounds of the words not read (times the
-        context's reach); the rows that neither hold a word read nor neighbour one that
-        does cannot reach the top k, so their postings are never read. The rows found and
-        their context are scored exactly (the forward index holds every word of a row).
-        The caller holds the lock.
+        MaxScore: the words are read largest contribution bound first, until the k-th
+        best score found exceeds what the words not read can add to a row that neither
+        holds nor neighbours a word read: their summed bounds times the context's reach
+        (a word counts in its neighbours' scores too), plus the bounds of the speakers
+        not read (a speaker's weight adds to the turns they said only). Such rows cannot
+        reach the top k, so their postings are never read. Without context the rows read
+        are scored exactly (the forward index holds every word of a row). With context
+        (:class:`memex.retrieval.context.TurnScores`) the rows read are scored, the
+        candidates (the rows within the window of one, and the turns of the speakers
+        read) get a lower bound (the others count 0) that is their exact score when no
+        word is left unread; else an upper bound too (the others count the unread
+        words' bounds), and only the candidates whose upper bound reaches the k-th lower
+        bound are scored exactly, with the rows of their context.
+
+        Complexity: O(p + r * window + s + m log m) for p postings read, r rows holding
+        a word read, s turns of the speakers read and m rows left for the final sort
+        (at most the candidates above the k-th score), plus the scoring of the r rows
+        and of the unknown context of the candidates left. The caller holds the lock.
         """
         st = self._stats
         st.sync()
@@ -545,60 +622,88 @@ class TextIndex:
             said[-1 - sid] = sid
         if not kept and not named:
             return []
-        pending = sorted(bound, key=lambda t: -bound[t])  # largest bound first (stable)
+        # what a term can add to a row that neither holds nor neighbours a row holding it
+        reach_of = {t: reach * b if t >= 0 else b for t, b in bound.items()}
+        pending = sorted(bound, key=lambda t: -reach_of[t])  # largest first (stable)
         k = _SQL_MAX if limit is None else limit
-        rows = np.zeros(0, dtype=np.int64)  # rows holding a word read
-        scores = np.zeros(0, dtype=np.float64)  # their own scores (without context)
-        cands, finals = rows, scores  # the rows that may score, with their scores
-        while pending and k > 0:
-            if len(cands) < k:  # too few rows yet: read the next words until enough could be
-                need, batch = k - len(cands), []
-                while pending and need > 0:
-                    t = pending.pop(0)
-                    batch.append(t)
-                    need -= st.df(t) if t >= 0 else len(conv.said(said[t]))  # type: ignore[union-attr]
-            else:
-                theta = float(np.partition(finals, len(finals) - k)[len(finals) - k])
-                rest = sorted(pending, key=lambda t: bound[t])
-                total, cut = 0.0, 0
-                while cut < len(rest) and reach * (total + bound[rest[cut]]) < theta:
-                    total += bound[rest[cut]]
-                    cut += 1
-                batch, pending = rest[cut:], []
-                if not batch:
-                    break
-            terms = [t for t in batch if t >= 0]
-            found = np.zeros(0, dtype=np.int64)
-            if terms:
-                match = " OR ".join(f'"{word[t]}"' for t in terms)
-                # the rowids as one text: a Python tuple per row would cost more than FTS5's
-                text = self._db.execute(
-                    "SELECT group_concat(rowid) FROM docs WHERE docs MATCH ?", (match,)
-                ).fetchone()[0]
-                found = np.fromstring(text or "", dtype=np.int64, sep=",")
-            if len(terms) < len(batch):  # a speaker's turns
-                assert conv is not None
-                found = np.unique(
-                    np.concatenate([found, *(conv.said(said[t]) for t in batch if t < 0)])
-                )
-            if len(rows):  # rows a word read before holds are scored already
-                seen = np.zeros(self._next, dtype=np.bool_)
-                seen[rows] = True
-                found = found[~seen[found]]
-            rows = np.concatenate((rows, found))
-            if conv is None:
-                scores = np.concatenate((scores, st.score(found, score_tids, score_idfs)))
-                cands, finals = rows, scores
-            else:  # the rows and their context, each scored with its neighbours'
-                window = conv.spec.window
-                cands = conv.around(rows, window)
-                scored = conv.around(cands, window)
-                finals = conv.spread(cands, scored, st.score(scored, score_tids, score_idfs))
-                finals = finals + conv.spoken(cands, named)
+
+        def own(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+            return st.score(rows, score_tids, score_idfs)
+
+        rows = np.zeros(0, dtype=np.int64)  # without context: the rows holding a word read
+        scores = np.zeros(0, dtype=np.float64)  # their own scores
+        cands, finals = rows, scores  # the rows that may score, with their (lower) scores
+        unread = 0.0  # the summed bounds of the words left unread by the cut
+        turns = None if conv is None else conv.scoring(self._next, named)
+        try:
+            while pending and k > 0:
+                if len(cands) < k:  # too few rows yet: read the next words until enough could be
+                    need, batch = k - len(cands), []
+                    while pending and need > 0:
+                        t = pending.pop(0)
+                        batch.append(t)
+                        need -= st.df(t) if t >= 0 else conv.said_count(said[t])  # type: ignore[union-attr]
+                else:
+                    theta = float(np.partition(finals, len(finals) - k)[len(finals) - k])
+                    rest = sorted(pending, key=lambda t: reach_of[t])
+                    words_left, speakers_left, cut = 0.0, 0.0, 0
+                    while cut < len(rest):
+                        t = rest[cut]
+                        w_left = words_left + bound[t] if t >= 0 else words_left
+                        s_left = speakers_left if t >= 0 else speakers_left + bound[t]
+                        if not reach * w_left + s_left < theta:
+                            break
+                        words_left, speakers_left = w_left, s_left
+                        cut += 1
+                    unread = words_left
+                    batch, pending = rest[cut:], []
+                    if not batch:
+                        break
+                terms = [t for t in batch if t >= 0]
+                found = np.zeros(0, dtype=np.int64)
+                if terms:
+                    match = " OR ".join(f'"{word[t]}"' for t in terms)
+                    # the rowids as one text: a Python tuple per row would cost more than FTS5's
+                    text = self._db.execute(
+                        "SELECT group_concat(rowid) FROM docs WHERE docs MATCH ?", (match,)
+                    ).fetchone()[0]
+                    found = np.fromstring(text or "", dtype=np.int64, sep=",")
+                if turns is None:
+                    if len(rows):  # rows a word read before holds are scored already
+                        seen = np.zeros(self._next, dtype=np.bool_)
+                        seen[rows] = True
+                        found = found[~seen[found]]
+                    rows = np.concatenate((rows, found))
+                    scores = np.concatenate((scores, own(found)))
+                    cands, finals = rows, scores
+                else:  # the candidates, each with a lower bound of its score
+                    assert conv is not None
+                    turns.read(found, own)
+                    for t in batch:
+                        if t < 0:
+                            turns.read_said(conv.said(said[t]))
+                    cands = turns.candidates()
+                    finals = turns.lower(cands)
+            if turns is not None:
+                self._last_read = turns.read_rows
+                if unread > 0.0 and len(cands):  # some rows' own scores are unknown
+                    if len(cands) > k:  # only those whose upper bound reaches the k-th lower
+                        theta = float(np.partition(finals, len(finals) - k)[len(finals) - k])
+                        cands = cands[turns.upper(cands, unread) >= theta]
+                    finals = turns.exact(cands, own)
                 keep = finals > 0.0
                 cands, finals = cands[keep], finals[keep]
-        self._last_read = len(rows)
-        order = np.lexsort((cands, -finals))[: min(k, len(cands))]
+            else:
+                self._last_read = len(rows)
+        finally:
+            if turns is not None:
+                turns.close()
+        n = min(k, len(cands))
+        if 0 < n < len(cands):  # only the rows at or above the k-th score need sorting
+            theta = float(np.partition(finals, len(finals) - n)[len(finals) - n])
+            above = finals >= theta
+            cands, finals = cands[above], finals[above]
+        order = np.lexsort((cands, -finals))[:n]
         ids = self._ids
         return [
             (ids[r], s) for r, s in zip(cands[order].tolist(), finals[order].tolist(), strict=True)
@@ -622,11 +727,13 @@ class TextIndex:
         if conv is not None and (found or named):
             own_rows = np.asarray([r for r, _ in found], dtype=np.int64)
             own = np.asarray([s for _, s in found], dtype=np.float64)
-            at = np.argsort(own_rows, kind="stable")
-            own_rows, own = own_rows[at], own[at]
-            spoke = [conv.said(sid) for _, sid, _ in named]
-            cands = conv.around(np.concatenate([own_rows, *spoke]), conv.spec.window)
-            finals = conv.spread(cands, own_rows, own) + conv.spoken(cands, named)
+            with conv.scoring(self._next, named) as turns:
+                turns.read(own_rows, own)
+                for _, sid, _ in named:
+                    turns.read_said(conv.said(sid))
+                cands = turns.candidates()
+                # exact: FTS5 gave every row holding a word, so the others' own scores are 0
+                finals = turns.lower(cands)
             keep = finals > 0.0
             cands, finals = cands[keep], finals[keep]
             order = np.lexsort((cands, -finals))

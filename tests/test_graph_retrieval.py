@@ -1,0 +1,310 @@
+"""Retrieval that uses the graph: supersession, hops and the question's time.
+
+The rules under test (``memex.retrieval.relevance``):
+
+- a superseded match hands its relevance to the version that replaced it
+  (``hops`` on by default), also under ``contradictions="filter"`` where the
+  superseded match itself is never served;
+- the first hits bring their parents and ``SUPPORTS`` / ``ABOUT`` / ``ALIAS``
+  neighbours at half their relevance; the items naming the same entities only
+  with ``hops=True``;
+- a "when" question multiplies the text score of matches naming a time, and a
+  question naming a time window that of matches created inside it; the
+  explanation says so and its sums still check out.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memex
+from memex import apply_command, create_edge, create_graph_state, create_memory_item
+from memex.retrieval.relevance import HOP_DAMPING, HOP_PER_ENTITY, WHEN_BOOST, WINDOW_BOOST
+
+T0 = int(datetime(2023, 5, 10, 12, tzinfo=UTC).timestamp() * 1000)
+DAY = 86_400_000
+NOW = T0 + 400 * DAY
+
+
+def _state(
+    rows: list[tuple[str, str, int]],
+    edges: list[tuple[str, str, str]] = (),  # type: ignore[assignment]
+    parents: dict[str, list[str]] | None = None,
+) -> Any:
+    state = create_graph_state()
+    for item_id, text, at in rows:
+        item = create_memory_item(
+            id=item_id,
+            scope="user:ada",
+            kind="observation",
+            content={"text": text},
+            author="agent:a",
+            source_kind="observed",
+            authority=0.5,
+            parents=(parents or {}).get(item_id),
+            now=at,
+        )
+        state = apply_command(state, memex.MemoryCreate(item=item)).state
+    for i, (a, kind, b) in enumerate(edges):
+        e = create_edge(
+            edge_id=f"e{i}",
+            from_=a,
+            to=b,
+            kind=kind,
+            author="agent:a",
+            source_kind="observed",
+            authority=1.0,
+            now=T0,
+        )
+        state = apply_command(state, memex.EdgeCreate(edge=e)).state
+    return state
+
+
+def _ids(hits: list[memex.ScoredItem]) -> list[str]:
+    return [h.item.id for h in hits]
+
+
+JOB = [
+    ("old", "Ada works as a baker at the corner bakery", T0),
+    ("new", "Started at the city library last month, shelving all day", T0 + DAY),
+    ("other", "Ada likes the bakery's rye bread", T0 + 2 * DAY),
+]
+
+
+def test_a_superseded_match_hands_its_relevance_to_its_current_version() -> None:
+    state = _state(JOB, [("new", "SUPERSEDES", "old")])
+    q = "where does Ada work as a baker?"
+    hits = memex.get_scored_items(state, {"relevance": 1.0}, {"limit": 5}, query=q)
+    rel = {h.item.id: h.relevance for h in hits}
+    assert rel["old"] == 1.0 and rel["new"] == 1.0  # same relevance: the same fact, newer
+    ex = hits[_ids(hits).index("new")].explanation
+    assert ex is not None and ex.brought_by == ("old", "SUPERSEDES") and ex.terms == ()
+    plain = memex.get_scored_items(state, {"relevance": 1.0}, {"limit": 5, "hops": False}, query=q)
+    assert "new" not in _ids(plain)
+
+
+def test_under_the_filter_the_current_version_replaces_a_superseded_match() -> None:
+    state = _state(JOB, [("new", "SUPERSEDES", "old")])
+    picked = memex.smart_retrieve(
+        state,
+        budget=3,
+        cost_fn=lambda it: 1.0,
+        weights={"relevance": 1.0},
+        contradictions="filter",
+        query="where does Ada work as a baker?",
+        now=NOW,
+    )
+    ids = _ids(picked)
+    assert ids[0] == "new" and "old" not in ids
+    assert picked[0].relevance == 1.0
+
+
+def test_supersession_is_followed_to_the_newest_version() -> None:
+    rows = [*JOB, ("newest", "Now runs the library's reading club", T0 + 3 * DAY)]
+    state = _state(rows, [("new", "SUPERSEDES", "old"), ("newest", "SUPERSEDES", "new")])
+    hits = memex.get_scored_items(state, {"relevance": 1.0}, {"limit": 5}, query="Ada baker bakery")
+    by = {h.item.id: h for h in hits}
+    assert by["newest"].relevance == by["old"].relevance
+    assert by["newest"].explanation.brought_by == ("old", "SUPERSEDES")  # type: ignore[union-attr]
+    assert "new" not in by  # an intermediate version is not the current one
+
+
+def test_a_hit_brings_its_parents_and_supporting_items_damped() -> None:
+    rows = [
+        ("p", "Seen at the climbing gym twice a week", T0),
+        ("c", "Ada is into bouldering", T0 + DAY),
+        ("s", "Bought chalk and new shoes", T0 + 2 * DAY),
+    ]
+    state = _state(rows, [("s", "SUPPORTS", "c")], parents={"c": ["p"]})
+    hits = memex.get_scored_items(
+        state, {"relevance": 1.0}, {"limit": 5}, query="is Ada into bouldering?"
+    )
+    by = {h.item.id: h for h in hits}
+    assert by["c"].relevance == 1.0
+    assert by["p"].relevance == HOP_DAMPING and by["s"].relevance == HOP_DAMPING
+    assert by["p"].explanation.brought_by == ("c", "parent")  # type: ignore[union-attr]
+    assert by["s"].explanation.brought_by == ("c", "SUPPORTS")  # type: ignore[union-attr]
+    off = memex.get_scored_items(
+        state, {"relevance": 1.0}, {"limit": 5, "hops": False}, query="is Ada into bouldering?"
+    )
+    assert _ids(off) == ["c"]
+
+
+def test_entity_links_are_followed_only_with_hops_true() -> None:
+    rows = [
+        ("a", "Went hiking near Sintra with Rosa", T0),
+        ("b", "The pastries Rosa loved were there", T0 + DAY),
+    ]
+    state = _state(rows)
+    q = "where did we go hiking?"
+    default = memex.get_scored_items(state, {"relevance": 1.0}, {"limit": 5}, query=q)
+    assert _ids(default) == ["a"]
+    hops = memex.get_scored_items(state, {"relevance": 1.0}, {"limit": 5, "hops": True}, query=q)
+    assert _ids(hops) == ["a", "b"]
+    ex = hops[1].explanation
+    assert ex is not None and ex.brought_by == ("a", "entity:rosa")
+    assert hops[1].relevance == HOP_DAMPING
+
+
+def _check(hit: memex.ScoredItem, index: memex.TextIndex, q: str) -> None:
+    ex = hit.explanation
+    assert ex is not None and ex.best_text_score is not None
+    text = sum(c for _, c in ex.terms) + sum(c for _, c in ex.context)
+    assert math.isclose(text, ex.text_score, abs_tol=1e-9)
+    assert math.isclose(dict(index.lexical(q))[hit.item.id], ex.text_score, abs_tol=1e-9)
+    assert math.isclose(
+        hit.relevance or 0.0, ex.text_score * ex.time_factor / ex.best_text_score, abs_tol=1e-9
+    )
+
+
+def test_a_when_question_prefers_the_match_that_names_a_time() -> None:
+    rows = [
+        ("plain", "Ada bought a red bike", T0),
+        ("dated", "Ada bought a red bike on Saturday", T0 + DAY),
+    ]
+    state = _state(rows)
+    index = memex.TextIndex.from_state(state)
+    q = "when did Ada buy the red bike?"
+    off = memex.get_scored_items(
+        state, {"relevance": 1.0}, {"time": False}, query=q, index=index, now=NOW
+    )
+    assert _ids(off) == ["plain", "dated"]  # the shorter text wins on BM25 alone
+    hits = memex.get_scored_items(state, {"relevance": 1.0}, {}, query=q, index=index, now=NOW)
+    assert _ids(hits) == ["dated", "plain"]
+    top, other = (h.explanation for h in hits)
+    assert top is not None and other is not None
+    assert (top.time, top.time_factor) == ("names a time", WHEN_BOOST)
+    assert (other.time, other.time_factor) == (None, 1.0)
+    for h in hits:
+        _check(h, index, q)
+
+
+def test_a_question_naming_a_window_prefers_what_was_created_in_it() -> None:
+    rows = [
+        ("may", "Ada ran a 10k race", int(datetime(2023, 5, 14, tzinfo=UTC).timestamp() * 1000)),
+        ("june", "Ada ran a 10k race", int(datetime(2023, 6, 18, tzinfo=UTC).timestamp() * 1000)),
+    ]
+    state = _state(rows)
+    index = memex.TextIndex.from_state(state)
+    for q, first in (
+        ("which race did Ada run in June 2023?", "june"),
+        ("which race did Ada run in May 2023?", "may"),
+    ):
+        hits = memex.get_scored_items(state, {"relevance": 1.0}, {}, query=q, index=index, now=NOW)
+        assert _ids(hits)[0] == first
+        ex = hits[0].explanation
+        assert ex is not None and ex.time_factor == WINDOW_BOOST
+        assert ex.time is not None and ex.time.startswith("created in ") and "2023" in ex.time
+        assert hits[0].relevance == 1.0 and hits[1].relevance == pytest.approx(1 / WINDOW_BOOST)
+        for h in hits:
+            _check(h, index, q)
+
+
+def test_a_relative_window_resolves_against_now() -> None:
+    def ms(d: int, m: int) -> int:
+        return int(datetime(2024, m, d, 12, tzinfo=UTC).timestamp() * 1000)
+
+    now = ms(12, 6)  # Wednesday 12 June 2024: "last week" is Monday 3 to Sunday 9 June
+    rows = [("older", "Ada ran a 10k race", ms(10, 4)), ("recent", "Ada ran a 10k race", ms(5, 6))]
+    state = _state(rows)
+    for q, first in (
+        ("which race did Ada run last week?", "recent"),
+        ("which race did Ada run two months ago?", "older"),
+    ):
+        hits = memex.get_scored_items(state, {"relevance": 1.0}, {}, query=q, now=now)
+        assert _ids(hits)[0] == first, q
+        assert hits[0].explanation.time_factor == WINDOW_BOOST  # type: ignore[union-attr]
+        assert hits[1].explanation.time is None  # type: ignore[union-attr]
+    # the same question a month later: neither is in that "last week"
+    later = memex.get_scored_items(
+        state, {"relevance": 1.0}, {}, query="which race did Ada run last week?", now=now + 30 * DAY
+    )
+    assert _ids(later) == ["older", "recent"]
+    assert all(h.explanation.time is None for h in later)  # type: ignore[union-attr]
+
+
+def test_hops_and_time_without_a_query_are_validation_errors() -> None:
+    state = _state(JOB)
+    for name in ("hops", "time"):
+        with pytest.raises(memex.ValidationError) as info:
+            memex.get_scored_items(state, {"authority": 1.0}, {name: True})
+        assert info.value.path == f"options.{name}"
+    with pytest.raises(memex.ValidationError) as info:
+        memex.get_scored_items(state, {"relevance": 1.0}, {"hops": "yes"}, query="baker")
+    assert info.value.path == "options.hops"
+
+
+_NAMES = ["Rosa", "Lisbon", "Maya", "Oslo"]
+_texts = st.lists(st.sampled_from(["we", "saw", "met", *_NAMES]), min_size=1, max_size=5).map(
+    lambda ws: "Then " + " ".join(ws)
+)
+_ops = st.tuples(
+    st.sampled_from(["create", "update", "retract"]),
+    st.integers(0, 6),
+    _texts,
+    st.sampled_from([None, "Ada", "Ben"]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ops, max_size=25), st.integers(0, 25))
+def test_the_entities_an_index_followed_equal_those_of_a_rebuilt_one(
+    ops: list[tuple[str, int, str, str | None]], built_at: int
+) -> None:
+    state = create_graph_state()
+    index = memex.TextIndex.from_state(state)
+    for n, (op, i, text, speaker) in enumerate(ops):
+        if n == built_at:
+            index.entities()  # from here on, apply keeps the entities current
+        meta = {"session_id": "s", "speaker": speaker} if speaker else {"session_id": "s"}
+        cmd: Any
+        if op == "create":
+            item = create_memory_item(
+                id=f"m{i}",
+                scope="s",
+                kind="observation",
+                content={"text": text},
+                author="a",
+                source_kind="observed",
+                authority=0.5,
+                meta=meta,
+                now=T0 + n,
+            )
+            cmd = memex.MemoryCreate(item=item)
+        elif op == "update":
+            cmd = memex.MemoryUpdate(
+                item_id=f"m{i}", partial={"content": {"text": text}, "meta": meta}, author="a"
+            )
+        else:
+            cmd = memex.MemoryRetract(item_id=f"m{i}", author="a")
+        try:
+            r = apply_command(state, cmd)
+        except memex.MemexError:
+            continue
+        state = r.state
+        index.apply(r.events)
+    got, want = index.entities(), memex.TextIndex.from_state(state).entities()
+    assert len(got) == len(want) == len(state.items)
+    for item_id in state.items:
+        assert got.entities_of(item_id) == want.entities_of(item_id)
+    for name in ["ada", "ben", *(n.lower() for n in _NAMES)]:
+        assert sorted(got.holders(name)) == sorted(want.holders(name))
+
+
+def test_a_hub_brings_nothing_over_its_many_edges_of_one_kind() -> None:
+    rows = [("hub", "Ada Okafor, the user", T0)] + [
+        (f"n{i}", f"unrelated note number {i}", T0 + i) for i in range(HOP_PER_ENTITY + 1)
+    ]
+    edges = [(f"n{i}", "ABOUT", "hub") for i in range(HOP_PER_ENTITY + 1)]
+    state = _state(rows, edges)
+    q = "who is Ada Okafor?"
+    assert _ids(memex.get_scored_items(state, {"relevance": 1.0}, {}, query=q)) == ["hub"]
+    fewer = _state(rows, edges[:HOP_PER_ENTITY])
+    got = memex.get_scored_items(fewer, {"relevance": 1.0}, {}, query=q)
+    assert _ids(got) == ["hub", *(f"n{i}" for i in range(HOP_PER_ENTITY))]
