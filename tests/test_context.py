@@ -111,7 +111,7 @@ def test_a_question_naming_a_speaker_prefers_the_turns_they_said() -> None:
     speaker = dict(index.lexical("Cy flat"))
     plain = dict(TextIndex.from_state(state, context={"by": "session_id"}).lexical("Cy flat"))
     n, rows = 2, 8  # Cy said 2 of the 8 turns
-    bonus = 0.5 * math.log((rows - n + 0.5) / (n + 0.5))
+    bonus = 0.5 * math.log(1 + (rows - n + 0.5) / (n + 0.5))
     assert speaker["t10"] == pytest.approx(plain["t10"] + bonus, rel=1e-12)
     assert speaker["t12"] == pytest.approx(plain["t12"] + bonus, rel=1e-12)
     assert index.speaker_scores("Cy flat", "t12") == [("cy", pytest.approx(bonus))]

@@ -399,7 +399,8 @@ class Explanation:
             ``context``, nearest first.
         speaker: ``(word, contribution)`` for each word of the question that
             names the item's speaker (``meta["speaker"]``), worth ``weight *
-            idf`` of the speaker's share of the items; ``()`` for none.
+            idf`` with ``idf = log(1 + (N - n + 0.5) / (n + 0.5))`` for the n of the
+            N indexed items that speaker said; ``()`` for none.
         text_score: the item's text score: ``sum`` of the contributions in
             ``terms``, ``context`` and ``speaker`` (0.0 for none); equal to the
             score the text index ranked it by.

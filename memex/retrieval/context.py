@@ -17,12 +17,13 @@ where ``bm25`` is the turn's own BM25 score for the question's words and
 ``prev_d`` / ``next_d`` are the turns ``d`` places before and after it in
 its conversation (a missing one adds nothing). A word *names* the speaker
 when it is one of the words of the speaker's name (case-folded), and its
-``idf`` is BM25's over the turns, ``log((N - n + 0.5) / (n + 0.5))`` for N
-indexed items of which n are that speaker's, or 0 when that is not
-positive: in a conversation between two people each speaker says about
-half the turns and the name weighs next to nothing, while in a memory of
-many conversations "What is Maya's dog called?" prefers the turns Maya
-said, whose text, in the first person, never holds her name. So a reply that refers back
+``idf`` is the non-negative BM25 idf over the turns (Lucene's form),
+``log(1 + (N - n + 0.5) / (n + 0.5))`` for N indexed items of which n are
+that speaker's: in a conversation between two people, where each says about
+half the turns, the name is worth ``weight * log 2`` (about 0.35), a nudge
+towards the turns that person said; in a memory of many conversations
+"What is Maya's dog called?" prefers the turns Maya said, whose text, in the
+first person, never holds her name, by much more. So a reply that refers back
 ("yes, we signed for it last week!") is found by the words of the turn it
 answers ("did you get the new flat?"), below the turns that hold those
 words themselves. This is score propagation to adjacent passages, as in
@@ -439,8 +440,8 @@ class Conversations:
     def speakers_named(self, words: list[str], rows: int) -> list[tuple[str, int, float]]:
         """``(word, speaker id, contribution)`` for each of the question's ``words``
         that names a speaker who said some turn, in word order: ``contribution`` is
-        ``weight * idf`` over ``rows`` indexed items (see the module docstring), only
-        those above 0."""
+        ``weight * idf`` over ``rows`` indexed items (see the module docstring), always
+        above 0."""
         out: list[tuple[str, int, float]] = []
         if not self.speaking:
             return out
@@ -450,9 +451,8 @@ class Conversations:
                 n = len(self._said.get(sid, ()))
                 if not n:
                     continue
-                idf = math.log((rows - n + 0.5) / (n + 0.5))
-                if idf > 0.0:
-                    out.append((w, sid, self.spec.weight * idf))
+                idf = math.log(1.0 + (rows - n + 0.5) / (n + 0.5))
+                out.append((w, sid, self.spec.weight * idf))
         return out
 
     def said(self, sid: int) -> npt.NDArray[np.int64]:
