@@ -297,7 +297,7 @@ def test_the_entities_an_index_followed_equal_those_of_a_rebuilt_one(
         assert sorted(got.holders(name)) == sorted(want.holders(name))
 
 
-def test_a_hub_brings_nothing_over_its_many_edges_of_one_kind() -> None:
+def test_a_subject_many_items_are_about_brings_none_of_them() -> None:
     rows = [("hub", "Ada Okafor, the user", T0)] + [
         (f"n{i}", f"unrelated note number {i}", T0 + i) for i in range(HOP_PER_ENTITY + 1)
     ]
@@ -308,3 +308,14 @@ def test_a_hub_brings_nothing_over_its_many_edges_of_one_kind() -> None:
     fewer = _state(rows, edges[:HOP_PER_ENTITY])
     got = memex.get_scored_items(fewer, {"relevance": 1.0}, {}, query=q)
     assert _ids(got) == ["hub", *(f"n{i}" for i in range(HOP_PER_ENTITY))]
+
+
+def test_a_conclusion_brings_all_its_supporting_evidence() -> None:
+    n = HOP_PER_ENTITY + 3
+    rows = [("c", "Ada is training for a marathon", T0)] + [
+        (f"r{i}", f"Ran {i + 5} km", T0 + i) for i in range(n)
+    ]
+    state = _state(rows, [(f"r{i}", "SUPPORTS", "c") for i in range(n)])
+    got = memex.get_scored_items(state, {"relevance": 1.0}, {}, query="marathon training")
+    assert _ids(got) == ["c", *(f"r{i}" for i in range(n))]
+    assert all(h.relevance == HOP_DAMPING for h in got[1:])

@@ -50,8 +50,8 @@ def follow_hops(
         via: ``id -> (seed id, link)`` for every item a seed brought or raised.
         damping: a brought item's relevance is ``damping * rel[seed]``.
         seeds: how many of the first hits bring items.
-        per_link: at most this many items per entity of a seed, and a kind of edge
-            the seed has more than this many of brings nothing.
+        per_link: at most this many items per entity of a seed; a seed with more
+            ``ABOUT`` edges than this brings none over them.
         max_holders: an entity named by more items than this is skipped (too common
             to tell anything: the speaker of a whole conversation).
 
@@ -61,9 +61,10 @@ def follow_hops(
 
     1. its ``parents`` (the string ids): ``"parent"``;
     2. the other end of its active ``SUPPORTS``, ``ABOUT``, ``ALIAS`` edges, either
-       direction (:meth:`GraphState.incident_edges`): the edge kind; a kind the seed
-       has more than ``per_link`` such edges of brings nothing (a hub, e.g. a
-       profile item many items are ``ABOUT``, is not evidence for each of them);
+       direction (:meth:`GraphState.incident_edges`): the edge kind; a seed with
+       more than ``per_link`` active ``ABOUT`` edges brings none over them (a
+       subject many items are ``ABOUT``, e.g. a profile, is not evidence for
+       each of them);
     3. the other members of its alias group, the ids reached from it along active
        ``ALIAS`` edges followed from their ``from`` end, through ids the state lacks
        (the rule of :func:`memex.get_alias_group`, re-implemented here because
@@ -145,8 +146,8 @@ def _links(
         if ends is not None:
             ends.append(e.to if e.from_ == sid else e.from_)
     for kind, ends in by_kind.items():
-        if len(ends) > per_link:
-            continue  # a hub (a profile many items are ABOUT): its links tell nothing
+        if kind == "ABOUT" and len(ends) > per_link:
+            continue  # a subject many items are ABOUT (a profile): not evidence for each
         for other in ends:
             yield other, kind
     for other in _alias_group(state, sid):
