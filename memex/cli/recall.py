@@ -42,7 +42,8 @@ def _recall_arguments(parser: argparse.ArgumentParser) -> None:
         "--explain",
         action="store_true",
         help="say why each item was retrieved: the words it matched with their BM25 "
-        "contributions, each belief weight's part, decay, flags",
+        "contributions, the words its neighbouring turns and its speaker added, the "
+        "time match, the hit that brought it, each belief weight's part, decay, flags",
     )
 
 
