@@ -93,12 +93,21 @@ def get_scored_items(
 
     With a ``query``, the candidates are the best text matches instead of every
     item: the top ``candidates`` (default 200) items the text index matches
-    that pass ``pre``; each gets ``relevance`` = its BM25 score / the highest
-    among the candidates (1.0 for the best match), optionally the items the
-    hits bring along (``expand``), and the score
+    that pass ``pre`` (the default index counts a turn's neighbours in its
+    conversation, ``meta.session_id``, and a question word naming its
+    ``meta.speaker``); the text score of a match created in a time window the
+    question names, or naming a time when the question asks "when", is
+    multiplied by 1.5 (``time``, on unless ``False``); each gets ``relevance``
+    = its text score / the highest among the candidates (1.0 for the best
+    match); the hops (``hops``, on unless ``False``) hand a superseded
+    match's relevance to its current version and bring the first hits'
+    parents and ``SUPPORTS`` / ``ABOUT`` / ``ALIAS`` neighbours at half
+    theirs (``hops=True`` also the items naming the same names); optionally
+    the items the hits bring along (``expand``); and the score
     ``wr*relevance + wa*authority + wc*(conviction or 0) + wi*(importance or 0)``
     (times decay when set). Without a ``relevance`` weight the matches are
-    ranked by the other weights.
+    ranked by the other weights. ``ScoredItem.explanation`` says how each
+    result's score was made.
 
     Args:
         state: the graph.
@@ -106,8 +115,9 @@ def get_scored_items(
             ``conviction``, ``importance``, optional ``decay`` config).
         options: :class:`ScoredQueryOptions` or mapping (``pre``, ``post``,
             ``min_score``, ``limit``, ``offset``; with a query also
-            ``candidates`` and ``expand``).
-        now: unix ms for decay and time filters; default the clock.
+            ``candidates``, ``expand``, ``hops`` and ``time``).
+        now: unix ms for decay, time filters and the question's relative time
+            expressions ("last week"); default the clock.
         query: the question (any string: its words are matched, stemmed;
             query syntax is never interpreted); ``None`` = no text matching.
         index: the :class:`~memex.TextIndex` to read; ``None`` builds one for
@@ -118,7 +128,8 @@ def get_scored_items(
     Raises:
         ValidationError: malformed weights, options or filters (an unknown
             decay interval or type says so); a ``relevance`` weight,
-            ``expand``, ``candidates`` or ``index`` without a query.
+            ``expand``, ``candidates``, ``hops``, ``time`` or ``index`` without
+            a query.
         InvalidTimestampError: decay or a time filter meets an item without a time.
 
     Complexity: O(c) to filter and score the c candidates (all items, or
