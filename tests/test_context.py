@@ -304,3 +304,26 @@ def test_items_indexed_after_the_last_conversation_turn_stay_candidates() -> Non
     for i in range(100):  # a note outside any conversation scores its own words only
         assert found[f"n{i}"] == pytest.approx(plain[f"n{i}"], rel=1e-12)
     assert index.search("tea", limit=5) == index.search("tea")[:5]
+
+
+def test_a_speaker_is_named_without_their_name_s_diacritics() -> None:
+    # regression: "Zoe" did not name the speaker "Zoë", while the text index folds "café"
+    turns = [
+        _turn(i, f"turn {i} about the café", "s1", who) for i, who in enumerate(["Zoë", "Ben"] * 2)
+    ]
+    index = TextIndex.from_state(_chat(turns))
+    for q in ("what did Zoë say about the cafe", "what did Zoe say about the cafe"):
+        assert [w for w, _ in index.speaker_scores(q, "t0")] == [q.split()[2].lower()]
+        assert index.speaker_scores(q, "t1") == []
+
+
+def test_a_blank_session_id_is_no_conversation() -> None:
+    turns = [
+        _turn(i, text, "  " if i < 2 else "", "Ada")
+        for i, text in enumerate(["tea", "more", "cake"])
+    ]
+    with_blank = TextIndex.from_state(_chat(turns))
+    assert with_blank.context_scores("tea", "t1") == []
+    assert dict(with_blank.search("tea")) == dict(
+        TextIndex.from_state(_chat(turns), context=None).search("tea")
+    )

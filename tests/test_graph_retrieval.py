@@ -15,8 +15,12 @@ The rules under test (``memex.retrieval.relevance``):
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +29,15 @@ from hypothesis import strategies as st
 
 import memex
 from memex import apply_command, create_edge, create_graph_state, create_memory_item
-from memex.retrieval.relevance import HOP_DAMPING, HOP_PER_ENTITY, WHEN_BOOST, WINDOW_BOOST
+from memex.retrieval.explain import INDEX_CHANGED_NOTE
+from memex.retrieval.relevance import (
+    HOP_DAMPING,
+    HOP_PER_ENTITY,
+    WHEN_BOOST,
+    WINDOW_BOOST,
+    text_query,
+)
+from memex.retrieval.timeq import question_time
 
 T0 = int(datetime(2023, 5, 10, 12, tzinfo=UTC).timestamp() * 1000)
 DAY = 86_400_000
@@ -319,3 +331,107 @@ def test_a_conclusion_brings_all_its_supporting_evidence() -> None:
     got = memex.get_scored_items(state, {"relevance": 1.0}, {}, query="marathon training")
     assert _ids(got) == ["c", *(f"r{i}" for i in range(n))]
     assert all(h.relevance == HOP_DAMPING for h in got[1:])
+
+
+def test_an_explanation_read_after_the_index_changed_says_so() -> None:
+    # regression: explanations read later from a changed index silently stopped adding up
+    state = _state([("a", "Did you get the new flat?", T0), ("b", "What is the rent?", T0 + 1)])
+    index = memex.TextIndex.from_state(state)
+    hits = memex.get_scored_items(state, {"relevance": 1.0}, {}, query="new flat", index=index)
+    fresh = memex.get_scored_items(state, {"relevance": 1.0}, {}, query="new flat", index=index)
+    assert fresh[0].explanation is not None and fresh[0].explanation.note is None
+    item = create_memory_item(
+        id="c",
+        scope="user:ada",
+        kind="observation",
+        content={"text": "flat flat new flat"},
+        author="agent:a",
+        source_kind="observed",
+        authority=0.5,
+        now=T0 + 2,
+    )
+    r = apply_command(state, memex.MemoryCreate(item=item))
+    index.apply(r.events)
+    ex = hits[0].explanation
+    assert ex is not None and ex.note == INDEX_CHANGED_NOTE
+    assert index.generation > 0
+
+
+def test_names_time_checks_its_argument_and_the_index() -> None:
+    index = memex.TextIndex.from_state(_state(JOB))
+    with pytest.raises(memex.ValidationError) as info:
+        index.names_time("old")  # type: ignore[arg-type]
+    assert info.value.path == "item"
+    index.close()
+    with pytest.raises(memex.ValidationError):
+        index.names_time(_state(JOB).items["old"])
+
+
+def _ms(d: int, m: int, y: int = 2024) -> int:
+    return int(datetime(y, m, d, 12, tzinfo=UTC).timestamp() * 1000)
+
+
+VAN = [
+    ("signed", "Yes, we signed for it last week!", _ms(29, 8)),
+    ("van", "The van broke down on the motorway", _ms(3, 9)),
+    ("old", "Ben sold the old van", _ms(2, 7)),
+]
+
+
+def test_relative_time_words_are_not_matched_as_topic_words() -> None:
+    # regression: "last week" in a question matched the words "last" and "week" of a text
+    state = _state(VAN)
+    now = _ms(11, 9)  # Wednesday: "last week" is Monday 2 to Sunday 8 September
+    hits = memex.get_scored_items(
+        state, {"relevance": 1.0}, {}, query="what about the van last week?", now=now
+    )
+    assert _ids(hits) == ["van", "old"]
+    assert hits[0].explanation.time == "created in 'last week'"  # type: ignore[union-attr]
+    assert [w for w, _ in hits[0].explanation.terms] == ["van"]  # type: ignore[union-attr]
+    assert text_query("what about the van last week?", question_time("last week", now)) == (
+        "what about the van  ?"
+    )
+
+
+def test_absolute_dates_stay_words_of_the_question() -> None:
+    asked = question_time("what happened on 3 September 2024?", _ms(11, 9))
+    assert asked is not None and text_query("what happened on 3 September 2024?", asked) == (
+        "what happened on 3 September 2024?"
+    )
+
+
+def test_a_question_naming_only_a_time_ranks_what_was_created_in_it() -> None:
+    state = _state(VAN)
+    for q in ("what happened last week?", "what happened in September 2024?"):
+        hits = memex.get_scored_items(
+            state, {"relevance": 1.0, "authority": 1.0}, {}, query=q, now=_ms(11, 9)
+        )
+        assert _ids(hits) == ["van"], q
+        ex = hits[0].explanation
+        assert ex is not None and ex.note is not None and "names only a time" in ex.note
+        assert hits[0].relevance == 0.0
+    off = memex.get_scored_items(
+        state, {"relevance": 1.0}, {"time": False}, query="what happened last week?", now=_ms(11, 9)
+    )
+    assert _ids(off) == ["signed"]  # without the time step "last week" is two words
+
+
+def _recall(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memex", "recall", "docs/examples/chat_log.jsonl", *args],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_recall_now_is_the_clock_relative_times_are_read_against() -> None:
+    q = "what about the van last week?"
+    then = json.loads(_recall(q, "--now", "2024-09-05", "--json").stdout)
+    assert "van" in then[0]["text"].lower()
+    assert then[0]["explanation"]["time"] == "created in 'last week'"
+    today = json.loads(_recall(q, "--json").stdout)  # years later: no turn is in that week
+    assert all(e["explanation"]["time"] is None for e in today)
+    bad = _recall(q, "--now", "yesterday")
+    assert bad.returncode == 2 and "--now" in bad.stderr

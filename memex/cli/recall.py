@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from memex.cli.app import CliError, Context, db_arguments, field_text, one_line, subcommand
 from memex.cli.inputs import read_parsed_source
+from memex.errors import InvalidTimestampError
 from memex.models import ScoredItem
 from memex.retrieval import smart_retrieve
 from memex.retrieval.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost
+from memex.state.replay import parse_iso_ts
 
 __all__ = ["cmd_recall", "explain_lines", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
 
@@ -36,6 +39,12 @@ def _recall_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--candidates", type=int, default=200, metavar="N", help="text matches scored (default 200)"
+    )
+    parser.add_argument(
+        "--now",
+        metavar="WHEN",
+        help="the clock the question is asked at (an ISO-8601 time or a date): what 'last "
+        "week' means; default the --as-of time when it is one, else the current time",
     )
     parser.add_argument("--json", action="store_true", help="print the answer as JSON on stdout")
     parser.add_argument(
@@ -105,19 +114,42 @@ def explain_lines(e: ScoredItem) -> list[str]:
     return lines
 
 
+def _clock(when: str | None, option: str) -> int | None:
+    """Unix ms of ``when`` (an ISO-8601 time, or a date ``YYYY-MM-DD``: its midnight
+    UTC); ``None`` for ``None``.
+
+    Raises:
+        CliError: anything else (exit code 2), naming ``option``.
+    """
+    if when is None:
+        return None
+    text = f"{when}T00:00:00Z" if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", when) else when
+    try:
+        return parse_iso_ts(text)
+    except InvalidTimestampError:
+        raise CliError(
+            f"recall: {option} expects an ISO-8601 time (2024-03-12T10:00:00Z) or a date "
+            f"(2024-03-12), got {one_line(when)!r}"
+        ) from None
+
+
 @subcommand(
     "recall",
     "ask a question: the items retrieval puts in the context, best first",
     _recall_arguments,
 )
 def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
-    """``memex recall (LOG.jsonl | --db DB [--as-of WHEN]) QUESTION [--budget N] [--json]``.
+    """``memex recall (LOG.jsonl | --db DB [--as-of WHEN]) QUESTION [--now WHEN] [--budget N]
+    [--json] [--explain]``.
 
     Rebuilds the state, then runs :func:`memex.smart_retrieve` with
     ``query=QUESTION``, the weights :data:`RECALL_WEIGHTS`,
     ``contradictions="surface"`` (superseded items are dropped, both sides of
     a contradiction are kept and flagged) and a token budget (each item
-    costs its text length / 4). Prints, best first, each item's id, score,
+    costs its text length / 4), at the clock ``--now`` (else the ``--as-of`` time
+    when it is a time or a date, else the current time): the clock the
+    question's relative time expressions ("last week") and decay are read
+    against. Prints, best first, each item's id, score,
     relevance, authority, the items contradicting it and its text; ``--json``
     prints ``[{"id", "score", "relevance", "authority", "conviction",
     "importance", "text", "contradicted_by": [ids], "item": wire item,
@@ -127,8 +159,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     Returns:
         0, or 1 when the log had skipped records (the answer is still printed).
     Raises:
-        CliError: not exactly one of LOG and ``--db``, a missing question, or
-            ``--budget`` / ``--candidates`` below 1 (exit code 2).
+        CliError: not exactly one of LOG and ``--db``, a missing question,
+            ``--budget`` / ``--candidates`` below 1, or a ``--now`` / ``--as-of``
+            that is no time (exit code 2).
         FileAccessError: the log or database cannot be read (exit code 2).
     """
     inputs: list[str] = [args.first] + ([] if args.second is None else [args.second])
@@ -144,6 +177,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         question = inputs[1]
     if args.budget < 1 or args.candidates < 1:
         raise CliError("recall: --budget and --candidates must be at least 1")
+    now = _clock(args.now, "--now")
+    if now is None and args.as_of is not None and not args.as_of.startswith("@"):
+        now = _clock(args.as_of, "--as-of")
     log = read_parsed_source("recall", args, ctx, None if args.db is not None else inputs[0])
     ctx.report_skipped(log.skipped)
     found = smart_retrieve(
@@ -154,6 +190,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         contradictions="surface",
         query=question,
         candidates=args.candidates,
+        now=now,
     )
     if args.json:
         ctx.write_json([_wire(e) for e in found])

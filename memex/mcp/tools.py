@@ -526,8 +526,11 @@ class MemoryTools:
         under ``contradictions="ignore"``). ``why`` says, compactly, why the
         item was retrieved: ``{"matched": [[word, BM25 contribution], ...],
         "weights": {name: contribution}}`` (the weights that add to the
-        score, before decay), plus ``"note"`` when there is one (a question
-        of stop words only, an item brought along by a hit).
+        score, before decay), plus, when there are any, ``"context"`` and
+        ``"speaker"`` (``[[word, contribution], ...]`` the neighbouring turns
+        and the speaker added), ``"time"`` (``[what matched, factor]``),
+        ``"brought_by"`` (``[hit id, link]``) and ``"note"`` (a question of
+        stop words only, an item brought along by a hit).
         """
         check_text("query", query, self.max_text)
         _positive("limit", limit, hi=1000)

@@ -373,7 +373,12 @@ class Explanation:
 
     Read it as ``ScoredItem.explanation``; it is computed on first access
     from what the ranking kept (the weights, the clock, the question, the
-    text index and the graph of the call).
+    text index and the graph of the call). The text parts (``terms``,
+    ``context``, ``speaker``) are read from the text index at that moment: an
+    index that took a change after the question (a store's index follows
+    every write) may no longer add up to the relevance the item was ranked
+    by, and then ``note`` says so. Read explanations before writing, as
+    ``memex recall`` and the MCP ``recall`` tool do.
 
     Attributes:
         score: the result's score.

@@ -16,12 +16,13 @@ The text index (:class:`memex.TextIndex`) scores a turn for a question as
 where ``bm25`` is the turn's own BM25 score for the question's words and
 ``prev_d`` / ``next_d`` are the turns ``d`` places before and after it in
 its conversation (a missing one adds nothing). A word *names* the speaker
-when it is one of the words of the speaker's name (case-folded), and its
-``idf`` is the non-negative BM25 idf over the turns (Lucene's form),
+when it is one of the words of the speaker's name (case-folded, diacritics
+folded: :func:`fold_name`), and its ``idf`` is the non-negative BM25 idf
+over all the indexed items (Lucene's form),
 ``log(1 + (N - n + 0.5) / (n + 0.5))`` for N indexed items of which n are
 that speaker's: in a conversation between two people, where each says about
-half the turns, the name is worth ``weight * log 2`` (about 0.35), a nudge
-towards the turns that person said; in a memory of many conversations
+half the turns of a memory holding only that conversation, the name is worth
+``weight * log 2`` (about 0.35), a nudge towards the turns that person said; in a memory of many conversations
 "What is Maya's dog called?" prefers the turns Maya said, whose text, in the
 first person, never holds her name, by much more. So a reply that refers back
 ("yes, we signed for it last week!") is found by the words of the turn it
@@ -55,6 +56,7 @@ Not thread safe: the owner (:class:`memex.TextIndex`) holds its lock.
 from __future__ import annotations
 
 import math
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from types import TracebackType
@@ -80,6 +82,16 @@ DEFAULT_CONTEXT: Mapping[str, Any] = {
 _MAX_WINDOW = 16
 _I64 = np.int64
 _Key = tuple[type, Any]
+
+
+def fold_name(word: str) -> str:
+    """``word`` without its diacritics (NFD, combining marks dropped, NFC), as FTS5's
+    ``unicode61`` folds the words of a text, so "Zoe" names the speaker "Zoë".
+    O(len(word))."""
+    if word.isascii():
+        return word
+    bare = "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", bare)
 
 
 class ContextSpec:
@@ -134,13 +146,14 @@ def context_spec(context: Any, path: str = "context") -> ContextSpec | None:
     Returns:
         The :class:`ContextSpec`, or ``None`` for ``None``.
     Raises:
-        ValidationError: a bad mapping, naming the field (``context.by``,
-            ``context.window``, ``context.weight``) or an unknown key.
+        ValidationError: a bad mapping, naming the field (``context.by``, also when
+            it is missing, ``context.window``, ``context.weight``,
+            ``context.speaker``) or an unknown key.
     """
     if context is None:
         return None
     if not isinstance(context, Mapping):
-        raise v.fail(path, "None or a mapping {by, window, weight}", context)
+        raise v.fail(path, "None or a mapping {by, window, weight, speaker}", context)
     extra = sorted(str(k) for k in context if k not in ("by", "window", "weight", "speaker"))
     if extra:
         raise ValidationError(
@@ -258,12 +271,15 @@ class Conversations:
 
     def key_of(self, meta: Any, created_at: Any) -> _Key | None:
         """The conversation an item with ``meta`` and ``created_at`` belongs to:
-        ``(type, value)`` of ``meta[by]`` when it is a string, a number or a boolean
-        and the item has a time; else ``None`` (the item has no context)."""
+        ``(type, value)`` of ``meta[by]`` when it is a non-blank string, a number or a
+        boolean and the item has a time; else ``None`` (the item has no context: an
+        empty or blank string names no conversation)."""
         if created_at is None or not isinstance(meta, Mapping):
             return None
         value = meta.get(self.spec.by)
         if value is None or not isinstance(value, str | int | float):
+            return None
+        if isinstance(value, str) and not value.strip():
             return None
         return (type(value), value)
 
@@ -423,7 +439,7 @@ class Conversations:
             sid = self._sid[name] = len(self._sid) + 1
             self._sname.append(name)
             for w in self._words(name):
-                self._named.setdefault(w, {})[sid] = None
+                self._named.setdefault(fold_name(w), {})[sid] = None
         if old == sid:
             return
         if old:
@@ -447,7 +463,7 @@ class Conversations:
             return out
         for w in words:
             # by name, so the order (and the float sum) does not depend on history
-            for sid in sorted(self._named.get(w, ()), key=lambda i: self._sname[i - 1]):
+            for sid in sorted(self._named.get(fold_name(w), ()), key=lambda i: self._sname[i - 1]):
                 n = len(self._said.get(sid, ()))
                 if not n:
                     continue

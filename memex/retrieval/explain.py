@@ -17,11 +17,24 @@ from memex.retrieval.scoring import decay_function
 from memex.retrieval.search import TextIndex, query_terms
 from memex.state.graph import GraphState
 
-__all__ = ["Explainer", "STOP_WORDS_NOTE", "BROUGHT_NOTE"]
+__all__ = ["Explainer", "STOP_WORDS_NOTE", "TIME_ONLY_NOTE", "BROUGHT_NOTE", "INDEX_CHANGED_NOTE"]
 
 #: The note of a result of a question made only of stop words.
 STOP_WORDS_NOTE = (
     "the question has only stop words, so no text matched: ranked by the belief weights alone"
+)
+#: The note of a result of a question whose words, apart from one time expression, are
+#: all stop words ("what happened last week?"); ``{phrase}`` is the expression.
+TIME_ONLY_NOTE = (
+    "the question names only a time ({phrase!r}): the items created in it, ranked by the "
+    "belief weights alone"
+)
+#: The note of an explanation computed after the text index took a change the question
+#: did not see: its text parts are read from the index as it is now.
+INDEX_CHANGED_NOTE = (
+    "the text index changed after the question was matched: terms, context and speaker "
+    "are read from the index as it is now and may not add up to the relevance it was "
+    "ranked by (read the explanation before writing, or ask again)"
 )
 #: The note of a result that a hit brought along without matching the question itself.
 BROUGHT_NOTE = (
@@ -47,6 +60,8 @@ class Explainer:
             "alias group" or "entity:<name>")``.
         timed: for each match whose text score the question's time multiplied,
             ``id -> (what matched, factor)``.
+        generation: ``index.generation`` when the question was matched (``None``:
+            not known); an explanation computed after the index changed says so.
     """
 
     __slots__ = (
@@ -60,6 +75,7 @@ class Explainer:
         "_via",
         "_order",
         "_timed",
+        "_generation",
     )
 
     def __init__(
@@ -73,6 +89,7 @@ class Explainer:
         note: str | None = None,
         via: dict[str, tuple[str, str]] | None = None,
         timed: dict[str, tuple[str, float]] | None = None,
+        generation: int | None = None,
     ) -> None:
         self._state = state
         self._weights = weights
@@ -84,6 +101,7 @@ class Explainer:
         self._note = note
         self._via = via or {}
         self._timed = timed or {}
+        self._generation = generation
         # each question word's place, to list context words in question order
         self._order = {w: i for i, w in enumerate(query_terms(query or ""))}
 
@@ -121,6 +139,14 @@ class Explainer:
         brought_by = self._via.get(it.id)
         if note is None and brought_by is not None:
             note = BROUGHT_NOTE
+        index = self._index
+        if (
+            self._query is not None
+            and index is not None
+            and self._generation is not None
+            and index.generation != self._generation
+        ):
+            note = INDEX_CHANGED_NOTE if note is None else f"{INDEX_CHANGED_NOTE}; {note}"
         time, factor = self._timed.get(it.id, (None, 1.0))
         state = self._state
         return Explanation(

@@ -43,9 +43,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from memex import _validate as v
+from memex._uuid import safe_extract_timestamp
 from memex.errors import ValidationError
 from memex.models import ExpandOptions, MemoryItem, ScoredQueryOptions, ScoreWeights
 from memex.retrieval.hops import follow_hops
@@ -55,7 +57,15 @@ from memex.retrieval.search import TextIndex
 from memex.retrieval.timeq import QuestionTime, question_time
 from memex.state.graph import GraphState
 
-__all__ = ["rank_query", "default_index", "check_query", "DEFAULT_CANDIDATES", "RankedQuery"]
+__all__ = [
+    "rank_query",
+    "default_index",
+    "check_query",
+    "text_query",
+    "question_time",
+    "DEFAULT_CANDIDATES",
+    "RankedQuery",
+]
 
 #: Text matches scored per query unless ``candidates`` says otherwise.
 DEFAULT_CANDIDATES = 200
@@ -72,6 +82,10 @@ RankedQuery = tuple[
     dict[str, tuple[str, str]],
     dict[str, tuple[str, float]],
 ]
+
+_MONTH_WORD = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.IGNORECASE
+)
 
 #: A match whose ``created_at`` falls in a time window the question names has its text
 #: score multiplied by this.
@@ -146,6 +160,7 @@ def rank_query(
     query: str,
     index: TextIndex | None,
     contest: bool = False,
+    asked: QuestionTime | None = None,
 ) -> RankedQuery:
     """Rank the items of ``state`` that answer ``query`` (see the module docstring).
 
@@ -158,6 +173,9 @@ def rank_query(
         query: the question (any string; see :meth:`memex.TextIndex.lexical`).
         index: the text index to read; ``None``: :func:`default_index`.
         contest: a contradiction policy follows (step 3b of the module docstring).
+        asked: the question's time (:func:`question_time`), or ``None``: the text
+            index is asked :func:`text_query` of it and the time step uses it
+            (nothing of it when ``opts.time`` is ``False``).
     Returns:
         ``(scores, items, relevances, best, via, timed)``: the first three in
         rank order, ``best`` the highest text score among the matches after the
@@ -186,8 +204,11 @@ def rank_query(
     window = 4 * want if opts.pre is not None or contest else want
     hops = HOPS_DEFAULT if opts.hops is None else opts.hops
     retired: dict[str, tuple[MemoryItem, float]] = {}  # superseded matches (under a policy)
+    if opts.time is False:
+        asked = None
+    words = text_query(query, asked)
     while True:
-        found = index.search(query, limit=window)
+        found = index.search(words, limit=window)
         skip = state.superseded_among(i for i, _ in found) if contest else ()
         hits.clear()
         retired.clear()
@@ -207,11 +228,9 @@ def rank_query(
     if not hits and not (hops and retired):
         return [], [], [], 0.0, {}, {}
     timed: dict[str, tuple[str, float]] = {}
-    if opts.time is not False:
-        asked = question_time(query, now)
-        if asked is not None:
-            _time_match(index, asked, hits, timed)
-            _time_match(index, asked, retired, {})
+    if asked is not None:
+        _time_match(index, asked, hits, timed)
+        _time_match(index, asked, retired, {})
     top = max(raw for _, raw in [*hits.values(), *retired.values()])
     rel: dict[str, float] = {i: (raw / top if top > 0 else 1.0) for i, (_, raw) in hits.items()}
     chosen: dict[str, MemoryItem] = {i: it for i, (it, _) in hits.items()}
@@ -288,6 +307,22 @@ def _successors(
                     stack.append(n)
 
 
+def text_query(query: str, asked: QuestionTime | None) -> str:
+    """The part of ``query`` the text index is asked: ``query`` without its relative
+    time expressions (those of ``asked.phrases`` with no digit and no month name:
+    "last week", "yesterday", "two years ago"), which name a window of time, not a
+    topic; absolute dates ("in May 2023", "on 3 March") stay, since a text may name
+    them. ``query`` itself when ``asked`` is ``None``. O(len(query) * phrases).
+    """
+    if asked is None:
+        return query
+    for phrase in asked.phrases:
+        if any(c.isdigit() for c in phrase) or _MONTH_WORD.search(phrase) is not None:
+            continue
+        query = query.replace(phrase, " ", 1)
+    return query
+
+
 def _time_match(
     index: TextIndex,
     asked: QuestionTime,
@@ -298,7 +333,8 @@ def _time_match(
     re-order ``hits`` by the new scores (stable), and record in ``timed`` ``id -> (what
     matched, factor)`` for each such hit.
 
-    A hit whose ``created_at`` lies in one of the question's windows gets
+    A hit whose time (``created_at``, else its UUIDv7 id's time) lies in one of the
+    question's windows gets
     :data:`WINDOW_BOOST` (``"created in <phrase>"``, the first window in question order);
     otherwise, when the question asks for a time, a hit whose text names one
     (:meth:`TextIndex.names_time`) gets :data:`WHEN_BOOST` (``"names a time"``).
@@ -307,6 +343,8 @@ def _time_match(
     for item_id, (it, raw) in hits.items():
         match: tuple[str, float] | None = None
         at = it.created_at
+        if at is None:
+            at = safe_extract_timestamp(it.id)  # the item's time, as the created filter reads it
         if at is not None:
             for (start, end), phrase in zip(asked.windows, asked.phrases, strict=True):
                 if start <= at < end:

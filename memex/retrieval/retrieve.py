@@ -15,12 +15,14 @@ the top entries with a heap instead of sorting every candidate.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memex import _time
 from memex import _validate as v
 from memex._gc import gc_paused
+from memex._uuid import safe_extract_timestamp
 from memex.errors import ValidationError
 from memex.models import (
     DiversityOptions,
@@ -31,7 +33,7 @@ from memex.models import (
     ScoreWeights,
     replace_unchecked,
 )
-from memex.retrieval.explain import STOP_WORDS_NOTE, Explainer
+from memex.retrieval.explain import STOP_WORDS_NOTE, TIME_ONLY_NOTE, Explainer
 from memex.retrieval.filters import as_filter
 from memex.retrieval.packing import (
     CostFn,
@@ -43,8 +45,15 @@ from memex.retrieval.packing import (
 )
 from memex.retrieval.query import compile_filter
 from memex.retrieval.ranking import Ranked, rank
-from memex.retrieval.relevance import DEFAULT_CANDIDATES, check_query, default_index, rank_query
+from memex.retrieval.relevance import (
+    DEFAULT_CANDIDATES,
+    check_query,
+    default_index,
+    rank_query,
+    text_query,
+)
 from memex.retrieval.search import TextIndex, only_stop_words
+from memex.retrieval.timeq import QuestionTime, question_time
 from memex.state.graph import GraphState
 
 __all__ = [
@@ -195,24 +204,92 @@ def _query_ranked(
 
     A question whose words are all stop words (:func:`~memex.retrieval.search.only_stop_words`)
     matches no item: it ranks by the belief weights alone, as a call without a
-    query would, each entry with ``relevance=0.0``."""
-    if only_stop_words(query):
-        beliefs: ScoreWeights = replace_unchecked(w, {"relevance": None})
-        ranked = rank(state, beliefs, _checked(opts, now), now)
-        why = (Explainer(state, beliefs, now, note=STOP_WORDS_NOTE), 0.0)
-        return [
-            ScoredItem(item=it, score=s, relevance=0.0, _why=why)
-            for s, it in zip(ranked.scores, ranked.items, strict=True)
-        ]
+    query would, each entry with ``relevance=0.0``. A question that names one
+    time window ("what happened last week?", "in August 2024") and whose other
+    words are stop words or match nothing ranks the same way the items created
+    in that window (when ``pre`` has no ``created`` criterion of its own)."""
+    asked = None if opts.time is False else question_time(query, now)
+    checked = _checked(opts, now)
+    window = _only_window(asked, checked.pre)
+    if only_stop_words(text_query(query, asked)):
+        return _by_beliefs(state, w, checked, now, window)
     index = default_index(state) if index is None else index
+    generation = index.generation  # before matching: a write after it is noticed
     scores, items, rels, best, via, timed = rank_query(
-        state, w, _checked(opts, now), now, query, index, contest
+        state, w, checked, now, query, index, contest, asked
     )
-    why = (Explainer(state, w, now, query, index, best, via=via, timed=timed), 0.0)
+    if not items and window is not None:
+        return _by_beliefs(state, w, checked, now, window)
+    why = (
+        Explainer(
+            state,
+            w,
+            now,
+            text_query(query, asked),  # the words the index was asked
+            index,
+            best,
+            via=via,
+            timed=timed,
+            generation=generation,
+        ),
+        0.0,
+    )
     return [
         ScoredItem(item=it, score=s, relevance=r, _why=why)
         for s, it, r in zip(scores, items, rels, strict=True)
     ]
+
+
+def _by_beliefs(
+    state: GraphState,
+    w: ScoreWeights,
+    opts: ScoredQueryOptions,
+    now: int,
+    window: tuple[int, int, str] | None,
+) -> list[ScoredItem]:
+    """The items ranked by the belief weights alone (``relevance`` dropped), each with
+    ``relevance=0.0``; with a ``window``, only those whose time (``created_at``, else
+    their UUIDv7 id's) lies in it. O(n) for the window's scan."""
+    beliefs: ScoreWeights = replace_unchecked(w, {"relevance": None})
+    note = STOP_WORDS_NOTE
+    if window is not None:
+        start, end, phrase = window
+        pre = opts.pre or MemoryFilter()
+        inside = [
+            i
+            for i, it in state.items.items()
+            if start <= _time_of(i, it.created_at) < end  # an item without a time: never
+        ]
+        if pre.ids is not None:
+            kept = set(inside)
+            inside = [i for i in pre.ids if i in kept]
+        opts = _with_pre(opts, replace_unchecked(pre, {"ids": inside}))
+        note = TIME_ONLY_NOTE.format(phrase=phrase)
+    ranked = rank(state, beliefs, opts, now)
+    why = (Explainer(state, beliefs, now, note=note), 0.0)
+    return [
+        ScoredItem(item=it, score=s, relevance=0.0, _why=why)
+        for s, it in zip(ranked.scores, ranked.items, strict=True)
+    ]
+
+
+def _time_of(item_id: str, created_at: int | None) -> float:
+    """An item's time in unix ms (``created_at``, else its UUIDv7 id's), or -inf."""
+    if created_at is not None:
+        return created_at
+    ts = safe_extract_timestamp(item_id)
+    return -math.inf if ts is None else ts
+
+
+def _only_window(
+    asked: QuestionTime | None, pre: MemoryFilter | None
+) -> tuple[int, int, str] | None:
+    """``(start, end, phrase)`` of the time window a question names when it names
+    exactly one and ``pre`` has no ``created`` criterion of its own; else ``None``."""
+    if asked is None or len(asked.windows) != 1 or (pre is not None and pre.created):
+        return None
+    (start, end), phrase = asked.windows[0], asked.phrases[0]
+    return start, end, phrase
 
 
 def _with_pre(opts: ScoredQueryOptions, pre: MemoryFilter | None) -> ScoredQueryOptions:

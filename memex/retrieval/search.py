@@ -249,6 +249,7 @@ class TextIndex:
         self._entities: EntityIndex | None = None
         # id -> whether its text names a time, filled by the questions that asked
         self._dated: dict[str, bool] = {}
+        self._generation = 0  # changes applied so far (one per put batch or removal)
         self._closed = False
 
     # -- construction -------------------------------------------------------------------
@@ -272,17 +273,21 @@ class TextIndex:
                 every item's text is embedded (in batches of 256) and queries
                 also rank by cosine similarity.
             context: the conversation context (see the class docstring):
-                ``{"by": meta key, "window": turns each side (1..16, default
-                2), "weight": the adjacent turns' weight in (0, 1], default
-                0.5}``; ``None`` turns it off. Default ``{"by": "session_id",
-                "window": 2, "weight": 0.5}``: on for the items that carry
-                ``meta["session_id"]`` and a ``created_at`` (an index whose
-                items carry no such key ranks exactly as without context).
+                ``{"by": meta key (required), "window": turns each side (1..16,
+                default 2), "weight": the adjacent turns' weight in (0, 1],
+                default 0.5, "speaker": the meta key naming a turn's speaker
+                (``None`` or omitted: no speaker term)}``; ``None``
+                turns it off. Default ``{"by": "session_id", "window": 2,
+                "weight": 0.5, "speaker": "speaker"}``: on for the items that
+                carry a non-blank ``meta["session_id"]`` and a ``created_at``
+                (an index whose items carry no such key ranks exactly as
+                without context).
         Returns:
             The index.
         Raises:
             ValidationError: ``state`` is not a GraphState, ``context``
-                malformed (naming ``context.by`` / ``.window`` / ``.weight``), ``text_fn`` or
+                malformed (naming ``context.by`` / ``.window`` / ``.weight`` /
+                ``.speaker``; a context without ``by`` names ``context.by``), ``text_fn`` or
                 ``embed`` not callable, ``text_fn`` returned a non-string, or
                 ``embed`` returned an array of the wrong shape or with
                 non-finite values. An exception raised by ``text_fn`` or
@@ -358,6 +363,7 @@ class TextIndex:
         vectors = self._vectors(texts) if self._embed is not None else None
         with self._lock, self._db:
             self._check_open()
+            self._generation += 1
             rows: list[tuple[int, str]] = []
             for it, text in zip(items, texts, strict=True):
                 rid = self._rowid.get(it.id)
@@ -388,6 +394,7 @@ class TextIndex:
     def _remove(self, item_id: str) -> None:
         with self._lock, self._db:
             self._check_open()
+            self._generation += 1
             rid = self._rowid.pop(item_id, None)
             if rid is not None:
                 del self._ids[rid]
@@ -449,10 +456,18 @@ class TextIndex:
     def names_time(self, item: MemoryItem) -> bool:
         """Whether ``item``'s indexed text names a date or a time
         (:func:`memex.retrieval.timeq.has_time_reference`), remembered per item until
-        it changes. O(len(text)) the first time, O(1) after."""
+        it changes. O(len(text)) the first time, O(1) after.
+
+        Raises:
+            ValidationError: ``item`` is not a :class:`~memex.MemoryItem`, the index is
+                closed, or ``text_fn`` returned a non-string.
+        """
+        if not isinstance(item, MemoryItem):
+            raise v.fail("item", "a MemoryItem", item)
+        self._check_open()
         known = self._dated.get(item.id)
         if known is None:
-            known = self._dated[item.id] = has_time_reference(self._text_fn(item))
+            known = self._dated[item.id] = has_time_reference(self._texts([item])[0])
         return known
 
     # -- vectors ------------------------------------------------------------------------
@@ -848,9 +863,16 @@ class TextIndex:
             return [(w, c) for w, s, c in named if s == sid]
 
     @property
+    def generation(self) -> int:
+        """How many changes the index has taken since it was made (each put batch and
+        each removal counts one; a build counts one). Two reads that see the same
+        generation read the same index. O(1)."""
+        return self._generation
+
+    @property
     def context(self) -> dict[str, Any] | None:
-        """The index's conversation context option (``{"by", "window", "weight"}``), or
-        ``None`` when it is off."""
+        """The index's conversation context option (``{"by", "window", "weight",
+        "speaker"}``), or ``None`` when it is off."""
         return None if self._conv is None else self._conv.spec.to_dict()
 
     def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
