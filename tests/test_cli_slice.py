@@ -272,7 +272,11 @@ def test_merged_log_replays_to_the_imported_state(
     assert derived["parents"] == [HYPOTHESIS]
     original_meta = example_state().items[RUNS[0]].meta
     assert original_meta is not None and "checked_by" not in original_meta
-    assert log.state.items[copy_id].meta == {**original_meta, "checked_by": "agent:scout"}
+    assert log.state.items[copy_id].meta == {
+        **original_meta,
+        "checked_by": "agent:scout",
+        "copied_from": RUNS[0],
+    }
     assert log.state.items[RUNS[0]].meta == original_meta  # the original is untouched
 
 

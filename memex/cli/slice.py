@@ -11,9 +11,10 @@ from rich.table import Table
 from memex.cli.app import (
     CliError,
     Context,
+    db_arguments,
     field_text,
-    log_argument,
     number_table,
+    one_line,
     source_arguments,
     subcommand,
 )
@@ -22,7 +23,9 @@ from memex.errors import MemexError, ValidationError
 from memex.log.jsonl import LogReplay, fold_command_file, merged_log_lines, read_text
 from memex.state.intent import create_intent_state
 from memex.state.task import create_task_state
+from memex.store import MemexStore
 from memex.transplant import (
+    COPIED_FROM,
     ImportPlan,
     ImportReport,
     MemexExport,
@@ -87,15 +90,23 @@ def _slice_arguments(parser: argparse.ArgumentParser) -> None:
     )
     imp = actions.add_parser(
         "import",
-        help="merge a slice into LOG's graphs and print the import report",
+        help="merge a slice into LOG's graphs (or into the store --db DB) and print the report",
         description=(
-            "Merge a slice into LOG's graphs and print the import report. By default "
+            "Merge a slice into LOG's graphs, or into the store --db DB (appended to its log "
+            "as one atomic batch), and print the import report. By default "
             "existing ids are skipped; --compare reports differing ones as conflicts, "
-            "--re-id imports them as copies under new ids, --overwrite updates them in place."
+            "--re-id imports them as copies under new ids (each copied memory names its "
+            "original in meta.copied_from), --overwrite updates them in place."
         ),
     )
-    log_argument(imp)
+    imp.add_argument(
+        "log",
+        metavar="LOG.jsonl",
+        nargs="?",
+        help="JSON-lines file of event envelopes ('-' = stdin); or use --db",
+    )
     imp.add_argument("slice", metavar="SLICE.json", help="the slice file ('-' = stdin)")
+    db_arguments(imp, required=False, as_of=False, no_snapshot=False)
     imp.add_argument(
         "--compare", action="store_true", help="compare existing ids; differing ones are conflicts"
     )
@@ -298,8 +309,12 @@ def _print_import(
 
 
 def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
+    if (args.log is None) == (args.db is None):
+        raise CliError("slice import: give LOG.jsonl or --db DB (exactly one)")
     if args.log == "-" and args.slice == "-":
         raise CliError("LOG and SLICE.json cannot both be stdin")
+    if args.db is not None:
+        return _slice_import_db(args, ctx)
     sl = _read_slice(args.slice)
     try:
         check_unique_ids(sl)  # as a store's import_slice: one id twice is refused before anything
@@ -315,6 +330,7 @@ def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
             skip_existing_ids=not args.overwrite,
             shallow_compare_existing=args.compare or args.re_id,
             re_id_on_difference=args.re_id,
+            mark_copies=True,
         )
     except MemexError as e:
         raise CliError(f"{type(e).__name__}: {e}; nothing imported", 1) from None
@@ -327,6 +343,46 @@ def _slice_import(args: argparse.Namespace, ctx: Context) -> int:
         ctx.write_json(plan.report.to_dict())
     else:
         _print_import(ctx, args, plan, merged)
+    return ctx.exit_code
+
+
+def _slice_import_db(args: argparse.Namespace, ctx: Context) -> int:
+    """``memex slice import SLICE --db DB``: the store's ``import_slice`` (one atomic
+    batch appended to its log), then the report as for a LOG."""
+    if args.output is not None or args.intents or args.tasks:
+        raise CliError(
+            "slice import: -o, --intents and --tasks need LOG.jsonl (a store appends the "
+            "import to its own log and holds its own intents and tasks)"
+        )
+    sl = _read_slice(args.slice)
+    try:
+        with MemexStore.open(args.db) as store:
+            report = store.import_slice(
+                sl,
+                skip_existing_ids=not args.overwrite,
+                shallow_compare_existing=args.compare or args.re_id,
+                re_id_on_difference=args.re_id,
+            )
+            copies = {
+                i: it.meta[COPIED_FROM]
+                for i in report.created.memories
+                if (it := store.mem.items.get(i)) is not None and it.meta and COPIED_FROM in it.meta
+            }
+            head = store.position
+    except MemexError as e:
+        raise CliError(f"{type(e).__name__}: {e}; nothing imported", 1) from None
+    if report.conflicts.total():
+        ctx.exit_code = 1
+    if args.json:
+        ctx.write_json(report.to_dict())
+        return ctx.exit_code
+    out = ctx.console()
+    out.print(f"memex slice import {args.slice} --db {one_line(args.db)}", soft_wrap=True)
+    out.print()
+    out.print(_report_table(report))
+    for i, original in copies.items():
+        out.print(f"  {field_text(i)}  (copy of {field_text(str(original))})", soft_wrap=True)
+    out.print(f"head position {head}", soft_wrap=True)
     return ctx.exit_code
 
 

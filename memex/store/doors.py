@@ -274,6 +274,10 @@ def import_at_door(
 ) -> tuple[ImportPlan, States, Records]:
     """Plan and fold an import as :func:`memex.transplant.fold_import` does, at the store's door.
 
+    A memory copied under a new id (``re_id_on_difference``) gets
+    ``meta["copied_from"]`` = the id it was copied from, so a recall can tell a copy
+    and its original apart (``mark_copies``).
+
     The slice is refused, before anything is planned, when it is neither a
     :class:`~memex.transplant.MemexExport` nor a mapping, when a mapping has
     a top-level key other than ``memories``, ``edges``, ``intents`` and
@@ -301,4 +305,4 @@ def import_at_door(
     check_slice_keys(slice)
     sl = as_export(slice)
     check_unique_ids(sl)
-    return fold_import(states, sl, check=_check_planned, **options)
+    return fold_import(states, sl, check=_check_planned, mark_copies=True, **options)

@@ -51,10 +51,14 @@ from memex.transplant.records import (
     entities_equal,
 )
 
-__all__ = ["plan_import", "import_slice", "fold_import", "IMPORT_AUTHOR", "Check"]
+__all__ = ["plan_import", "import_slice", "fold_import", "IMPORT_AUTHOR", "COPIED_FROM", "Check"]
 
 IMPORT_AUTHOR = "system:import"
 """Author of the link fix-up updates (and of task updates whose task has no ``agent_id``)."""
+
+
+#: The meta key naming the memory a re-id'd copy was made from (``mark_copies``).
+COPIED_FROM = "copied_from"
 
 
 def _rewrite(value: Any, mapping: Mapping[str, str]) -> Any:
@@ -170,6 +174,7 @@ def _plan(
     compare: bool,
     re_id: bool,
     check: Check | None = None,
+    mark_copies: bool = False,
 ) -> tuple[ImportPlan, _Fold]:
     check_states(states.mem, states.intents, states.tasks)
     sl = as_export(slice)
@@ -290,6 +295,8 @@ def _plan(
                     new_id = mint(kind.bucket, eid, getattr(entity, "created_at", None))
                 if kind.late_refs:
                     refs = kind.refs(entity)
+                if mark_copies and kind.bucket == "memories":  # the copy names its original
+                    refs = {**refs, "meta": {**(entity.meta or {}), COPIED_FROM: eid}}
                 f.apply(
                     kind.namespace,
                     kind.create(replace_unchecked(entity, {kind.id_attr: new_id, **refs})),
@@ -325,10 +332,13 @@ def plan_import(
     skip_existing_ids: bool = True,
     shallow_compare_existing: bool = False,
     re_id_on_difference: bool = False,
+    mark_copies: bool = False,
 ) -> ImportPlan:
     """Plan the import of ``slice`` as ordinary commands, without changing anything.
 
-    Same arguments and rules as :func:`import_slice`. The returned
+    Same arguments and rules as :func:`import_slice`; with ``mark_copies`` (not a
+    TypeScript option) each memory copied under a new id by ``re_id_on_difference``
+    also gets ``meta["copied_from"]`` = the id it was copied from. The returned
     :class:`ImportPlan` holds every command in application order
     (``memory.create`` / ``memory.update`` / ``edge.create`` / ``edge.update``
     for the memories and edges, then ``intent.create`` / ``intent.update``,
@@ -345,10 +355,12 @@ def plan_import(
         MemexError: a command of the plan fails (for example an ``intent.update``
             of an entity created twice by the slice); nothing is returned.
     """
+    v.boolean(mark_copies, "mark_copies")
     plan, _ = _fold_graphs(
         (mem_state, intent_state, task_state),
         slice,
         (skip_existing_ids, shallow_compare_existing, re_id_on_difference),
+        mark_copies,
     )
     return plan
 
@@ -439,6 +451,7 @@ def _fold_graphs(
     graphs: tuple[GraphState, IntentState, TaskState],
     slice: MemexExport | Mapping[str, Any],
     options: tuple[bool, bool, bool],
+    mark_copies: bool = False,
 ) -> tuple[ImportPlan, States]:
     """The arguments of :func:`plan_import` and :func:`import_slice`, passed on to :func:`fold_import`.
 
@@ -446,6 +459,7 @@ def _fold_graphs(
         graphs: ``(mem_state, intent_state, task_state)``.
         slice: the slice, as given.
         options: ``(skip_existing_ids, shallow_compare_existing, re_id_on_difference)``.
+        mark_copies: see :func:`plan_import`.
     Returns:
         ``(plan, folded)``: the :class:`ImportPlan` and the folded
         :class:`~memex.state.namespaces.States`.
@@ -459,6 +473,7 @@ def _fold_graphs(
         skip_existing_ids=skip,
         shallow_compare_existing=compare,
         re_id_on_difference=re_id,
+        mark_copies=mark_copies,
     )
     return plan, folded
 
@@ -471,6 +486,7 @@ def fold_import(
     shallow_compare_existing: bool = False,
     re_id_on_difference: bool = False,
     check: Check | None = None,
+    mark_copies: bool = False,
 ) -> tuple[ImportPlan, States, list[tuple[str, Command, list[Any]]]]:
     """Plan and fold an import in one pass (what a durable store logs).
 
@@ -481,9 +497,17 @@ def fold_import(
     namespace, command)`` before each planned command is applied, with the
     working graphs (``memory`` is a :class:`~memex.state.transient.GraphBuilder`);
     what it raises fails the import (a store's door, :mod:`memex.store.doors`).
+    ``mark_copies``: see :func:`plan_import`.
     """
+    v.boolean(mark_copies, "mark_copies")
     with gc_paused():  # an import allocates many short-lived, acyclic objects
         plan, f = _plan(
-            states, slice, skip_existing_ids, shallow_compare_existing, re_id_on_difference, check
+            states,
+            slice,
+            skip_existing_ids,
+            shallow_compare_existing,
+            re_id_on_difference,
+            check,
+            mark_copies,
         )
         return plan, f.states, f.records
