@@ -157,16 +157,29 @@ def _memory_lines(path: str) -> Iterator[str]:
         raise CliError(f"mcp: cannot read {e}") from None
 
 
+#: How many skipped lines of ``--import-memory`` are named on stderr.
+SKIPPED_SHOWN = 20
+
+
 def _import_memory(args: argparse.Namespace, ctx: Context, tools: MemoryTools) -> None:
-    """Merge the reference server's ``memory.jsonl`` before serving; the summary goes to stderr.
+    """Merge the reference server's ``memory.jsonl`` before serving; the summary goes to
+    stderr, with each skipped line's number and why (the first :data:`SKIPPED_SHOWN`).
 
     Raises:
         CliError: as :func:`_memory_lines`; nothing is imported then.
     """
-    counts = KgTools(tools).import_memory(_memory_lines(args.import_memory))
-    ctx.err_console().print(
+    skipped: list[tuple[int, str]] = []
+    counts = KgTools(tools).import_memory(
+        _memory_lines(args.import_memory), lambda n, why: skipped.append((n, why))
+    )
+    err = ctx.err_console()
+    err.print(
         f"imported from {args.import_memory}: {counts['entities']} entities, {counts['observations']} observations, "
         f"{counts['relations']} relations; {counts['skipped']} line(s) skipped",
         soft_wrap=True,
         markup=False,
     )
+    for number, why in skipped[:SKIPPED_SHOWN]:
+        err.print(f"  line {number}: {why}", soft_wrap=True, markup=False)
+    if len(skipped) > SKIPPED_SHOWN:
+        err.print(f"  ... and {len(skipped) - SKIPPED_SHOWN} more", soft_wrap=True, markup=False)

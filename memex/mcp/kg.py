@@ -36,7 +36,7 @@ concurrency, so two processes never overwrite each other's changes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from memex.errors import ValidationError
@@ -417,7 +417,9 @@ class KgTools:
     def _retract_edge(self, edge_id: str) -> tuple[str, dict[str, Any]]:
         return ("memory", {"type": "edge.retract", "edge_id": edge_id, "author": self.tools.author})
 
-    def import_memory(self, lines: Iterable[str]) -> dict[str, int]:
+    def import_memory(
+        self, lines: Iterable[str], on_skip: Callable[[int, str], None] | None = None
+    ) -> dict[str, int]:
         """Merge a knowledge graph saved by the reference server (its ``memory.jsonl``) into this one.
 
         Each line is a JSON object ``{"type": "entity", "name", "entityType",
@@ -430,6 +432,8 @@ class KgTools:
 
         Args:
             lines: the file's lines (an open text file works).
+            on_skip: called as ``on_skip(line number, reason)`` (1-based) for each
+                line skipped, before anything is stored.
         Returns:
             ``{"entities", "observations", "relations", "skipped"}``: what was
             added, and the lines skipped.
@@ -439,16 +443,23 @@ class KgTools:
         entities: list[dict[str, Any]] = []
         relations: list[dict[str, Any]] = []
         skipped = 0
-        for line in lines:
+
+        def skip(number: int, reason: str) -> None:
+            nonlocal skipped
+            skipped += 1
+            if on_skip is not None:
+                on_skip(number, reason)
+
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
             except (ValueError, RecursionError):
-                skipped += 1
+                skip(number, "not JSON")
                 continue
             if not isinstance(rec, dict):
-                skipped += 1
+                skip(number, f"a JSON {type(rec).__name__}, not an object")
             elif (
                 rec.get("type") == "entity"
                 and isinstance(rec.get("name"), str)
@@ -461,8 +472,12 @@ class KgTools:
                 isinstance(rec.get(k), str) for k in ("from", "to", "relationType")
             ):
                 relations.append({k: rec[k] for k in ("from", "to", "relationType")})
+            elif rec.get("type") == "entity":
+                skip(number, "an entity needs name, entityType (strings), observations (strings)")
+            elif rec.get("type") == "relation":
+                skip(number, "a relation needs from, to, relationType (strings)")
             else:
-                skipped += 1
+                skip(number, f"type {rec.get('type')!r} is neither 'entity' nor 'relation'")
         stored = set(self._by_name(self.tools.fresh_state()))
         created = self.create_entities([e for e in entities if e["name"] not in stored])["entities"]
         lacking = [
