@@ -4,7 +4,15 @@ A typed, scored, provenance-tracked memory graph that changes only through
 commands, emits a lifecycle event for every change, and can be replayed,
 queried and serialised in the TypeScript MemEX wire format.
 
-Quick start::
+Quick start, with the store's everyday methods::
+
+    import memex
+    store = memex.MemexStore.open("memex.db", scope="user:42")
+    tea = store.remember("likes tea").item       # -> Remembered(item, related)
+    store.recall("does the user like tea?")      # best first, superseded dropped
+    store.supersede(tea.id, "likes coffee now", reason="said so")
+
+The MemEX-level functions the store is built on::
 
     import memex
     state = memex.create_graph_state()
@@ -202,6 +210,7 @@ from memex.store import (
     find_unreadable,
     verify_store,
 )
+from memex.store.everyday import Remembered
 
 # isort: split
 # memex-python's submodules whose code moved into a layer's folder: attributes of the
@@ -389,6 +398,7 @@ __all__ = [  # sorted within each group; the errors are appended below
     # -- 7 interfaces
     "EnvelopeImport",
     "MemexStore",
+    "Remembered",
     "Transaction",
     "SkippedOnOpen",
     "find_unreadable",

@@ -116,13 +116,13 @@ def test_a_large_cascade_is_not_starved_by_small_writes(
 
     db = os.fspath(tmp_path / "m.db")
     planned: list[int] = []
-    real = tools_module.plan_cascade_retract
+    real = tools_module.plan_forget
 
     def counting(*args: Any, **kw: Any) -> Any:
         planned.append(1)
         return real(*args, **kw)
 
-    monkeypatch.setattr(tools_module, "plan_cascade_retract", counting)
+    monkeypatch.setattr(tools_module, "plan_forget", counting)
     with MemexStore.open(db) as store:
         main = MemoryTools(store)
         root = main.remember("root", scope="s")["id"]

@@ -10,9 +10,9 @@ from memex.cli.app import CliError, Context, db_arguments, field_text, one_line,
 from memex.cli.inputs import read_parsed_source
 from memex.errors import InvalidTimestampError
 from memex.models import ScoredItem
-from memex.retrieval import smart_retrieve
-from memex.retrieval.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text, token_cost
+from memex.retrieval.search import CHARS_PER_TOKEN, RECALL_WEIGHTS, default_text
 from memex.state.replay import parse_iso_ts
+from memex.store import MemexStore
 
 __all__ = ["cmd_recall", "explain_lines", "RECALL_WEIGHTS", "CHARS_PER_TOKEN"]
 
@@ -142,11 +142,12 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     """``memex recall (LOG.jsonl | --db DB [--as-of WHEN]) QUESTION [--now WHEN] [--budget N]
     [--json] [--explain]``.
 
-    Rebuilds the state, then runs :func:`memex.smart_retrieve` with
-    ``query=QUESTION``, the weights :data:`RECALL_WEIGHTS`,
-    ``contradictions="surface"`` (superseded items are dropped, both sides of
-    a contradiction are kept and flagged) and a token budget (each item
-    costs its text length / 4), at the clock ``--now`` (else the ``--as-of`` time
+    Rebuilds the state, then runs :meth:`MemexStore.recall
+    <memex.MemexStore.recall>` over every scope with ``query=QUESTION``, its
+    defaults (the weights :data:`RECALL_WEIGHTS`, ``contradictions="surface"``:
+    superseded items are dropped, both sides of a contradiction are kept and
+    flagged), no item limit and a token budget (each item costs its text
+    length / 4), at the clock ``--now`` (else the ``--as-of`` time
     when it is a time or a date, else the current time): the clock the
     question's relative time expressions ("last week") and decay are read
     against. Prints, best first, each item's id, score,
@@ -182,13 +183,11 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         now = _clock(args.as_of, "--as-of")
     log = read_parsed_source("recall", args, ctx, None if args.db is not None else inputs[0])
     ctx.report_skipped(log.skipped)
-    found = smart_retrieve(
-        log.state,
-        budget=args.budget,
-        cost_fn=token_cost,
-        weights=RECALL_WEIGHTS,
-        contradictions="surface",
-        query=question,
+    found = MemexStore(mem=log.state).recall(
+        question,
+        scope_prefix="",  # every scope
+        limit=None,
+        budget_tokens=args.budget,
         candidates=args.candidates,
         now=now,
     )

@@ -45,6 +45,15 @@ from memex.errors import MemexError, ValidationError
 from memex.mcp._arguments import refuse_unknown
 from memex.mcp.kg import KG_READ_TOOLS, KgTools
 from memex.mcp.tools import READ_TOOLS, MemoryTools
+from memex.store.everyday import (
+    RECALL_CONTRADICTIONS,
+    RECALL_LIMIT,
+    REMEMBER_AUTHORITY,
+    REMEMBER_CONVICTION,
+    REMEMBER_IMPORTANCE,
+    REMEMBER_KIND,
+    REMEMBER_SOURCE_KIND,
+)
 
 __all__ = ["build_server", "PROFILES", "META_KEY"]
 
@@ -253,11 +262,11 @@ class _MemexHandlers(_Handlers):
             StrictStr,
             Field(description="The scope the item belongs to, e.g. 'user:ada' or 'project:x'."),
         ],
-        kind: StrictStr = "observation",
-        source_kind: StrictStr = "agent_inferred",
-        authority: Score = 0.7,
-        importance: Score | None = None,
-        conviction: Score | None = None,
+        kind: StrictStr = REMEMBER_KIND,
+        source_kind: StrictStr = REMEMBER_SOURCE_KIND,
+        authority: Score = REMEMBER_AUTHORITY,
+        importance: Score | None = REMEMBER_IMPORTANCE,
+        conviction: Score | None = REMEMBER_CONVICTION,
         parents: Annotated[
             list[StrictStr] | None, Field(description="Ids of the items this one rests on.")
         ] = None,
@@ -291,11 +300,11 @@ class _MemexHandlers(_Handlers):
         query: Annotated[StrictStr, Field(description="The question, in words.")],
         scope: StrictStr | None = None,
         scope_prefix: StrictStr | None = None,
-        limit: Annotated[StrictInt, Field(ge=1, le=1000)] = 10,
+        limit: Annotated[StrictInt, Field(ge=1, le=1000)] = RECALL_LIMIT,
         budget_tokens: Annotated[
             StrictInt | None, Field(ge=1, description="Token budget (text length / 4 per item).")
         ] = None,
-        contradictions: Literal["surface", "filter", "ignore"] = "surface",
+        contradictions: Literal["surface", "filter", "ignore"] = RECALL_CONTRADICTIONS,
     ) -> CallToolResult:
         """Find the items that answer a question: ranked by text relevance, then authority,
         conviction and importance; superseded items are dropped and contradictions flagged

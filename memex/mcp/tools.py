@@ -25,17 +25,29 @@ from typing import Any, cast
 
 from memex import _validate as v
 from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, StoreBusyError, ValidationError
-from memex.factories import create_edge, create_memory_item
+from memex.factories import create_edge
 from memex.integrity import (
     contradicts_between,
     get_contradictions,
-    plan_cascade_retract,
     plan_resolve_contradiction,
 )
 from memex.models import MemoryItem, ScoredItem
-from memex.retrieval.search import RECALL_WEIGHTS, default_text, token_cost
+from memex.retrieval.search import default_text
 from memex.state.graph import GraphState
 from memex.store import MemexStore, Transaction
+from memex.store.everyday import (
+    CONTRADICTION_POLICIES,
+    RECALL_CONTRADICTIONS,
+    RECALL_LIMIT,
+    REMEMBER_AUTHORITY,
+    REMEMBER_CONVICTION,
+    REMEMBER_IMPORTANCE,
+    REMEMBER_KIND,
+    REMEMBER_SOURCE_KIND,
+    plan_forget,
+    plan_remember,
+    remember_item,
+)
 from memex.store.keyed import Planner
 
 __all__ = [
@@ -50,8 +62,6 @@ __all__ = [
 
 #: The edge kinds ``link`` creates.
 LINK_KINDS = ("SUPPORTS", "CONTRADICTS", "SUPERSEDES", "ALIAS", "ABOUT", "DERIVED_FROM")
-#: The ``contradictions`` policies of ``recall`` (see :func:`memex.smart_retrieve`).
-CONTRADICTION_POLICIES = ("surface", "filter", "ignore")
 #: The author of the server's writes unless ``--author`` names another.
 DEFAULT_AUTHOR = "agent:mcp"
 #: The longest text (characters) a tool accepts unless the server is given another limit.
@@ -63,8 +73,6 @@ WRITE_TOOLS = ("remember", "update", "link", "forget", "resolve")
 
 #: Seconds a write waits for its turn before it goes on without it (see :meth:`MemoryTools.write_turn`).
 TURN_TIMEOUT = 30.0
-
-_NO_BUDGET = 2**62
 
 
 def check_text(field: str, value: Any, limit: int, *, empty: bool = False) -> str:
@@ -296,11 +304,11 @@ class MemoryTools:
         self,
         text: str,
         scope: str,
-        kind: str = "observation",
-        source_kind: str = "agent_inferred",
-        authority: float = 0.7,
-        importance: float | None = None,
-        conviction: float | None = None,
+        kind: str = REMEMBER_KIND,
+        source_kind: str = REMEMBER_SOURCE_KIND,
+        authority: float = REMEMBER_AUTHORITY,
+        importance: float | None = REMEMBER_IMPORTANCE,
+        conviction: float | None = REMEMBER_CONVICTION,
         parents: list[str] | None = None,
         meta: dict[str, Any] | None = None,
         *,
@@ -308,8 +316,12 @@ class MemoryTools:
     ) -> dict[str, Any]:
         """Store a new item ``{"text": text}``; returns ``{"id": new item id}``.
 
-        Every parent must be a visible item. Raises ValidationError for a bad
-        field, MemoryNotFoundError for an unknown parent.
+        The item and its command are those of :meth:`MemexStore.remember
+        <memex.MemexStore.remember>` (:func:`memex.store.everyday.remember_item`,
+        same defaults), written by this server's author and committed with the
+        request's idempotency key. Every parent must be a visible item.
+        Raises ValidationError for a bad field, MemoryNotFoundError for an
+        unknown parent.
         """
         check_text("text", text, self.max_text)
         self._scope("scope", scope)
@@ -318,15 +330,15 @@ class MemoryTools:
         if parents is not None and (not isinstance(parents, list) or len(parents) > 1000):
             raise ValidationError("parents: expected a list of at most 1000 item ids", "parents")
         check_meta("meta", meta, self.max_text)
-        item = create_memory_item(
+        item = remember_item(
+            text,
             scope=scope,
-            kind=kind,
-            content={"text": text},
             author=self.author,
-            source_kind=source_kind,
+            kind=kind,
             authority=authority,
             importance=importance,
             conviction=conviction,
+            source_kind=source_kind,
             parents=parents,
             meta=meta,
         )
@@ -334,7 +346,7 @@ class MemoryTools:
         def plan(states: Any) -> list[tuple[str, Any]]:
             for i, pid in enumerate(item.parents or []):
                 self._item(states.mem, f"parents[{i}]", pid)
-            return [("memory", {"type": "memory.create", "item": item})]
+            return plan_remember(states.mem, item)
 
         done = self.commit(plan, key)
         return {"id": done.events[0]["item"]["id"]}
@@ -427,25 +439,18 @@ class MemoryTools:
     ) -> dict[str, Any]:
         """Retract an item (with ``cascade``, also every item derived from it); returns ``{"retracted": [ids]}``.
 
-        Raises MemoryNotFoundError for an unknown id; with ``cascade``, for a
-        derived item outside the server's scopes (nothing is retracted).
+        The commands are those of :meth:`MemexStore.forget <memex.MemexStore.forget>`
+        (:func:`memex.store.everyday.plan_forget`). Raises MemoryNotFoundError
+        for an unknown id; with ``cascade``, for a derived item outside the
+        server's scopes (nothing is retracted).
         """
         if reason is not None:
             check_text("reason", reason, self.max_text)
 
         def plan(states: Any) -> list[tuple[str, Any]]:
             self._item(states.mem, "id", id)
-            if not cascade:
-                cmd: dict[str, Any] = {
-                    "type": "memory.retract",
-                    "item_id": id,
-                    "author": self.author,
-                }
-                if reason is not None:
-                    cmd["reason"] = reason
-                return [("memory", cmd)]
-            cmds = plan_cascade_retract(states.mem, id, self.author, reason)
-            if not all(self.visible(states.mem.items.get(c.item_id)) for c in cmds):
+            cmds = plan_forget(states.mem, id, author=self.author, reason=reason, cascade=cascade)
+            if cascade and not all(self.visible(states.mem.items.get(c.item_id)) for c in cmds):
                 raise ValidationError(
                     "cascade: items derived from this one lie outside this server's scopes; nothing was retracted",
                     "cascade",
@@ -511,12 +516,14 @@ class MemoryTools:
         query: str,
         scope: str | None = None,
         scope_prefix: str | None = None,
-        limit: int = 10,
+        limit: int = RECALL_LIMIT,
         budget_tokens: int | None = None,
-        contradictions: str = "surface",
+        contradictions: str = RECALL_CONTRADICTIONS,
     ) -> dict[str, Any]:
         """Rank the visible items for ``query`` (text relevance, then authority, conviction,
-        importance) with :meth:`MemexStore.smart_retrieve`.
+        importance) with :meth:`MemexStore.recall <memex.MemexStore.recall>` (its
+        defaults; every scope under the server's prefix unless ``scope`` or
+        ``scope_prefix`` narrows them).
 
         Returns ``{"items": [{"id", "text", "score", "relevance", "authority",
         "contradicted_by": [ids], "superseded": bool, "scope", "kind", "why"}]}``,
@@ -541,9 +548,8 @@ class MemoryTools:
                 f"contradictions: expected one of {', '.join(CONTRADICTION_POLICIES)}, got {contradictions!r}",
                 "contradictions",
             )
-        flt: dict[str, Any] = {}
         if scope is not None:
-            flt["scope"] = self._scope("scope", scope)
+            self._scope("scope", scope)
         prefix = self.scope_prefix
         if scope_prefix is not None:
             check_text("scope_prefix", scope_prefix, 1024, empty=True)
@@ -551,18 +557,15 @@ class MemoryTools:
                 prefix = scope_prefix
             elif not prefix.startswith(scope_prefix):
                 return {"items": []}  # disjoint from the server's scopes
-        if prefix is not None:
-            flt["scope_prefix"] = prefix
         mem = self.fresh_state()
-        found = self.store.smart_retrieve(
-            budget=_NO_BUDGET if budget_tokens is None else budget_tokens,
-            cost_fn=token_cost,
-            weights=RECALL_WEIGHTS,
-            filter=flt or None,
+        found = self.store.recall(
+            query,
+            scope=scope,
+            scope_prefix="" if prefix is None else prefix,  # "": every scope
+            limit=limit,
+            budget_tokens=budget_tokens,
             contradictions=contradictions,
-            query=query,
-            candidates=max(200, limit),
-        )[:limit]
+        )
         superseded = mem.superseded_among({s.item.id for s in found})
         return {
             "items": [

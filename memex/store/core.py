@@ -41,6 +41,7 @@ from memex.state.graph import GraphState, create_graph_state
 from memex.state.intent import IntentState, create_intent_state
 from memex.state.namespaces import States
 from memex.state.task import TaskState, create_task_state
+from memex.store.everyday import DEFAULT_AUTHOR, StoreEveryday, check_author, check_scope
 from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.logged import StoreLogging
 from memex.store.mutations import StoreMutations
@@ -83,13 +84,18 @@ def _seconds(value: Any, name: str) -> float | None:
     return float(value)
 
 
-class MemexStore(StoreLogging, StoreMutations, StoreQueries):
+class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday):
     """A mutable holder of the three graphs with a method per functional operation.
 
     Args:
         mem: the memory graph (default empty).
         intents: the intent graph (default empty).
         tasks: the task graph (default empty).
+        author: the author of every change the everyday methods
+            (:meth:`remember`, :meth:`supersede`, :meth:`contradict`,
+            :meth:`forget`) write (a non-empty string, default ``"agent:memex"``).
+        scope: the scope they use when a call names none (a non-empty
+            string, or ``None``: then each call must name one).
 
     Attributes:
         mem (GraphState), intents (IntentState), tasks (TaskState): the current
@@ -100,6 +106,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
     ``add``, ``add_edge``, ``create_intent`` and ``create_task`` return the new
     entity, ``cascade_retract`` the retracted ids, ``import_slice`` the
     :class:`~memex.ImportReport`. On any error the states are left as they were.
+    The everyday methods (:meth:`remember`, :meth:`recall`, :meth:`supersede`,
+    :meth:`contradict`, :meth:`forget`; :mod:`memex.store.everyday`) fill in
+    :attr:`author`, :attr:`scope` and the defaults the MCP tools use.
     Time-dependent methods take ``now=`` (unix ms) like the functions.
 
     Example:
@@ -136,6 +145,8 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         "_closed",
         "_lock",
         "_use_snapshots",
+        "_author",
+        "_scope",
     )
 
     def __init__(
@@ -143,7 +154,12 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         mem: GraphState | None = None,
         intents: IntentState | None = None,
         tasks: TaskState | None = None,
+        *,
+        author: str = DEFAULT_AUTHOR,
+        scope: str | None = None,
     ) -> None:
+        self._author: str = check_author(author)
+        self._scope: str | None = check_scope(scope)
         self.mem: GraphState = mem if mem is not None else create_graph_state()
         self.intents: IntentState = intents if intents is not None else create_intent_state()
         self.tasks: TaskState = tasks if tasks is not None else create_task_state()
@@ -175,6 +191,8 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         read_only: bool = False,
         busy_timeout: float = 60.0,
         snapshots: bool = True,
+        author: str = DEFAULT_AUTHOR,
+        scope: str | None = None,
     ) -> MemexStore:
         """Open (or create) a durable store backed by an event log: a SQLite file or a PostgreSQL database.
 
@@ -224,6 +242,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
                 in :meth:`as_of`: no stored snapshot is read (they are still
                 written, per ``snapshot_every``). Slower (O(n) records) but
                 it trusts nothing but the records.
+            author: the author of the everyday methods' changes (default
+                ``"agent:memex"``); see :class:`MemexStore`.
+            scope: their default scope (``None``: each call names one).
         Returns:
             The store; use it as a context manager or call :meth:`close`.
         Raises:
@@ -241,6 +262,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
         store_options(snapshot_every=snapshot_every, progress=progress)
         if not isinstance(snapshots, bool):
             raise ValidationError(f"snapshots: expected a boolean, got {snapshots!r}", "snapshots")
+        store = cls(author=author, scope=scope)  # checks both before the log is opened
         lg = (
             log
             if log is not None
@@ -248,7 +270,6 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
                 target, synchronous=synchronous, busy_timeout=busy_timeout, read_only=read_only
             )
         )
-        store = cls()
         store._log = lg
         store._owns_log = log is None
         store.snapshot_every = snapshot_every
@@ -388,7 +409,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries):
             raise ValidationError(
                 f"position: expected an integer in 0..{head}, got {position!r}", "position"
             )
-        past = MemexStore()
+        past = MemexStore(author=self._author, scope=self._scope)
         past._position = 0
         if position > 0:
             got = load_snapshot(lg, position, []) if self._use_snapshots else None
