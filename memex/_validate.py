@@ -28,14 +28,19 @@ rejected value described without a repr that could recurse).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import inspect
 import math
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+import threading
+import warnings
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from memex import limits as _limits
-from memex.errors import ValidationError
+from memex.errors import MemexWarning, ValidationError
 
 __all__ = [
     "Checker",
@@ -77,9 +82,11 @@ __all__ = [
     "instance",
     "id_arg",
     "record_arg",
-    "record_arg",
     "log_options",
     "store_options",
+    "check_known_keys",
+    "strict_keys",
+    "unknown_keys",
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -376,14 +383,27 @@ def instance(value: Any, cls: type, path: str) -> Any:
     raise fail(path, f"a {cls.__name__}", value)
 
 
-def record_arg(value: Any, cls: Any, path: str) -> Any:
+def record_arg(value: Any, cls: Any, path: str, *, strict: bool = False) -> Any:
     """Check a record argument of a public function: an instance of ``cls`` is
     returned as is, a mapping is validated by ``cls.from_dict`` (errors named
     under ``path``); anything else raises :class:`ValidationError` naming
-    ``path`` (``weights: expected a ScoreWeights or a mapping, got 5``)."""
+    ``path`` (``weights: expected a ScoreWeights or a mapping, got 5``).
+
+    With ``strict``, an unknown key anywhere in the mapping (nested records
+    included: ``filter.range.authority.mn``) of a query record (a filter,
+    options or weights) is a :class:`ValidationError` naming its path, instead
+    of the :class:`~memex.MemexWarning` the MemEX functions issue
+    (:func:`strict_keys`). The everyday methods of the store validate their
+    ``filter`` and ``weights`` this way::
+
+        flt = record_arg(filter, MemoryFilter, "filter", strict=True)
+    """
     if isinstance(value, cls):
         return value
     if isinstance(value, Mapping):
+        if strict:
+            with strict_keys():
+                return cls.from_dict(value, _path=path)
         return cls.from_dict(value, _path=path)
     article = "an" if cls.__name__[0] in "AEIOU" else "a"
     raise fail(path, f"{article} {cls.__name__} or a mapping", value)
@@ -737,3 +757,132 @@ def record_list(cls: Any) -> Checker:
 def any_value(value: Any, path: str) -> Any:
     """Any value, stored as given (``partial`` contents are never validated)."""
     return value
+
+
+# ---------------------------------------------------------------------------
+# Unknown keys of filter, options and weights mappings
+# ---------------------------------------------------------------------------
+
+_STRICT_KEYS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "memex_strict_keys", default=False
+)
+_WARNED_KEYS: set[tuple[str, str]] = set()
+"""``(record type, key)`` pairs already warned about in this process."""
+_WARNED_LOCK = threading.Lock()
+MAX_WARNED_KEYS = 1000
+"""How many distinct unknown keys a process warns about; later ones are ignored
+silently (a stream of made-up keys must not grow memory or flood the log)."""
+
+
+@contextlib.contextmanager
+def strict_keys() -> Iterator[None]:
+    """Within this block, an unknown key of a query record mapping raises.
+
+    A filter, options or weights mapping (a record declared with
+    ``unknown_keys="warn"``, :func:`memex.models._schema.record`) validated
+    inside the block, at any depth, raises :class:`ValidationError` naming the
+    key's path (``filter.colour: unknown key of a MemoryFilter (did you mean
+    scope?)``) instead of ignoring it with a :class:`~memex.MemexWarning`.
+    Per thread and per asyncio task (a :class:`contextvars.ContextVar`).
+    """
+    token = _STRICT_KEYS.set(True)
+    try:
+        yield
+    finally:
+        _STRICT_KEYS.reset(token)
+
+
+def _article(word: str) -> str:
+    """``"an"`` before a vowel, else ``"a"``."""
+    return "an" if word[:1] in "AEIOU" else "a"
+
+
+def _unknown_message(path: str, keys: list[Any], known: Collection[str], what: str | None) -> str:
+    """``"<path>: unknown key of a <what> (did you mean X?)"`` (or the known keys),
+    naming how many more unknown keys there are."""
+    of = "" if what is None else f" of {_article(what)} {what}"
+    hint = did_you_mean(keys[0], sorted(known), "known keys: " + ", ".join(sorted(known)))
+    more = f"; {len(keys) - 1} more unknown key(s)" if len(keys) > 1 else ""
+    return f"{path}: unknown key{of} ({hint}){more}"
+
+
+def check_known_keys(mapping: Mapping[Any, Any], allowed: Collection[str], path: str) -> None:
+    """Refuse a mapping with a key outside ``allowed`` (flat: nested values are not looked at).
+
+    For the everyday methods' own option mappings; a filter, options or
+    weights record is checked, nested records included, by
+    ``record_arg(value, cls, path, strict=True)``.
+
+    Args:
+        mapping: the mapping given.
+        allowed: the keys it may have.
+        path: its name in error messages (``"filter"``).
+    Raises:
+        ValidationError: at ``path.<key>`` for the first unknown key, with
+            the closest allowed key suggested and how many more there are
+            (``options.limt: unknown key (did you mean limit?)``).
+    Complexity: O(len(mapping)).
+    """
+    extra = [k for k in mapping if k not in allowed]
+    if extra:
+        where = _key_path(path, extra[0])
+        raise ValidationError(_unknown_message(where, extra, allowed, None), where)
+
+
+def _key_path(path: str, key: Any) -> str:
+    """The error path of ``key`` under ``path``."""
+    text = key_text(key)
+    return f"{path}.{text}" if path else text
+
+
+def _in_memex(frame: Any) -> bool:
+    """Whether a frame runs memex code (a memex module, or code memex or attrs generated)."""
+    name = frame.f_globals.get("__name__")
+    if isinstance(name, str) and (name == "memex" or name.startswith("memex.")):
+        return True
+    return str(frame.f_code.co_filename).startswith(("<memex ", "<attrs generated"))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that makes a warning issued by this function's caller name
+    the first frame outside memex (the user's call)."""
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None  # the function that warns: level 1
+    level = 1
+    f = caller.f_back if caller is not None else None
+    while f is not None and _in_memex(f):
+        f = f.f_back
+        level += 1
+    return level + 1
+
+
+def unknown_keys(keys: list[Any], known: Collection[str], what: str, path: str) -> None:
+    """Report the unknown ``keys`` of a ``what`` record mapping found at ``path``.
+
+    Called by ``from_dict`` of the records declared with
+    ``unknown_keys="warn"`` (filters, options, weights). Under
+    :func:`strict_keys` it raises; otherwise each key is ignored, as the
+    TypeScript library ignores it, with one :class:`~memex.MemexWarning`
+    per record type and key in the process (at most
+    :data:`MAX_WARNED_KEYS` of them), pointing at the caller's line.
+
+    Raises:
+        ValidationError: under :func:`strict_keys`, at ``path.<first key>``.
+    """
+    if _STRICT_KEYS.get():
+        where = _key_path(path, keys[0])
+        raise ValidationError(_unknown_message(where, keys, known, what), where)
+    for key in keys:
+        shown_key = key_text(key)
+        with _WARNED_LOCK:
+            if (what, shown_key) in _WARNED_KEYS or len(_WARNED_KEYS) >= MAX_WARNED_KEYS:
+                continue
+            _WARNED_KEYS.add((what, shown_key))
+        close = closest(key, known) if isinstance(key, str) else None
+        hint = f" (did you mean {close}?)" if close else ""
+        warnings.warn(
+            f"memex: unknown key '{shown_key}' of {_article(what)} {what} is ignored{hint}; "
+            "memex warns once per key",
+            MemexWarning,
+            stacklevel=_caller_level(),
+        )

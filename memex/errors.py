@@ -34,6 +34,7 @@ __all__ = [
     "StoreUnavailableError",
     "UnreadableRecordError",
     "MissingDependencyError",
+    "MemexWarning",
 ]
 
 
@@ -460,3 +461,17 @@ class MissingDependencyError(MemexError, ImportError):
 
     def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
         return type(self), (self.package, self.extra, self.feature)
+
+
+class MemexWarning(UserWarning):
+    """Something memex accepted but that is probably a mistake (a warning, not an error).
+
+    Issued through :mod:`warnings`, so the usual filters apply
+    (``warnings.simplefilter("error", memex.MemexWarning)`` turns it into an
+    exception, ``"ignore"`` silences it). Issued today for an unknown key in
+    a filter, options or weights mapping given to a MemEX function
+    (:func:`memex.get_items`, :func:`memex.get_scored_items`,
+    :func:`memex.smart_retrieve`, ...): the key is ignored, as the TypeScript
+    library ignores it, and the warning names it, once per record type and
+    key in a process. A ``UserWarning``, so it is shown by default.
+    """

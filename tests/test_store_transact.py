@@ -50,7 +50,9 @@ def test_transact_commits_the_planned_batch_and_reports_it(tmp_path: Path) -> No
 
 def test_transact_plans_again_on_the_newer_state_after_a_lost_race(tmp_path: Path) -> None:
     db = os.fspath(tmp_path / "m.db")
-    with MemexStore.open(db) as first, MemexStore.open(db) as second:
+    # second does not fold before it plans (fresh_reads=False), so its view stays stale and
+    # it loses the race (with fresh reads it would fold "theirs" first and plan once on 1)
+    with MemexStore.open(db) as first, MemexStore.open(db, fresh_reads=False) as second:
         seen: list[int] = []
 
         def only_if_empty(states: Any) -> list[tuple[str, Any]]:

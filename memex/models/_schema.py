@@ -126,6 +126,9 @@ class Record:
     __memex_updatable__: ClassVar[tuple[str, ...]] = ()
     __memex_fixed__: ClassVar[dict[str, str]] = {}
     __memex_match__: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    __memex_keys__: ClassVar[frozenset[str] | None] = None
+    """The keys ``from_dict`` knows (wire keys and Python spellings) of a record
+    declared with ``unknown_keys="warn"``; ``None``: unknown keys are ignored silently."""
 
     def __attrs_post_init__(self) -> None:
         _validate_all(self)
@@ -137,18 +140,31 @@ class Record:
         Args:
             data: a mapping with wire keys (``from``, ``not``, ``or``; the
                 Python spellings ``from_``, ``not_``, ``or_`` are accepted too,
-                the wire key wins; unknown keys are ignored). An instance of
-                the class is returned as is.
+                the wire key wins; unknown keys are ignored, as the TypeScript
+                library ignores them; a filter, options or weights record
+                warns once per unknown key with a :class:`~memex.MemexWarning`,
+                or refuses it inside :func:`memex._validate.strict_keys`). An
+                instance of the class is returned as is.
         Returns:
             A new instance of the class.
         Raises:
             ValidationError: a field is missing, of the wrong type or out of
-                range; the message names the field path.
+                range; the message names the field path. Under
+                :func:`~memex._validate.strict_keys`, an unknown key of a
+                filter, options or weights record.
         """
         if isinstance(data, cls):
             return data
         if not isinstance(data, Mapping):
             raise v.fail(_path or cls.__name__, "an object", data)
+        known = cls.__memex_keys__
+        if known is not None and not known.issuperset(data):
+            v.unknown_keys(
+                [k for k in data if k not in known],
+                [wire for _, wire, _ in cls.__memex_fields__],
+                cls.__name__,
+                _path,
+            )
         kwargs: dict[str, Any] = {}
         for name, wire, _check in cls.__memex_fields__:
             if wire in data:
@@ -492,7 +508,13 @@ def _keyword_aliases(cls: Any, fields: tuple[tuple[str, str, v.Checker], ...]) -
 @typing.dataclass_transform(
     field_specifiers=(attrs.field,), kw_only_default=True, frozen_default=True
 )
-def record(cls: type[R] | None = None, *, repr: bool = True, tag: str | None = None) -> Any:
+def record(
+    cls: type[R] | None = None,
+    *,
+    repr: bool = True,
+    tag: str | None = None,
+    unknown_keys: str = "ignore",
+) -> Any:
     """Make a :class:`Record` subclass a frozen, keyword-only attrs record with a derived schema.
 
     Args:
@@ -500,6 +522,11 @@ def record(cls: type[R] | None = None, *, repr: bool = True, tag: str | None = N
         repr: let attrs generate ``__repr__`` (``False`` when the class writes its own).
         tag: for a :class:`Command`: its ``type`` tag; a ``type`` field with this
             default is added as the first field.
+        unknown_keys: what ``from_dict`` does with a key the record does not
+            know: ``"ignore"`` it (entities, commands: a log the TypeScript
+            library wrote may carry fields of a later version), or
+            ``"warn"`` (filters, options, weights: a misspelled key is
+            probably a mistake) with :func:`memex._validate.unknown_keys`.
     Returns:
         The new class (attrs builds a slotted copy), or a decorator when
         called with keywords only.
@@ -522,6 +549,13 @@ def record(cls: type[R] | None = None, *, repr: bool = True, tag: str | None = N
             new.__memex_fixed__,
         ) = _schema(new)
         new.__memex_fields__ = fields
+        if unknown_keys not in ("ignore", "warn"):
+            raise TypeError(f"{c.__name__}: unknown_keys must be 'ignore' or 'warn'")
+        new.__memex_keys__ = (
+            frozenset(k for name, wire, _ in fields for k in (name, wire))
+            if unknown_keys == "warn"
+            else None
+        )
         if "__attrs_post_init__" not in c.__dict__:
             new.__attrs_post_init__ = _on_first_use(new, "__attrs_post_init__", _compile_post_init)
         if "to_dict" not in c.__dict__:

@@ -3,8 +3,14 @@
 Every record here is a frozen, keyword-only record (see
 :mod:`memex.models._schema`); ``Cls.from_dict(mapping)`` accepts the wire
 shape (``from``, ``not``, ``or``; the Python spellings ``from_``, ``not_``,
-``or_`` too) and ignores unknown keys, so a misspelled filter key matches
-everything.
+``or_`` too) and ignores unknown keys, as the TypeScript library does, so a
+misspelled filter key matches everything. Because that is rarely what the
+caller meant, each unknown key is reported once per record type and key in a
+process with a :class:`~memex.MemexWarning` (``memex: unknown key 'scop' of a
+MemoryFilter is ignored (did you mean scope?)``); inside
+:func:`memex._validate.strict_keys` (``record_arg(..., strict=True)``, what
+the store's everyday methods use) it is a :class:`~memex.ValidationError`
+naming the key's path instead.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ _opt_nonneg = v.opt(v.nonneg_int)
 OptNonNegInt = Annotated[int | None, _opt_nonneg]
 
 
-@record
+@record(unknown_keys="warn")
 class Range(Record):
     """An inclusive numeric range; either bound may be absent (``None``)."""
 
@@ -60,7 +66,7 @@ class Range(Record):
 OptRange = Annotated[Range | None, v.opt(v.record(Range))]
 
 
-@record
+@record(unknown_keys="warn")
 class ScoreRanges(Record):
     """Per-score ranges for ``MemoryFilter.range``; an item lacking a ranged score fails."""
 
@@ -69,7 +75,7 @@ class ScoreRanges(Record):
     importance: OptRange = None
 
 
-@record
+@record(unknown_keys="warn")
 class ParentsFilter(Record):
     """Conditions on an item's ``parents`` list (``None`` treated as ``[]``).
 
@@ -100,7 +106,7 @@ _decay_type = v.literal(
 )
 
 
-@record
+@record(unknown_keys="warn")
 class DecayConfig(Record):
     """How a score fades with age: ``rate`` in [0, 1] per ``interval``.
 
@@ -119,7 +125,7 @@ class DecayConfig(Record):
     type: Annotated[str, _decay_type]
 
 
-@record
+@record(unknown_keys="warn")
 class DecayFilter(Record):
     """Keep items whose decay multiplier under ``config`` is ``>= min`` (``min`` in [0, 1])."""
 
@@ -127,7 +133,7 @@ class DecayFilter(Record):
     min: Score
 
 
-@record
+@record(unknown_keys="warn")
 class CreatedFilter(Record):
     """Item time window in unix ms: ``before`` is exclusive, ``after`` inclusive."""
 
@@ -135,7 +141,7 @@ class CreatedFilter(Record):
     after: OptNum = None
 
 
-@record
+@record(unknown_keys="warn")
 class MemoryFilter(Record):
     """The memory query algebra: every present key must hold.
 
@@ -225,7 +231,7 @@ def check_filter_depth(f: Any, path: str = "filter") -> None:
             stack.append((sub, depth + 1))
 
 
-@record
+@record(unknown_keys="warn")
 class SortOption(Record):
     """One sort key: ``field`` (authority, conviction, importance, recency) and ``order`` (asc, desc).
 
@@ -247,7 +253,7 @@ def _sort_spec(value: Any, path: str) -> Any:
 _sort_spec.nested = True  # type: ignore[attr-defined]
 
 
-@record
+@record(unknown_keys="warn")
 class QueryOptions(Record):
     """Sorting and paging for :func:`memex.get_items`.
 
@@ -260,7 +266,7 @@ class QueryOptions(Record):
     offset: OptNonNegInt = None
 
 
-@record
+@record(unknown_keys="warn")
 class EdgeFilter(Record):
     """Edge query: ``from_`` (wire ``from``), ``to``, ``kind`` exact; ``min_weight``
     keeps edges whose weight is set and ``>=`` it; ``active_only`` defaults to
@@ -273,7 +279,7 @@ class EdgeFilter(Record):
     active_only: OptBool = None
 
 
-@record
+@record(unknown_keys="warn")
 class ScoreWeights(Record):
     """Weights of the linear score ``wa*authority + wc*conviction + wi*importance``.
 
@@ -302,7 +308,7 @@ def _positive_int(value: Any, path: str) -> int:
     return value
 
 
-@record
+@record(unknown_keys="warn")
 class ExpandOptions(Record):
     """Graph expansion of a query's hits (``expand`` of :func:`memex.get_scored_items`).
 
@@ -318,7 +324,7 @@ class ExpandOptions(Record):
     damping: Annotated[float | None, v.opt(v.num01)] = None
 
 
-@record
+@record(unknown_keys="warn")
 class ScoredQueryOptions(Record):
     """Options of :func:`memex.get_scored_items`.
 
@@ -353,7 +359,7 @@ class ScoredQueryOptions(Record):
     time: Annotated[bool | None, v.opt(v.boolean)] = None
 
 
-@record
+@record(unknown_keys="warn")
 class DiversityOptions(Record):
     """Penalties of :func:`memex.apply_diversity` (finite numbers; negative allowed; falsy = off).
 
@@ -568,7 +574,7 @@ _intent_status = v.literal(INTENT_STATUSES)
 _task_status = v.literal(TASK_STATUSES)
 
 
-@record
+@record(unknown_keys="warn")
 class IntentFilter(Record):
     """Criteria of :func:`memex.get_intents`; every present key must hold.
 
@@ -592,7 +598,7 @@ class IntentFilter(Record):
     is_root: Annotated[OptBool, Match("root", "parent_id")] = None
 
 
-@record
+@record(unknown_keys="warn")
 class TaskFilter(Record):
     """Criteria of :func:`memex.get_tasks`; every present key must hold.
 

@@ -56,14 +56,25 @@ def _meta_equal(stored: Any, wanted: Any) -> bool:
     return type(stored) is type(wanted) and bool(stored == wanted)
 
 
-def as_filter(f: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter | None:
+def as_filter(
+    f: MemoryFilter | Mapping[str, Any] | None, *, strict: bool = False
+) -> MemoryFilter | None:
     """``f`` as a :class:`~memex.MemoryFilter` (a wire mapping validated into one), or ``None``.
+
+    An unknown key of a mapping (at any depth: ``{"range": {"authority":
+    {"mn": 1}}}``) is ignored with a :class:`~memex.MemexWarning`, once per
+    key in a process, as the MemEX functions do; with ``strict`` it is a
+    :class:`~memex.ValidationError` naming its path (the everyday methods of
+    the store).
 
     Raises:
         ValidationError: ``f`` is neither a filter, a valid filter mapping nor
-            ``None`` (paths under ``filter``).
+            ``None`` (paths under ``filter``); with ``strict``, an unknown key
+            (``filter.scop: unknown key of a MemoryFilter (did you mean scope?)``).
     """
-    result: MemoryFilter | None = None if f is None else v.record_arg(f, MemoryFilter, "filter")
+    result: MemoryFilter | None = (
+        None if f is None else v.record_arg(f, MemoryFilter, "filter", strict=strict)
+    )
     return result
 
 
