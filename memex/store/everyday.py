@@ -78,7 +78,6 @@ __all__ = [
     "plan_supersede",
     "plan_contradict",
     "plan_forget",
-    "strict_keys",
 ]
 
 #: The ``author`` a store writes the everyday changes with unless it is opened with another.
@@ -200,47 +199,6 @@ def _schema(cls: type[Record]) -> _Schema:
                 nested[wire] = (inner, many)
     _SCHEMAS[cls] = (keys, nested)
     return keys, nested
-
-
-def strict_keys(value: Any, cls: type[Record], path: str) -> None:
-    """Refuse a key that ``cls`` (a filter or weights record) does not have, at any depth.
-
-    The MemEX functions ignore unknown keys (as the TypeScript library does);
-    the everyday methods refuse them, since a misspelled key (``"scop"``)
-    would silently match everything. Only mappings are checked: a record
-    instance holds no unknown key, and other values are left to the record's
-    own validation. Nested records (``range``, ``not``, ``or``, ``decay``, ...)
-    are checked too; ``meta`` is free-form.
-
-    Args:
-        value: the mapping (or anything else, left alone).
-        cls: the record class it describes, e.g. :class:`~memex.MemoryFilter`.
-        path: its name in error messages (``"filter"``).
-    Raises:
-        ValidationError: naming ``<path>.<key>`` (``filter.scop``), with the
-            closest key suggested.
-    Complexity: O(keys of the mapping and its nested records).
-    """
-    if not isinstance(value, Mapping):
-        return
-    keys, nested = _schema(cls)
-    for key, sub in value.items():
-        wire = keys.get(key) if isinstance(key, str) else None
-        if wire is None:
-            where = f"{path}.{v.key_text(key)}"
-            hint = v.did_you_mean(key, list(dict.fromkeys(keys.values())), "")
-            raise ValidationError(
-                f"{where}: not a key of {cls.__name__}" + (f" ({hint})" if hint else ""), where
-            )
-        inner = nested.get(wire)
-        if inner is None:
-            continue
-        record_cls, many = inner
-        if many and isinstance(sub, list | tuple):
-            for i, entry in enumerate(sub):
-                strict_keys(entry, record_cls, f"{path}.{wire}[{i}]")
-        elif not many:
-            strict_keys(sub, record_cls, f"{path}.{wire}")
 
 
 def _content(content: Any) -> dict[str, Any]:
@@ -854,7 +812,7 @@ def _recall_filter(
         flt = filter.to_dict()
     elif isinstance(filter, Mapping):
         check_filter_depth(filter, "filter")
-        strict_keys(filter, MemoryFilter, "filter")
+        v.record_arg(filter, MemoryFilter, "filter", strict=True)  # unknown keys refused
         flt = dict(filter)
     else:
         raise v.fail("filter", "a MemoryFilter or a mapping", filter)
@@ -886,7 +844,7 @@ def _recall_weights(weights: Any, asked: bool) -> ScoreWeights | Mapping[str, An
         return {k: x for k, x in weights.to_dict().items() if k != "relevance"}
     if not isinstance(weights, Mapping):
         raise v.fail("weights", "a ScoreWeights or a mapping", weights)
-    strict_keys(weights, ScoreWeights, "weights")
+    v.record_arg(weights, ScoreWeights, "weights", strict=True)  # unknown keys refused
     return weights if asked else {k: x for k, x in weights.items() if k != "relevance"}
 
 
