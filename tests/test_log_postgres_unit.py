@@ -100,7 +100,14 @@ def test_a_new_database_gets_the_tables_and_the_schema_version(pg_dsn: str) -> N
         r[0]
         for r in _sql(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
     }
-    assert names == {"memex_meta", "records", "rejections", "snapshots"}
+    assert names == {
+        "memex_meta",
+        "records",
+        "rejections",
+        "snapshots",
+        "history_index",  # the history index (memex.log.history)
+        "history_indexed",
+    }
 
 
 def test_read_only_refuses_a_database_without_a_log_and_creates_nothing(pg_dsn: str) -> None:

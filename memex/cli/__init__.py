@@ -5,6 +5,7 @@ Usage::
     memex replay (LOG.jsonl | --db DB [--as-of WHEN]) [--json]
     memex recall (LOG.jsonl | --db DB [--as-of WHEN]) QUESTION [--budget N] [--json]
     memex why (LOG.jsonl | --db DB [--as-of WHEN]) ITEM_ID [--max-depth N] [--flat]
+    memex history (LOG.jsonl | --db DB [--as-of WHEN]) ID [--json]
     memex contradictions (LOG.jsonl | --db DB [--as-of WHEN]) [--json]
     memex stale (LOG.jsonl | --db DB [--as-of WHEN]) [--json]
     memex slice export (LOG.jsonl | --db DB [--as-of WHEN]) --ids ID... [--include-...] [-o SLICE.json]
@@ -35,8 +36,8 @@ subcommand is one decorated function and one arguments function (and its
 name in the ``--help`` order below). The modules: :mod:`memex.cli.app` (the
 registry, parser, entry point and shared helpers), :mod:`memex.cli.replay`,
 :mod:`memex.cli.audit` (why, contradictions, stale, audit verify),
-:mod:`memex.cli.slice`, :mod:`memex.cli.recall`, :mod:`memex.cli.log` and
-:mod:`memex.cli.inputs` (reading a command's input: a log, or a store with
+:mod:`memex.cli.slice`, :mod:`memex.cli.recall`, :mod:`memex.cli.history`,
+:mod:`memex.cli.log` and :mod:`memex.cli.inputs` (reading a command's input: a log, or a store with
 ``--db``). They parse arguments, call the library (logs are read by
 :mod:`memex.log.jsonl`) and print.
 
@@ -72,6 +73,7 @@ from memex.cli.audit import WHY_MAX_DEPTH as WHY_MAX_DEPTH
 from memex.cli.audit import cmd_contradictions as cmd_contradictions
 from memex.cli.audit import cmd_stale as cmd_stale
 from memex.cli.audit import cmd_why as cmd_why
+from memex.cli.history import cmd_history as cmd_history
 from memex.cli.inputs import read_log
 from memex.cli.log import cmd_log as cmd_log
 from memex.cli.mcp import cmd_mcp as cmd_mcp
@@ -104,5 +106,16 @@ PROGRESS_THRESHOLD = 100_000
 (not with ``--json``). Read when a command starts a bar, so it can be changed at run time."""
 
 order_subcommands(
-    ("replay", "recall", "why", "contradictions", "stale", "slice", "log", "audit", "mcp")
+    (
+        "replay",
+        "recall",
+        "why",
+        "history",
+        "contradictions",
+        "stale",
+        "slice",
+        "log",
+        "audit",
+        "mcp",
+    )
 )

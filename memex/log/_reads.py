@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Self
 
 from memex.codec import jsonfmt
@@ -51,6 +51,7 @@ from memex.log.chain import (
     snapshot_key,
     snapshot_mac_ok,
 )
+from memex.log.history import touched_ids
 from memex.log.protocol import EventLog, LogRecord, Rejection, Snapshot, VerifyResult
 
 _CHUNK = 2048  # rows fetched per query by read()/verify()
@@ -60,11 +61,23 @@ class Batch(NamedTuple):
     """An :meth:`~LogReads.append` whose arguments are checked, as its backend writes it:
     ``prepared``, the new records (:func:`~memex.log.chain.prepare_batch`; empty when
     only rejections are recorded); ``rejects``, the rejected envelopes with their
-    reasons; ``expected_position``, as :meth:`~memex.log.protocol.EventLog.append`."""
+    reasons; ``expected_position``, as :meth:`~memex.log.protocol.EventLog.append`;
+    ``touched``, for each envelope of ``prepared`` the ids it touches
+    (:func:`~memex.log.history.touched_ids`: the rows of the history index)."""
 
     prepared: list[Prepared]
     rejects: list[tuple[EventEnvelope[Any], str]]
     expected_position: int | None
+    touched: list[set[str]]
+
+    def index_rows(self, new: Sequence[tuple[Any, ...]]) -> list[tuple[str, int]]:
+        """The ``(id, position)`` rows of the history index for the ``new`` rows of
+        ``records`` (:data:`~memex.log.chain.NewRow`, position and id first) this batch
+        inserts (an envelope already stored, or repeated in the batch, adds none)."""
+        if not new:
+            return []
+        by_id = {p[0]: ids for p, ids in zip(self.prepared, self.touched, strict=True)}
+        return [(i, row[0]) for row in new for i in by_id[row[1]]]
 
 
 class LogReads(EventLog):
@@ -106,12 +119,15 @@ class LogReads(EventLog):
         expected_position: int | None = None,
         rejected: Sequence[tuple[EventEnvelope[Any] | Mapping[str, Any], str]] | None = None,
     ) -> list[int]:
-        prepared = prepare_batch([as_envelope(e) for e in envelopes], events)
+        envs = [as_envelope(e) for e in envelopes]
+        prepared = prepare_batch(envs, events)
         rejects = [(as_envelope(e), reason) for e, reason in (rejected or ())]
         if not prepared and not rejects:
             return []
         self._check_writable()
-        return self._write_batch(Batch(prepared, rejects, expected_position))
+        evs: Sequence[Sequence[Any] | None] = [None] * len(envs) if events is None else events
+        touched = [touched_ids(e.payload, ev) for e, ev in zip(envs, evs, strict=True)]
+        return self._write_batch(Batch(prepared, rejects, expected_position, touched))
 
     def _write_batch(self, batch: Batch) -> list[int]:
         """Write ``batch`` in one transaction (each backend's part of :meth:`append`).
@@ -287,6 +303,42 @@ class LogReads(EventLog):
             "SELECT position, envelope, events, hash FROM records WHERE id = ?", (envelope_id,)
         )
         return None if row is None else self._record(row)
+
+    def read_positions(
+        self,
+        positions: Iterable[int],
+        unreadable: list[UnreadableRecordError] | None = None,
+    ) -> list[LogRecord]:
+        """The records at ``positions`` (any order, repeats allowed), in position order.
+
+        Positions past the head, or below 1, are not there and give nothing.
+
+        Args:
+            positions: the positions to read.
+            unreadable: when given, a record that cannot be decoded is added
+                to it as an :class:`~memex.errors.UnreadableRecordError` and
+                passed over; else that error is raised.
+        Complexity: O(k log n) for k positions (one query per 500).
+        """
+        wanted = sorted({p for p in positions if type(p) is int and p >= 1})
+        out: list[LogRecord] = []
+        for i in range(0, len(wanted), 500):
+            chunk = tuple(wanted[i : i + 500])
+            rows = self._all(
+                "SELECT position, envelope, events, hash FROM records WHERE position IN "
+                f"({', '.join('?' * len(chunk))}) ORDER BY position",
+                chunk,
+            )
+            for row in rows:
+                if type(row[0]) is not int:  # a damaged position
+                    continue
+                try:
+                    out.append(self._record(row))
+                except UnreadableRecordError as e:
+                    if unreadable is None:
+                        raise
+                    unreadable.append(e)
+        return out
 
     # -- audit ---------------------------------------------------------------------
     def verify(self, expected_head: tuple[int, str] | None = None) -> VerifyResult:

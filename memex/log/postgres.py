@@ -40,17 +40,22 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from memex.codec.envelope import EventEnvelope
-from memex.errors import FileAccessError, StoreBusyError, ValidationError
+from memex.errors import (
+    FileAccessError,
+    StorageError,
+    StoreBusyError,
+    StoreUnavailableError,
+    ValidationError,
+)
 from memex.log._pg_conn import PgConnection, PgErrors, check_dsn, mask_dsn, parse_dsn
 from memex.log._reads import Batch, LogReads
 from memex.log.chain import (
     GENESIS_HASH,
-    Prepared,
     blob,
     canonical_envelope_bytes,
     plan_append,
 )
+from memex.log.history import HISTORY_TABLES, IndexedHistory
 from memex.log.protocol import SCHEMA_VERSION, LogRecord, follow
 
 __all__ = ["PostgresEventLog", "mask_dsn"]
@@ -83,11 +88,20 @@ _SCHEMA = (
     )""",
 )
 
+_HISTORY_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS history_index ("
+    "id text NOT NULL, position bigint NOT NULL, PRIMARY KEY (id, position))",
+    "CREATE TABLE IF NOT EXISTS history_indexed ("
+    "singleton int PRIMARY KEY CHECK (singleton = 1), position bigint NOT NULL)",
+)
+"""The history index (:mod:`memex.log.history`); like the ``mac`` column, not part of the
+schema version (a memex that predates it reads and writes the log as before)."""
+
 _SCHEMA_LOCK = 0x6D656D6578  # advisory lock key serialising schema creation ("memex")
 _PLACEHOLDER = re.compile(r"\?")
 
 
-class PostgresEventLog(PgConnection, LogReads):
+class PostgresEventLog(PgConnection, LogReads, IndexedHistory):
     """The :class:`~memex.log.EventLog` on a PostgreSQL server, shared by many processes.
 
     Exactly the embedded log's semantics: gap-free positions from 1,
@@ -97,10 +111,11 @@ class PostgresEventLog(PgConnection, LogReads):
     serialised by a table lock held for one transaction (the module
     docstring says why positions stay gap-free); readers are never blocked.
 
-    The tables (``records``, ``rejections``, ``snapshots``, ``memex_meta``)
-    live in the first schema of the connection's ``search_path``, so several
-    logs can share one database in separate schemas (a DSN parameter
-    ``options=-csearch_path%3Dname`` picks one).
+    The tables (``records``, ``rejections``, ``snapshots``, ``memex_meta``,
+    and the history index's ``history_index`` and ``history_indexed``, see
+    :mod:`memex.log.history`) live in the first schema of the connection's
+    ``search_path``, so several logs can share one database in separate
+    schemas (a DSN parameter ``options=-csearch_path%3Dname`` picks one).
 
     Args:
         dsn: a ``postgresql://`` or ``postgres://`` URI (libpq's syntax, e.g.
@@ -197,8 +212,10 @@ class PostgresEventLog(PgConnection, LogReads):
                         "not_database",
                         f"{self.path}: no memex log here (run `memex log init`)",
                     )
-            elif version < SCHEMA_VERSION or not self._has_mac_column():
-                self.init_schema()
+            elif (
+                version < SCHEMA_VERSION or not self._has_mac_column() or not self._tables_present()
+            ):
+                self._migrate()
 
     # -- queries (for the reading methods of LogReads) --------------------------------
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
@@ -269,12 +286,20 @@ class PostgresEventLog(PgConnection, LogReads):
         """Create the log's tables, or migrate older ones, and return the schema version.
 
         Safe to run twice and from many processes at once (one transaction
-        under an advisory lock; ``IF NOT EXISTS`` everywhere).
+        under an advisory lock; ``IF NOT EXISTS`` everywhere). Also brings
+        the history index up to the head (:meth:`build_history_index`: once,
+        for a database from before the index; nothing to do afterwards).
 
         Raises:
             ReadOnlyStoreError: the log was opened read-only.
             FileAccessError: foreign tables, or a newer schema.
         """
+        self._migrate()
+        self.build_history_index()
+        return SCHEMA_VERSION
+
+    def _migrate(self) -> None:
+        """Create or migrate the tables (:meth:`init_schema` without filling the index)."""
         self._check_writable()
         with self._lock, self._guard:
             conn = self._connection()
@@ -290,7 +315,7 @@ class PostgresEventLog(PgConnection, LogReads):
                     )
                 if not self._has_mac_column():  # a table created before keyed snapshots
                     conn.execute("ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS mac bytea")
-            return SCHEMA_VERSION
+                self._history_ddl(conn)
 
     # -- lifecycle ---------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -309,15 +334,22 @@ class PostgresEventLog(PgConnection, LogReads):
 
     # -- writing -----------------------------------------------------------------------
     def _write_batch(self, batch: Batch) -> list[int]:
-        return self._once_more(lambda: self._append_batch(*batch))
+        try:
+            return self._once_more(lambda: self._append_batch(batch))
+        except (StoreBusyError, StoreUnavailableError):
+            raise
+        except StorageError:
+            # the history tables dropped while the log was open: they come back (empty,
+            # coverage 0) rather than fail the append, which is tried once more
+            if HISTORY_TABLES <= self._history_table_names():
+                raise
+            self._history_tables = False
+            self._create_history_tables()
+            return self._once_more(lambda: self._append_batch(batch))
 
-    def _append_batch(
-        self,
-        prepared: list[Prepared],
-        rejects: list[tuple[EventEnvelope[Any], str]],
-        expected_position: int | None,
-    ) -> list[int]:
+    def _append_batch(self, batch: Batch) -> list[int]:
         """One try of :meth:`_write_batch` (its transaction)."""
+        prepared, rejects, expected_position, _ = batch
         with self._lock, self._guard:
             conn = self._connection()
             # Pipeline mode: BEGIN, the lock and both reads go in one round trip,
@@ -349,7 +381,24 @@ class PostgresEventLog(PgConnection, LogReads):
                                 "VALUES (%s, %s, %s, %s, %s, %s, %s)",
                                 new,
                             )
-                        conn.execute("SELECT pg_notify(%s, %s)", (self._channel, str(new[-1][0])))
+                        # the history index: its rows, the coverage moved along, the
+                        # notification, in one statement
+                        rows = _storable(batch.index_rows(new))
+                        conn.execute(
+                            "WITH added AS (INSERT INTO history_index (id, position) "
+                            "SELECT * FROM unnest(%s::text[], %s::bigint[]) ON CONFLICT DO NOTHING), "
+                            "covered AS (UPDATE history_indexed SET position = %s "
+                            "WHERE singleton = 1 AND position = %s) "
+                            "SELECT pg_notify(%s, %s)",
+                            (
+                                [r[0] for r in rows],
+                                [r[1] for r in rows],
+                                new[-1][0],
+                                head,
+                                self._channel,
+                                str(new[-1][0]),
+                            ),
+                        )
                 if rejects:
                     head_now = conn.execute(
                         "SELECT coalesce(max(position), 0) FROM records"
@@ -365,6 +414,70 @@ class PostgresEventLog(PgConnection, LogReads):
                             ],
                         )
         return positions
+
+    # -- the history index (memex.log.history) ---------------------------------------
+    _index_nul = False  # a text value cannot hold NUL: such ids are found by a scan
+
+    def _history_table_names(self) -> set[str]:
+        rows = self._all(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_name IN ('history_index', 'history_indexed')"
+        )
+        return {str(r[0]) for r in rows}
+
+    def _history_ddl(self, conn: Any) -> None:
+        """Create the missing history tables (in the caller's transaction); a
+        ``history_index`` that was missing comes back empty, coverage 0."""
+        had_index = conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_name = 'history_index'"
+        ).fetchone()
+        for stmt in _HISTORY_SCHEMA:
+            conn.execute(stmt)
+        conn.execute(
+            "INSERT INTO history_indexed (singleton, position) VALUES (1, 0) ON CONFLICT "
+            + ("DO NOTHING" if had_index else "(singleton) DO UPDATE SET position = 0")
+        )
+
+    def _create_history_tables(self) -> None:
+        self._check_writable()
+        with self._lock, self._guard:
+            conn = self._connection()
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                self._history_ddl(conn)
+
+    def _store_index_rows(self, rows: list[tuple[str, int]], covered: int, upto: int) -> None:
+        self._check_writable()
+        with self._lock, self._guard:
+            conn = self._connection()
+            with conn.transaction():
+                rows = _storable(rows)
+                if rows:
+                    conn.execute(
+                        "INSERT INTO history_index (id, position) "
+                        "SELECT * FROM unnest(%s::text[], %s::bigint[]) ON CONFLICT DO NOTHING",
+                        ([r[0] for r in rows], [r[1] for r in rows]),
+                    )
+                conn.execute(
+                    "INSERT INTO history_indexed (singleton, position) VALUES (1, 0) "
+                    "ON CONFLICT DO NOTHING"
+                )
+                conn.execute(
+                    "UPDATE history_indexed SET position = %s WHERE singleton = 1 AND position = %s",
+                    (upto, covered),
+                )
+
+    def _clear_history_index(self) -> None:
+        self._check_writable()
+        with self._lock, self._guard:
+            conn = self._connection()
+            with conn.transaction():
+                conn.execute("DELETE FROM history_index")
+                conn.execute(
+                    "INSERT INTO history_indexed (singleton, position) VALUES (1, 0) "
+                    "ON CONFLICT (singleton) DO UPDATE SET position = 0"
+                )
 
     # -- snapshots ---------------------------------------------------------------------
     def save_snapshot(self, state: bytes, position: int) -> None:
@@ -515,3 +628,10 @@ class PostgresEventLog(PgConnection, LogReads):
         finally:
             with contextlib.suppress(Exception):
                 listener.close()
+
+
+def _storable(rows: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The history-index rows PostgreSQL can store: ``text`` cannot hold NUL, so an id
+    with one is left out (:meth:`~memex.log.history.IndexedHistory.history_positions`
+    finds its records by a scan)."""
+    return [r for r in rows if "\x00" not in r[0]]

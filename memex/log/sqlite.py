@@ -41,11 +41,13 @@ from memex.log._sqlite_files import (
 )
 from memex.log.chain import (
     GENESIS_HASH,
+    NewRow,
     Prepared,
     blob,
     canonical_envelope_bytes,
     plan_append,
 )
+from memex.log.history import HISTORY_TABLES, IndexedHistory
 from memex.log.protocol import SCHEMA_VERSION
 
 __all__ = [
@@ -89,12 +91,21 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
-_TABLES = frozenset({"records", "rejections", "snapshots"})
+_HISTORY_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS history_index ("
+    "id TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (id, position)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS history_indexed ("
+    "singleton INTEGER PRIMARY KEY CHECK (singleton = 1), position INTEGER NOT NULL)",
+)
+"""The history index (:mod:`memex.log.history`): not part of the schema version, since a
+memex that predates it reads and writes the log as before (the index then catches up)."""
+
+_TABLES = frozenset({"records", "rejections", "snapshots"}) | HISTORY_TABLES
 
 _T = TypeVar("_T")
 
 
-class SQLiteEventLog(LogReads):
+class SQLiteEventLog(LogReads, IndexedHistory):
     """The embedded :class:`EventLog` on the standard library's :mod:`sqlite3`.
 
     One file (plus SQLite's ``-wal``/``-shm`` companions) in WAL mode; any
@@ -128,7 +139,11 @@ class SQLiteEventLog(LogReads):
     kept in SQLite's ``PRAGMA user_version``. A writable open creates the
     tables of a new file at that version and migrates an older memex file
     (version 0, written before versions were kept: its tables are the same,
-    only the version is set); a read-only open changes nothing.
+    only the version is set); a read-only open changes nothing. The tables of
+    the history index (:mod:`memex.log.history`) sit beside ``records`` in
+    the same file; a writable open creates them when they are missing
+    (empty: the next history call fills them), and every append adds its
+    rows in its own transaction.
 
     Attributes:
         path: the file as text (a ``bytes`` name decoded with
@@ -267,7 +282,8 @@ class SQLiteEventLog(LogReads):
         transaction (checked again inside it: another process may have been first).
 
         Migrations: 0 -> 1 (files written before versions were kept) has the
-        same tables; only the version is set. A ``snapshots`` table without
+        same tables; only the version is set. Missing history tables are
+        created (the version stays: see :data:`_HISTORY_SCHEMA`). A ``snapshots`` table without
         the nullable ``mac`` column (keyed snapshots) gains it; the version
         stays, since a memex that predates the column reads and writes the
         table as before (its snapshots carry no HMAC).
@@ -281,6 +297,7 @@ class SQLiteEventLog(LogReads):
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
                     c.execute(stmt)
+            _history_ddl(c, names)
             if not self._has_mac_column():  # a table created before keyed snapshots
                 c.execute("ALTER TABLE snapshots ADD COLUMN mac BLOB")
             if version < SCHEMA_VERSION:
@@ -308,7 +325,9 @@ class SQLiteEventLog(LogReads):
 
         A writable open already does this, so on such a log it only checks;
         ``memex log init`` calls it. Safe to call any number of times and
-        from many processes at once.
+        from many processes at once. On a writable log it also brings the
+        history index up to the head (:meth:`build_history_index`: once, for
+        a database from before the index; nothing to do afterwards).
 
         Returns:
             The schema version now stored (:data:`~memex.log.SCHEMA_VERSION`).
@@ -321,11 +340,13 @@ class SQLiteEventLog(LogReads):
             StoreBusyError: another writer held the lock for ``busy_timeout``.
         """
         with self._lock, self._guard:
-            if self._refuse_newer() == SCHEMA_VERSION and _TABLES <= table_names(self._conn):
-                return SCHEMA_VERSION
-            self._check_writable()
-            self._retry_busy(self._create_tables)
-            return self._user_version()
+            if self._refuse_newer() != SCHEMA_VERSION or not _TABLES <= table_names(self._conn):
+                self._check_writable()
+                self._retry_busy(self._create_tables)
+            version = self._user_version()
+        if not self.read_only:
+            self.build_history_index()
+        return version
 
     def __repr__(self) -> str:
         # also for an instance whose constructor failed (a crash report printing locals)
@@ -372,12 +393,16 @@ class SQLiteEventLog(LogReads):
 
     # -- writing -----------------------------------------------------------------
     def _write_batch(self, batch: Batch) -> list[int]:
-        prepared, rejects, expected_position = batch
+        prepared, rejects, expected_position, _ = batch
         with self._lock, self._guard:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
             try:
-                positions = self._append_locked(c, prepared, expected_position) if prepared else []
+                positions: list[int] = []
+                if prepared:
+                    positions, new = self._append_locked(c, prepared, expected_position)
+                    if new:
+                        _index_new(c, batch.index_rows(new), new)
                 if rejects:
                     head = c.execute("SELECT coalesce(max(position), 0) FROM records").fetchone()[0]
                     c.executemany(
@@ -399,7 +424,7 @@ class SQLiteEventLog(LogReads):
         c: sqlite3.Connection,
         prepared: list[Prepared],
         expected_position: int | None,
-    ) -> list[int]:
+    ) -> tuple[list[int], list[NewRow]]:
         row = c.execute(
             "SELECT position, hash, max_ts FROM records ORDER BY position DESC LIMIT 1"
         ).fetchone()
@@ -419,7 +444,47 @@ class SQLiteEventLog(LogReads):
                 "INSERT INTO records (position, id, ts_ms, max_ts, envelope, events, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 new,
             )
-        return positions
+        return positions, new
+
+    # -- the history index (memex.log.history) --------------------------------------
+    def _history_table_names(self) -> set[str]:
+        with self._lock, self._guard:
+            return table_names(self._conn) & HISTORY_TABLES
+
+    def _create_history_tables(self) -> None:
+        self._write(lambda c: _history_ddl(c, table_names(c)))
+
+    def _store_index_rows(self, rows: list[tuple[str, int]], covered: int, upto: int) -> None:
+        def store(c: sqlite3.Connection) -> None:
+            c.executemany("INSERT OR IGNORE INTO history_index (id, position) VALUES (?, ?)", rows)
+            c.execute("INSERT OR IGNORE INTO history_indexed (singleton, position) VALUES (1, 0)")
+            c.execute(
+                "UPDATE history_indexed SET position = ? WHERE singleton = 1 AND position = ?",
+                (upto, covered),
+            )
+
+        self._write(store)
+
+    def _clear_history_index(self) -> None:
+        def clear(c: sqlite3.Connection) -> None:
+            c.execute("DELETE FROM history_index")
+            c.execute("INSERT OR REPLACE INTO history_indexed (singleton, position) VALUES (1, 0)")
+
+        self._write(clear)
+
+    def _write(self, work: Callable[[sqlite3.Connection], None]) -> None:
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction (rolled back if it raises)."""
+        self._check_writable()
+        with self._lock, self._guard:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                work(c)
+                c.execute("COMMIT")
+            except BaseException:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                raise
 
     # -- snapshots -----------------------------------------------------------------
     def save_snapshot(self, state: bytes, position: int) -> None:
@@ -443,3 +508,43 @@ class SQLiteEventLog(LogReads):
                 if c.in_transaction:
                     c.execute("ROLLBACK")
                 raise
+
+
+def _history_ddl(c: sqlite3.Connection, names: set[str]) -> None:
+    """Create the missing history tables on ``c`` (inside the caller's transaction).
+
+    Args:
+        names: the tables the database held before: a ``history_index`` that was
+            missing comes back empty, so the coverage goes back to 0.
+    """
+    for stmt in _HISTORY_SCHEMA:
+        c.execute(stmt)
+    if "history_index" in names:
+        c.execute("INSERT OR IGNORE INTO history_indexed (singleton, position) VALUES (1, 0)")
+    else:
+        c.execute("INSERT OR REPLACE INTO history_indexed (singleton, position) VALUES (1, 0)")
+
+
+def _index_new(c: sqlite3.Connection, rows: list[tuple[str, int]], new: list[NewRow]) -> None:
+    """Add the history-index rows of the ``new`` records of an append (in its
+    transaction) and move the coverage along when it stood at the old head.
+
+    Tables dropped while the log was open come back (empty, coverage 0)
+    rather than fail the append.
+    """
+
+    def add() -> None:
+        if rows:
+            c.executemany("INSERT OR IGNORE INTO history_index (id, position) VALUES (?, ?)", rows)
+        c.execute(
+            "UPDATE history_indexed SET position = ? WHERE singleton = 1 AND position = ?",
+            (new[-1][0], new[0][0] - 1),
+        )
+
+    try:
+        add()
+    except sqlite3.OperationalError as e:
+        if "no such table: history_" not in str(e):
+            raise
+        _history_ddl(c, table_names(c))
+        add()

@@ -42,6 +42,7 @@ from memex.state.intent import IntentState, create_intent_state
 from memex.state.namespaces import States
 from memex.state.task import TaskState, create_task_state
 from memex.store.everyday import DEFAULT_AUTHOR, StoreEveryday, check_author, check_scope
+from memex.store.history import StoreHistory
 from memex.store.ingest import EnvelopeImport, import_envelopes
 from memex.store.logged import FreshReads, StoreLogging, fresh_reads_for
 from memex.store.mutations import StoreMutations
@@ -84,7 +85,7 @@ def _seconds(value: Any, name: str) -> float | None:
     return float(value)
 
 
-class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday):
+class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, StoreHistory):
     """A mutable holder of the three graphs with a method per functional operation.
 
     Args:
