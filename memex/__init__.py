@@ -211,6 +211,7 @@ from memex.store import (
     verify_store,
 )
 from memex.store.everyday import Remembered
+from memex.store.history import HistoryEntry
 
 # isort: split
 # memex-python's submodules whose code moved into a layer's folder: attributes of the
@@ -399,6 +400,7 @@ __all__ = [  # sorted within each group; the errors are appended below
     "EnvelopeImport",
     "MemexStore",
     "Remembered",
+    "HistoryEntry",
     "Transaction",
     "SkippedOnOpen",
     "find_unreadable",
