@@ -406,7 +406,9 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
             ValidationError: neither or both given, a ``ts_ms`` that is not an
                 int of unix ms (years 1 to 9999), a position outside
                 ``0..head``, or a store without a log.
-        Complexity: O(snapshot size + k log n) for the k records after the
+        Complexity: O(1) for ``position == store.position`` (the view shares the
+        store's current immutable states: a pinned view for reads that must
+        agree); else O(snapshot size + k log n) for the k records after the
         nearest snapshot at or before the position.
         """
         if self._log is None:
@@ -427,6 +429,12 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
                 f"position: expected an integer in 0..{head}, got {position!r}", "position"
             )
         past = MemexStore(author=self._author, scope=self._scope)
+        with self._lock:
+            if position == self._position:  # the states held now: share them (a pinned view)
+                past.states = self.states
+                past._position = position
+                past._readonly = True
+                return past
         past._position = 0
         if position > 0:
             got = load_snapshot(lg, position, []) if self._use_snapshots else None
