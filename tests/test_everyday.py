@@ -655,3 +655,14 @@ def test_everyday_writes_refuse_a_read_only_store(tmp_path: Path) -> None:
         ):
             refused(ro, ReadOnlyStoreError, call)
         assert texts(ro.recall("tea")) == ["tea"]
+
+
+def test_related_does_not_count_the_word_naming_the_scope_s_subject(store: MemexStore) -> None:
+    # regression: every memory of scope user:alice names Alice, so each new one was
+    # "related" to all the others
+    alice = "user:alice"
+    store.remember("Alice lives in Lisbon", scope=alice)
+    coffee = store.remember("Alice drinks only decaf coffee", scope=alice).item
+    assert store.remember("Alice likes quiet hotels", scope=alice).related == []
+    related = store.remember("Alice drinks espresso now", scope=alice).related
+    assert [r.id for r in related] == [coffee.id]

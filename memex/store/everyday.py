@@ -129,8 +129,9 @@ class Remembered(NamedTuple):
         item: the new :class:`~memex.MemoryItem` as stored (``created_at`` in unix ms).
         related: at most :data:`RELATED_LIMIT` (5) existing items of the same
             scope that share at least one word other than a stop word with
-            the new item's text, best BM25 match first; superseded items are
-            left out. The caller decides whether the new item supersedes or
+            the new item's text, best BM25 match first; a word of the scope's
+            name does not count ("alice" in scope ``user:alice``: every memory
+            of Alice names her), and superseded items are left out. The caller decides whether the new item supersedes or
             contradicts one of them: memex never decides it silently.
     """
 
@@ -867,13 +868,16 @@ def _related(store: EverydayFields, item: MemoryItem) -> list[MemoryItem]:
     )
     mem = store.mem
     superseded = mem.superseded_among({s.item.id for s in found})
+    subject = set(query_terms(item.scope.replace(":", " ").replace("/", " ")))
     ranked: list[tuple[float, MemoryItem]] = []
     for s in found:
         if s.item.id == item.id or s.item.id in superseded:
             continue
         ex = s.explanation
         own = sum(c for _, c in ex.terms) if ex is not None else 0.0
-        if own > 0:  # shares a word itself (not only through its conversation's turns)
+        # shares a word itself (not only through its conversation's turns) other than a
+        # word of the scope's name: "alice" in user:alice is in every memory of Alice
+        if ex is not None and any(c > 0 for w, c in ex.terms if w not in subject):
             ranked.append((own, s.item))
     ranked.sort(key=lambda e: -e[0])  # stable: ties keep the retrieval order
     return [it for _, it in ranked[:RELATED_LIMIT]]
