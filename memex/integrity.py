@@ -490,24 +490,8 @@ def get_alias_group(state: GraphState, item_id: str) -> list[MemoryItem]:
         ValidationError: ``state`` is not a :class:`GraphState` or ``item_id`` not a string.
     """
     _args(state, item_id=item_id)
-    get = state.items.get
-    out: list[MemoryItem] = []
-    visited: set[str] = set()
-    stack = [item_id]
-    pop, push = stack.pop, stack.append
-    while stack:
-        x = pop()
-        if x in visited:
-            continue
-        visited.add(x)
-        item = get(x)
-        if item is not None:
-            out.append(item)
-        # pushing only unvisited targets visits the same ids in the same order
-        for t in _alias_targets(state, x):
-            if t not in visited:
-                push(t)
-    return out
+    items = state.items
+    return [items[x] for x in state.alias_walk(item_id) if x in items]
 
 
 # ---------------------------------------------------------------------------

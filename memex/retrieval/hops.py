@@ -67,8 +67,8 @@ def follow_hops(
        each of them);
     3. the other members of its alias group, the ids reached from it along active
        ``ALIAS`` edges followed from their ``from`` end, through ids the state lacks
-       (the rule of :func:`memex.get_alias_group`, re-implemented here because
-       retrieval may not import :mod:`memex.integrity`): ``"alias group"``;
+       (:meth:`GraphState.alias_walk`, the walk of :func:`memex.get_alias_group`):
+       ``"alias group"``;
     4. for each entity the index gives the seed, unless more than ``max_holders``
        items name it, the ``per_link`` items naming it (the seed excluded) that the
        state holds, are not superseded and pass ``pre_ok``, closest in
@@ -150,7 +150,7 @@ def _links(
             continue  # a subject many items are ABOUT (a profile): not evidence for each
         for other in ends:
             yield other, kind
-    for other in _alias_group(state, sid):
+    for other in state.alias_walk(sid)[1:]:  # the rest of its alias group
         yield other, "alias group"
     if entities is None:
         return
@@ -175,23 +175,3 @@ def _distance(it: MemoryItem | None, t0: int) -> float:
     if it is None or it.created_at is None:
         return math.inf
     return float(abs(it.created_at - t0))
-
-
-def _alias_group(state: GraphState, item_id: str) -> list[str]:
-    """The ids reached from ``item_id`` along active ALIAS edges followed from their
-    ``from`` end, ``item_id`` excluded, in the walk order of :func:`memex.get_alias_group`
-    (a stack; absent ids walked through). O((k + d) log d) for k ids reached, d edges."""
-    out: list[str] = []
-    visited: set[str] = set()
-    stack = [item_id]
-    while stack:
-        x = stack.pop()
-        if x in visited:
-            continue
-        visited.add(x)
-        if x != item_id:
-            out.append(x)
-        for e in state.incident_edges((x,), "ALIAS"):
-            if e.from_ == x and e.to not in visited:
-                stack.append(e.to)
-    return out

@@ -43,18 +43,16 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from memex import _validate as v
-from memex._uuid import safe_extract_timestamp
 from memex.errors import ValidationError
 from memex.models import ExpandOptions, MemoryItem, ScoredQueryOptions, ScoreWeights
 from memex.retrieval.hops import follow_hops
 from memex.retrieval.query import compile_filter
-from memex.retrieval.scoring import relevance_score_function
+from memex.retrieval.scoring import item_time, relevance_score_function
 from memex.retrieval.search import TextIndex
-from memex.retrieval.timeq import QuestionTime, question_time
+from memex.retrieval.timeq import QuestionTime, is_relative, question_time
 from memex.state.graph import GraphState
 
 __all__ = [
@@ -82,10 +80,6 @@ RankedQuery = tuple[
     dict[str, tuple[str, str]],
     dict[str, tuple[str, float]],
 ]
-
-_MONTH_WORD = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.IGNORECASE
-)
 
 #: A match whose ``created_at`` falls in a time window the question names has its text
 #: score multiplied by this.
@@ -317,9 +311,8 @@ def text_query(query: str, asked: QuestionTime | None) -> str:
     if asked is None:
         return query
     for phrase in asked.phrases:
-        if any(c.isdigit() for c in phrase) or _MONTH_WORD.search(phrase) is not None:
-            continue
-        query = query.replace(phrase, " ", 1)
+        if is_relative(phrase):
+            query = query.replace(phrase, " ", 1)
     return query
 
 
@@ -342,9 +335,7 @@ def _time_match(
     """
     for item_id, (it, raw) in hits.items():
         match: tuple[str, float] | None = None
-        at = it.created_at
-        if at is None:
-            at = safe_extract_timestamp(it.id)  # the item's time, as the created filter reads it
+        at = item_time(it)  # the item's time, as the created filter reads it
         if at is not None:
             for (start, end), phrase in zip(asked.windows, asked.phrases, strict=True):
                 if start <= at < end:

@@ -15,14 +15,12 @@ the top entries with a heap instead of sorting every candidate.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memex import _time
 from memex import _validate as v
 from memex._gc import gc_paused
-from memex._uuid import safe_extract_timestamp
 from memex.errors import ValidationError
 from memex.models import (
     DiversityOptions,
@@ -52,6 +50,7 @@ from memex.retrieval.relevance import (
     rank_query,
     text_query,
 )
+from memex.retrieval.scoring import item_time
 from memex.retrieval.search import TextIndex, only_stop_words
 from memex.retrieval.timeq import QuestionTime, question_time
 from memex.state.graph import GraphState
@@ -211,7 +210,8 @@ def _query_ranked(
     asked = None if opts.time is False else question_time(query, now)
     checked = _checked(opts, now)
     window = _only_window(asked, checked.pre)
-    if only_stop_words(text_query(query, asked)):
+    words = text_query(query, asked)  # the words the text index is asked
+    if only_stop_words(words):
         return _by_beliefs(state, w, checked, now, window)
     index = default_index(state) if index is None else index
     generation = index.generation  # before matching: a write after it is noticed
@@ -225,7 +225,7 @@ def _query_ranked(
             state,
             w,
             now,
-            text_query(query, asked),  # the words the index was asked
+            words,
             index,
             best,
             via=via,
@@ -258,7 +258,7 @@ def _by_beliefs(
         inside = [
             i
             for i, it in state.items.items()
-            if start <= _time_of(i, it.created_at) < end  # an item without a time: never
+            if (at := item_time(it)) is not None and start <= at < end
         ]
         if pre.ids is not None:
             kept = set(inside)
@@ -271,14 +271,6 @@ def _by_beliefs(
         ScoredItem(item=it, score=s, relevance=0.0, _why=why)
         for s, it in zip(ranked.scores, ranked.items, strict=True)
     ]
-
-
-def _time_of(item_id: str, created_at: int | None) -> float:
-    """An item's time in unix ms (``created_at``, else its UUIDv7 id's), or -inf."""
-    if created_at is not None:
-        return created_at
-    ts = safe_extract_timestamp(item_id)
-    return -math.inf if ts is None else ts
 
 
 def _only_window(

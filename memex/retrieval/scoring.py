@@ -34,6 +34,13 @@ INTERVAL_MS: dict[str, int] = {"hour": 3_600_000, "day": 86_400_000, "week": 604
 
 
 # ----------------------------------------------------------------------------- time
+def item_time(item: MemoryItem) -> int | None:
+    """An item's time in unix ms: ``created_at`` if set (0 counts), else its UUIDv7
+    id's time, else ``None``. O(1)."""
+    ts = item.created_at
+    return ts if ts is not None else safe_extract_timestamp(item.id)
+
+
 def item_timestamp(item: MemoryItem) -> int:
     """Return an item's time in unix ms: ``created_at`` if set (0 counts), else its UUIDv7 time.
 
@@ -41,10 +48,7 @@ def item_timestamp(item: MemoryItem) -> int:
         InvalidTimestampError: neither is available
             (``Cannot determine timestamp for item "<id>": set created_at or use a UUIDv7 id``).
     """
-    ts = item.created_at
-    if ts is not None:
-        return ts
-    ts = safe_extract_timestamp(item.id)
+    ts = item_time(item)
     if ts is None:
         raise InvalidTimestampError(
             f'Cannot determine timestamp for item "{item.id}": set created_at or use a UUIDv7 id'

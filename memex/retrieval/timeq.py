@@ -47,7 +47,13 @@ import attrs
 
 from memex import _validate as v
 
-__all__ = ["QuestionTime", "question_time", "has_time_reference", "MAX_QUESTION_CHARS"]
+__all__ = [
+    "QuestionTime",
+    "question_time",
+    "is_relative",
+    "has_time_reference",
+    "MAX_QUESTION_CHARS",
+]
 
 #: Only this many characters of a question (cut back to the last whitespace) are searched
 #: for time expressions: dateparser's search costs about 30 ms per 1,000 characters.
@@ -283,6 +289,18 @@ def has_time_reference(text: str) -> bool:
     if _TIME_REFERENCE.search(low) is not None:
         return True
     return "may" in low and _MAY_REFERENCE.search(text) is not None
+
+
+_MONTH_WORD = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.IGNORECASE
+)
+
+
+def is_relative(phrase: str) -> bool:
+    """Whether a time expression of :attr:`QuestionTime.phrases` is relative ("last
+    week", "yesterday", "two years ago"): it holds no digit and no month name (or
+    abbreviation). O(len(phrase))."""
+    return not any(c.isdigit() for c in phrase) and _MONTH_WORD.search(phrase) is None
 
 
 def question_time(query: str, now: int) -> QuestionTime | None:

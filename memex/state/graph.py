@@ -214,6 +214,26 @@ class GraphState:
                     found[eid] = entry
         return [e for _, e in sorted(found.values(), key=_first)]
 
+    def alias_walk(self, item_id: str) -> list[str]:
+        """The ids reached from ``item_id`` along active ``ALIAS`` edges followed from
+        their ``from`` end, ``item_id`` first, in walk order: a stack popped from the
+        end, visited ids skipped, each id's targets pushed in edge insertion order;
+        ids the state lacks are walked through. O((k + d) log d) for k ids reached
+        and their d edges (edges-by-endpoint index)."""
+        out: list[str] = []
+        visited: set[str] = set()
+        stack = [item_id]
+        while stack:
+            x = stack.pop()
+            if x in visited:
+                continue
+            visited.add(x)
+            out.append(x)
+            for e in self.edges_of(x):
+                if e.kind == "ALIAS" and e.active and e.from_ == x and e.to not in visited:
+                    stack.append(e.to)
+        return out
+
     def superseded_among(self, item_ids: Iterable[str]) -> set[str]:
         """The ids among ``item_ids`` that are the ``to`` end of an active ``SUPERSEDES``
         edge. O(d) for the d edges touching them (edges-by-endpoint index)."""
