@@ -14,7 +14,13 @@ record class:
   the checker accepts *unchanged* (so a record whose fields all pass it needs
   no normalisation), or ``None`` when no such expression exists;
 * ``post``: ``True`` when the checker must still run after ``fast`` passed (a
-  JSON object is walked to its leaves).
+  JSON object is walked to its leaves);
+* ``cwire`` and ``crecheck`` (set by :func:`c_wire`): the msgspec type whose
+  C validation (``msgspec.convert(..., strict=True)``) accepts a subset of what
+  the checker accepts unchanged, and whether ``fast``/``post`` must still run
+  after it (text is scanned for lone surrogates, JSON values walked); a record
+  whose fields all have one is decoded from a mapping in C first
+  (:func:`memex.models._schema.record`).
 
 The module starts with the iterative walk of JSON values (``_walk_json``:
 no recursion; string keys, valid text, numbers within the double range,
@@ -37,7 +43,9 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
+
+import msgspec
 
 from memex import limits as _limits
 from memex.errors import MemexWarning, ValidationError
@@ -46,6 +54,9 @@ __all__ = [
     "Checker",
     "fast",
     "fast_of",
+    "c_wire",
+    "c_wire_of",
+    "Nested",
     "bind_fast_name",
     "fast_names",
     "fail",
@@ -344,6 +355,49 @@ def fast(expr: str | None, post: bool = False) -> Callable[[F], F]:
     return attach
 
 
+def c_wire(wire: Any, recheck: bool = False) -> Callable[[F], F]:
+    """Attach the C-validation type of a checker (see the module docstring).
+
+    Args:
+        wire: a msgspec type (with ``msgspec.Meta`` bounds) that
+            ``msgspec.convert(value, wire, strict=True)`` accepts only for
+            values the checker keeps unchanged, or a :class:`Nested` marker.
+        recheck: the checker's ``fast`` expression (and ``post`` checker) must
+            still run on the converted value; without it, passing ``wire`` is
+            proof enough (numbers, bools, enums).
+    Returns:
+        A decorator returning the checker itself with ``cwire``/``crecheck`` set.
+    """
+
+    def attach(checker: F) -> F:
+        checker.cwire = wire  # type: ignore[attr-defined]
+        checker.crecheck = recheck  # type: ignore[attr-defined]
+        return checker
+
+    return attach
+
+
+class Nested:
+    """The ``cwire`` of a nested-record checker: the record class whose own C
+    type (built by the record machinery) the field decodes into."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: Any) -> None:
+        self.cls = cls
+
+
+_NO_WIRE = object()
+
+
+def c_wire_of(checker: Checker) -> tuple[Any, bool] | None:
+    """The ``(cwire, crecheck)`` pair of a checker, or ``None`` when it has no C type."""
+    wire = getattr(checker, "cwire", _NO_WIRE)
+    if wire is _NO_WIRE:
+        return None
+    return wire, bool(getattr(checker, "crecheck", False))
+
+
 def fast_of(checker: Checker) -> tuple[str | None, bool]:
     """The ``(fast, post)`` pair of a checker (``(None, False)`` when it has none)."""
     return getattr(checker, "fast", None), getattr(checker, "post", False)
@@ -471,6 +525,11 @@ def text(value: str, path: str) -> str:
     raise _bad_text(path, value)
 
 
+#: The C type of a number in [0, 1] (an int stays an int, as the checker keeps it).
+_UNIT: Any = Annotated[int, msgspec.Meta(ge=0, le=1)] | Annotated[float, msgspec.Meta(ge=0, le=1)]
+
+
+@c_wire(str, recheck=True)
 @fast("(type({x}) is str and ({x}.isascii() or _text({x})))")
 def req_str(value: Any, path: str) -> str:
     """A required ``str`` of valid Unicode text (no lone surrogate)."""
@@ -487,6 +546,9 @@ def opt(checker: Checker) -> Checker:
 
     expr, post = fast_of(checker)
     check.nested = getattr(checker, "nested", False)  # type: ignore[attr-defined]
+    cw = c_wire_of(checker)
+    if cw is not None and not isinstance(cw[0], Nested):
+        c_wire(cw[0] | None if cw[0] is not Any else Any, cw[1])(check)
     return fast(None if expr is None else f"({{x}} is None or {expr})", post)(check)
 
 
@@ -511,6 +573,7 @@ def finite_number(value: Any, path: str) -> float | int:
     return value
 
 
+@c_wire(int | Annotated[float, msgspec.Meta(ge=-_FMAX, le=_FMAX)], recheck=True)
 @fast("((type({x}) is int and -_FMAX <= {x} <= _FMAX) or (type({x}) is float and _isfinite({x})))")
 def num(value: Any, path: str) -> float | int:
     """A finite number (``int`` or ``float``, not ``bool``) within the double range."""
@@ -520,6 +583,7 @@ def num(value: Any, path: str) -> float | int:
     return finite_number(value, path)
 
 
+@c_wire(_UNIT)
 @fast("((type({x}) is float or type({x}) is int) and 0 <= {x} <= 1)")
 def num01(value: Any, path: str) -> float | int:
     """A number in the closed interval [0, 1]."""
@@ -528,6 +592,7 @@ def num01(value: Any, path: str) -> float | int:
     return value
 
 
+@c_wire(Annotated[int, msgspec.Meta(ge=MIN_MS, le=MAX_MS)])
 @fast(f"(type({{x}}) is int and {MIN_MS} <= {{x}} <= {MAX_MS})")
 def int_ms(value: Any, path: str) -> int:
     """An integer of unix milliseconds between years 1 and 9999 (``MIN_MS`` to ``MAX_MS``)."""
@@ -551,6 +616,7 @@ def now_ms(value: Any, path: str = "now") -> int:
     return int_ms(value, path)
 
 
+@c_wire(Annotated[int, msgspec.Meta(ge=0)], recheck=True)
 @fast("(type({x}) is int and 0 <= {x} <= _FMAX)")
 def nonneg_int(value: Any, path: str) -> int:
     """An integer >= 0 within the double range."""
@@ -561,6 +627,7 @@ def nonneg_int(value: Any, path: str) -> int:
     return value
 
 
+@c_wire(bool)
 @fast("type({x}) is bool")
 def boolean(value: Any, path: str) -> bool:
     """A ``bool``."""
@@ -569,6 +636,7 @@ def boolean(value: Any, path: str) -> bool:
     return value
 
 
+@c_wire(Any, recheck=True)
 @fast("type({x}) is dict")
 def plain_dict(value: Any, path: str) -> dict[str, Any]:
     """A mapping with string keys, stored as a plain ``dict`` (same object if already one)."""
@@ -599,6 +667,7 @@ def json_value(value: Any, path: str) -> Any:
     return value
 
 
+@c_wire(Any, recheck=True)
 @fast("type({x}) is dict", post=True)
 def json_object(value: Any, path: str) -> dict[str, Any]:
     """A JSON object: a mapping with string keys whose values are JSON values
@@ -616,6 +685,7 @@ def json_object(value: Any, path: str) -> dict[str, Any]:
     return d
 
 
+@c_wire(Any, recheck=True)
 @fast("type({x}) is dict", post=True)
 def partial_mapping(value: Any, path: str) -> dict[str, Any]:
     """An update ``partial``: a mapping of field name → new value, checked as
@@ -629,6 +699,7 @@ def partial_mapping(value: Any, path: str) -> dict[str, Any]:
     return d
 
 
+@c_wire(Any, recheck=True)
 @fast("type({x}) is dict", post=True)
 def json_mapping(value: Any, path: str) -> dict[str, Any]:
     """A mapping stored as a plain ``dict`` whose contents are JSON values by
@@ -641,6 +712,7 @@ def json_mapping(value: Any, path: str) -> dict[str, Any]:
     return d
 
 
+@c_wire(Any, recheck=True)
 @fast("(type({x}) is list and all(type(_s) is str and (_s.isascii() or _text(_s)) for _s in {x}))")
 def str_list(value: Any, path: str) -> list[str]:
     """A list (or tuple) of strings of valid Unicode text, stored as a plain ``list``."""
@@ -665,6 +737,7 @@ def literal(allowed: tuple[str, ...], message: Callable[[Any], str] | None = Non
             raise ValidationError(message(value), path)
         raise fail(path, "one of " + ", ".join(f'"{a}"' for a in allowed), value)
 
+    c_wire(Literal[tuple(allowed)], recheck=True)(check)
     return fast(f"(type({{x}}) is str and {{x}} in {bind_fast_name(frozenset(allowed))})")(check)
 
 
@@ -734,6 +807,7 @@ def record(cls: Any, fresh: bool = False) -> Checker:
         raise fail(path, f"an object ({cls.__name__})", value)
 
     check.nested = True  # type: ignore[attr-defined]
+    c_wire(Nested(cls))(check)
     name = bind_fast_name(cls)
     if fresh:
         return fast(f"(type({{x}}) is {name} and {name}.in_bounds({{x}}))")(check)
@@ -753,6 +827,7 @@ def record_list(cls: Any) -> Checker:
     return check
 
 
+@c_wire(Any)
 @fast("True")
 def any_value(value: Any, path: str) -> Any:
     """Any value, stored as given (``partial`` contents are never validated)."""

@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 
+@v.c_wire(Any, recheck=True)
 @v.fast("type({x}) is dict", post=True)
 def memory_meta(value: Any, path: str) -> dict[str, Any]:
     """A memory item's or edge's ``meta``: a JSON object whose ``agent_id`` and

@@ -1,0 +1,271 @@
+"""The C decoding path of the records (``msgspec.convert`` into generated structs).
+
+``Record.from_dict`` first converts a mapping in C and runs only the checks C
+cannot make; anything it does not accept goes to the Python path, which
+explains the error. The rule pinned here: the C path never accepts what the
+Python path refuses, and what it accepts equals, value for value and type for
+type, what the Python path returns.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memex
+from memex.codec.adapter import IntentCommandAdapter, MemoryCommandAdapter, TaskCommandAdapter
+from memex.errors import ValidationError
+from memex.models import Edge, Intent, MemoryItem, Task
+from memex.models._schema import _install_c_from
+
+ITEM = {
+    "id": "m1",
+    "scope": "user:ada",
+    "kind": "observation",
+    "content": {"text": "likes tea", "n": 2, "tags": ["a", {"b": None}]},
+    "author": "user:ada",
+    "source_kind": "user_explicit",
+    "parents": ["m0"],
+    "authority": 0.9,
+    "conviction": 1,
+    "importance": 0,
+    "created_at": 1_700_000_000_000,
+    "intent_id": "i1",
+    "task_id": "t1",
+    "meta": {"session_id": "s1", "x": 1.5},
+}
+EDGE = {
+    "edge_id": "e1",
+    "from": "m1",
+    "to": "m2",
+    "kind": "SUPPORTS",
+    "weight": 0.5,
+    "author": "a",
+    "source_kind": "agent_inferred",
+    "authority": 1,
+    "active": True,
+    "meta": {"agent_id": "x"},
+}
+INTENT = {
+    "id": "i1",
+    "parent_id": "i0",
+    "label": "plan",
+    "description": "d",
+    "priority": 0.5,
+    "owner": "user:ada",
+    "status": "active",
+    "context": {"k": [1, 2]},
+    "root_memory_ids": ["m1"],
+    "meta": {},
+}
+TASK = {
+    "id": "t1",
+    "intent_id": "i1",
+    "parent_id": "t0",
+    "action": "fetch",
+    "label": "l",
+    "status": "pending",
+    "priority": 1,
+    "context": {},
+    "result": {"ok": True},
+    "error": "e",
+    "input_memory_ids": ["m1"],
+    "output_memory_ids": [],
+    "agent_id": "agent:x",
+    "attempt": 2,
+    "meta": {"m": "n"},
+}
+
+COMMANDS: dict[str, dict[str, Any]] = {
+    "memory.create": {"item": ITEM},
+    "memory.update": {
+        "item_id": "m1",
+        "partial": {"authority": 2.5},
+        "author": "a",
+        "reason": "r",
+        "basis": {"b": [1]},
+    },
+    "memory.retract": {"item_id": "m1", "author": "a", "reason": "r"},
+    "edge.create": {"edge": EDGE},
+    "edge.update": {"edge_id": "e1", "partial": {"active": False}, "author": "a"},
+    "edge.retract": {"edge_id": "e1", "author": "a"},
+    "intent.create": {"intent": INTENT},
+    "intent.update": {"intent_id": "i1", "partial": {"label": "x"}, "author": "a"},
+    "intent.complete": {"intent_id": "i1", "author": "a"},
+    "intent.cancel": {"intent_id": "i1", "author": "a", "reason": "r"},
+    "intent.pause": {"intent_id": "i1", "author": "a"},
+    "intent.resume": {"intent_id": "i1", "author": "a"},
+    "task.create": {"task": TASK},
+    "task.update": {"task_id": "t1", "partial": {"label": "x"}, "author": "a"},
+    "task.start": {"task_id": "t1", "agent_id": "agent:x"},
+    "task.complete": {"task_id": "t1", "result": {"r": 1}},
+    "task.fail": {"task_id": "t1", "error": "boom"},
+    "task.cancel": {"task_id": "t1", "reason": "r"},
+}
+CLASSES = {
+    **MemoryCommandAdapter.by_tag,
+    **IntentCommandAdapter.by_tag,
+    **TaskCommandAdapter.by_tag,
+}
+CASES: list[tuple[type, dict[str, Any]]] = [
+    (MemoryItem, ITEM),
+    (Edge, EDGE),
+    (Intent, INTENT),
+    (Task, TASK),
+] + [(CLASSES[tag], {"type": tag, **body}) for tag, body in COMMANDS.items()]
+
+
+class _Str(str):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+ODD_VALUES = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    0.5,
+    1.5,
+    -0.0,
+    math.nan,
+    math.inf,
+    10**400,
+    2**63,
+    -(2**63) - 1,
+    "",
+    "x",
+    "\ud800",
+    "é",
+    _Str("sub"),
+    [],
+    ["a"],
+    ("a",),
+    ["\udc00"],
+    [1],
+    {},
+    {"a": 1},
+    {"a": math.nan},
+    {1: 2},
+    {"a": ("t",)},
+    {"a": {1}},
+    _Dict(a=1),
+    {"agent_id": 3},
+    {"session_id": "s"},
+    {"text": "\ud800"},
+    "active",
+    "completed",
+    "running",
+    -62_135_596_800_001,
+    253_402_300_799_999,
+    b"bytes",
+    object(),
+]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of equal types, all the way down (1 is not 1.0 here)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if hasattr(type(a), "__memex_fields__"):
+        return all(_same(getattr(a, n), getattr(b, n)) for n, _, _ in type(a).__memex_fields__)
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def _python(cls: Any, data: Any) -> Any:
+    try:
+        return cls.from_dict_python(data)
+    except ValidationError as e:
+        return e
+
+
+@pytest.mark.parametrize(("cls", "wire"), CASES, ids=[c.__name__ for c, _ in CASES])
+def test_every_record_has_a_c_path_that_takes_its_valid_wire_form(cls: Any, wire: Any) -> None:
+    c_from = _install_c_from(cls)
+    assert c_from is not None
+    built = c_from(copy.deepcopy(wire))
+    assert built is not None
+    assert _same(built, _python(cls, copy.deepcopy(wire)))
+    assert built.to_dict() == wire
+    assert _same(cls.from_dict(wire), built)
+
+
+def test_a_record_instance_nested_in_a_mapping_takes_the_python_path() -> None:
+    item = MemoryItem.from_dict(ITEM)
+    assert memex.MemoryCreate.__memex_c_from__({"type": "memory.create", "item": item}) is None
+    assert memex.MemoryCreate.from_dict({"type": "memory.create", "item": item}).item is item
+
+
+def test_filters_and_options_have_no_c_path() -> None:
+    """Records that warn about unknown keys keep the Python path (it warns)."""
+    assert _install_c_from(memex.models.MemoryFilter) is None
+
+
+def _mutations(wire: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    paths: list[tuple[str, ...]] = []
+    for k, x in wire.items():
+        paths.append((k,))
+        if isinstance(x, dict) and k in ("item", "edge", "intent", "task"):
+            paths += [(k, sub) for sub in x]
+    values = st.sampled_from(ODD_VALUES)
+    one = st.tuples(st.sampled_from(paths), st.sampled_from(["set", "drop", "spell"]), values)
+    extra = st.sampled_from([None, ("zz", 1), ("from_", "m9"), ("type", "memory.retract")])
+
+    def apply(changes: list[tuple[tuple[str, ...], str, Any]], more: Any) -> dict[str, Any]:
+        out = copy.deepcopy(wire)
+        for path, how, value in changes:
+            target = out
+            for key in path[:-1]:
+                target = target[key] if isinstance(target.get(key), dict) else {}
+            key = path[-1]
+            if how == "set":
+                target[key] = value
+            elif how == "drop":
+                target.pop(key, None)
+            elif key in target:  # the Python spelling of a wire key
+                target[key + "_"] = target.pop(key)
+        if more is not None:
+            out[more[0]] = more[1]
+        return out
+
+    return st.builds(apply, st.lists(one, min_size=1, max_size=3), extra)
+
+
+@pytest.mark.parametrize(("cls", "wire"), CASES, ids=[c.__name__ for c, _ in CASES])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_c_path_accepts_only_what_python_accepts_with_equal_values(
+    cls: Any, wire: Any, data: st.DataObject
+) -> None:
+    c_from = _install_c_from(cls)
+    mutated = data.draw(_mutations(wire))
+    expected = _python(cls, mutated)
+    built = c_from(mutated)
+    if built is not None:
+        assert not isinstance(expected, ValidationError), (mutated, expected)
+        assert _same(built, expected)
+    got = _python(cls, mutated) if built is None else built
+    via_public = cls.from_dict(mutated) if not isinstance(expected, ValidationError) else None
+    if via_public is not None:
+        assert _same(via_public, got)
+    else:
+        with pytest.raises(ValidationError) as err:
+            cls.from_dict(mutated)
+        assert str(err.value) == str(expected) and err.value.path == expected.path
