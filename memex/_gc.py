@@ -6,7 +6,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused"]
+__all__ = ["gc_paused", "PROMOTE_MIN"]
 
 
 @contextmanager
@@ -19,6 +19,11 @@ def gc_paused() -> Iterator[None]:
     cost 1.3 s of a 3.6 s replay). Replays use this; use it around your own
     bulk loads too, and consider ``gc.freeze()`` afterwards (README,
     "Performance").
+
+    When the block allocated at least :data:`PROMOTE_MIN` objects and the
+    process has frozen none, the objects are moved to the oldest generation
+    on the way out (:func:`_promote`, O(1)) instead of being walked by the
+    young collection that would follow.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -26,4 +31,29 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if gc.get_count()[0] >= PROMOTE_MIN and gc.get_freeze_count() == 0:
+                _promote()
             gc.enable()
+
+
+#: How many objects (net) a paused block must have allocated for :func:`gc_paused`
+#: to move them straight to the oldest generation.
+PROMOTE_MIN = 100_000
+
+
+def _promote() -> None:
+    """Move every tracked object to the oldest generation, in O(1).
+
+    ``gc.freeze()`` splices the generations' lists into the permanent one and
+    ``gc.unfreeze()`` splices that into the oldest generation: two list
+    splices, no traversal. Without it, the first allocation after a fold of
+    n commands starts a young collection that visits all the objects the fold
+    made (about 5 per item: 1.7 s of a 12.4 s replay of 10^6 creates), then a
+    middle one visits them again. Objects the caller had in the young
+    generations are promoted too; garbage cycles among them are collected by
+    the next full collection instead of an earlier young one. Skipped when
+    the process has frozen objects of its own (``gc.get_freeze_count()``), so
+    a caller's ``gc.freeze()`` is never undone.
+    """
+    gc.freeze()
+    gc.unfreeze()

@@ -348,3 +348,41 @@ def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+def test_a_large_fold_moves_its_objects_to_the_oldest_generation() -> None:
+    """gc_paused promotes what a large block allocated (O(1)), so no young
+    collection walks the fold's objects afterwards; a small block does not."""
+    import gc
+
+    from memex._gc import PROMOTE_MIN, gc_paused
+
+    gc.collect()
+    with gc_paused():
+        kept = [[i] for i in range(PROMOTE_MIN + 10)]
+    assert gc.get_count()[0] < 100
+    assert gc.is_tracked(kept[0])
+    oldest = {id(x) for x in gc.get_objects(2)}
+    assert id(kept[0]) in oldest and id(kept[-1]) in oldest
+    gc.collect()
+    with gc_paused():
+        small = [[i] for i in range(100)]
+    assert gc.get_count()[0] >= 100
+    assert id(small[0]) in {id(x) for x in gc.get_objects(0)}
+
+
+def test_gc_paused_never_undoes_a_callers_freeze() -> None:
+    import gc
+
+    from memex._gc import PROMOTE_MIN, gc_paused
+
+    frozen = [object()]
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        with gc_paused():
+            kept = [[i] for i in range(PROMOTE_MIN + 10)]
+        assert gc.get_freeze_count() == before
+        assert len(kept) == PROMOTE_MIN + 10 and frozen
+    finally:
+        gc.unfreeze()
