@@ -18,10 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memex
+from memex._validate import Nested as _Nested
+from memex.bulk import ScoreAdjustment
 from memex.codec.adapter import IntentCommandAdapter, MemoryCommandAdapter, TaskCommandAdapter
 from memex.errors import ValidationError
 from memex.models import Edge, Intent, MemoryItem, Task
-from memex.models._schema import _install_c_from
+from memex.models._schema import Record, _install_c_from
 
 ITEM = {
     "id": "m1",
@@ -112,12 +114,41 @@ CLASSES = {
     **IntentCommandAdapter.by_tag,
     **TaskCommandAdapter.by_tag,
 }
+
+
+def _lifecycle(kind: str, apply: Any, state: Any, body: dict[str, Any]) -> tuple[type, Any]:
+    event = apply(state, {"type": f"{kind}.create", kind: body}).events[0]
+    return type(event), event.to_dict()
+
+
 CASES: list[tuple[type, dict[str, Any]]] = [
     (MemoryItem, ITEM),
     (Edge, EDGE),
     (Intent, INTENT),
     (Task, TASK),
-] + [(CLASSES[tag], {"type": tag, **body}) for tag, body in COMMANDS.items()]
+    *[(CLASSES[tag], {"type": tag, **body}) for tag, body in COMMANDS.items()],
+    (memex.ExportOptions, {**memex.ExportOptions().to_dict(), "include_parents": True}),
+    (memex.ImportOptions, {**memex.ImportOptions().to_dict(), "reIdOnDifference": True}),
+    (ScoreAdjustment, {"authority": 0.5, "importance": -2}),
+    _lifecycle("intent", memex.apply_intent_command, memex.create_intent_state(), INTENT),
+    _lifecycle("task", memex.apply_task_command, memex.create_task_state(), TASK),
+]
+
+
+def _record_classes() -> set[type]:
+    found: set[type] = set()
+    todo = [Record]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub.__module__.startswith("memex") and sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+def test_every_record_class_with_a_c_path_is_tested_here() -> None:
+    with_c = {c for c in _record_classes() if _install_c_from(c) is not None}
+    assert with_c == {cls for cls, _ in CASES}
 
 
 class _Str(str):
@@ -218,7 +249,12 @@ def test_filters_and_options_have_no_c_path() -> None:
     assert _install_c_from(memex.models.MemoryFilter) is None
 
 
-def _mutations(wire: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def _mutations(cls: Any, wire: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    spelling = {w: n for n, w, _ in cls.__memex_fields__ if n != w}
+    for _name, _wire, check in cls.__memex_fields__:
+        nested = getattr(check, "cwire", None)
+        if isinstance(nested, _Nested):
+            spelling.update({w: n for n, w, _ in nested.cls.__memex_fields__ if n != w})
     paths: list[tuple[str, ...]] = []
     for k, x in wire.items():
         paths.append((k,))
@@ -239,8 +275,10 @@ def _mutations(wire: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
                 target[key] = value
             elif how == "drop":
                 target.pop(key, None)
-            elif key in target:  # the Python spelling of a wire key
-                target[key + "_"] = target.pop(key)
+            elif key in target:  # the Python spelling of a wire key (or a near miss)
+                target[spelling.get(key, key + "_")] = target.pop(key)
+            else:  # the Python spelling beside the wire key
+                target[spelling.get(key, key + "_")] = value
         if more is not None:
             out[more[0]] = more[1]
         return out
@@ -255,7 +293,7 @@ def test_c_path_accepts_only_what_python_accepts_with_equal_values(
     cls: Any, wire: Any, data: st.DataObject
 ) -> None:
     c_from = _install_c_from(cls)
-    mutated = data.draw(_mutations(wire))
+    mutated = data.draw(_mutations(cls, wire))
     expected = _python(cls, mutated)
     built = c_from(mutated)
     if built is not None:

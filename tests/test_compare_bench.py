@@ -193,3 +193,15 @@ def test_scale_reports_per_call_times_and_ratios() -> None:
     md = harness.render_markdown({"meta": _meta(), "results": [], "order": [], "scale": sc})
     assert "| ratio scoped@1,000,000 / unscoped@10,000 | 2.00x |" in md
     assert "| `memory.create` per command at n = 1,000,000 | 6.00 µs |" in md
+
+
+def test_per_command_benchmark_measures_each_command_on_the_same_state() -> None:
+    """``python -m benchmarks.per_command``: one row per command, the retractions of a
+    round distinct (none fails on a missing item), tracked objects counted."""
+    from benchmarks import per_command
+
+    rows = per_command.measure(300, 40)
+    assert [r[0] for r in rows] == ["create", "update", "retract"]
+    for _name, n, on, off, young, tracked in rows:
+        assert n == 300 and on > 0 and off > 0 and young >= 0
+        assert tracked > 3  # at least the new state, its event and the trie path

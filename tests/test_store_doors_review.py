@@ -276,10 +276,10 @@ def test_every_field_an_update_sets_is_let_in(store: MemexStore, kind: str) -> N
 def test_reducers_replace_exactly_the_fields_the_door_lets_in() -> None:
     """One declaration (the records' ``Fixed`` markers) decides both: nothing the door
     lets in is ignored by a reducer, nothing a reducer changes is refused."""
-    from memex.state import reducer
+    from memex.state import merge
 
-    assert set(reducer._ITEM_REPLACEABLE) | {"content", "meta"} == UPDATABLE_FIELDS[MemoryUpdate]
-    assert set(reducer._EDGE_REPLACEABLE) == UPDATABLE_FIELDS[EdgeUpdate]
+    assert set(merge._ITEM_REPLACEABLE) | {"content", "meta"} == UPDATABLE_FIELDS[MemoryUpdate]
+    assert set(merge._EDGE_REPLACEABLE) == UPDATABLE_FIELDS[EdgeUpdate]
     for kind, cls in (("intent", memex.Intent), ("task", memex.Task)):
         fields = {name for name, _wire, _check in cls.__memex_fields__}
         assert UPDATABLE_FIELDS[COMMAND[kind]] == fields - {"id", "status"}

@@ -364,15 +364,24 @@ def _compile_c_from(cls: Any) -> tuple[Callable[[Any], Any], Any] | None:
     Python path, whose errors name the field: the C path only ever accepts
     what the Python path accepts unchanged, never reports an error itself.
 
-    ``None`` for a record with a field that has no C type, or one that warns
-    about unknown keys (filters, options, weights).
+    ``None`` for a record with a field that has no C type or a default
+    factory, for one that warns about unknown keys (filters, options,
+    weights), and for a class that is not a record (``Command`` itself).
     """
-    if cls.__memex_keys__ is not None or not issubclass(cls, Record):
+    if (
+        cls.__memex_keys__ is not None
+        or not issubclass(cls, Record)
+        or "__attrs_attrs__" not in cls.__dict__
+    ):
         return None
     import msgspec
 
     is_command = issubclass(cls, Command)
     defaults = _defaults(cls)
+    if any(isinstance(d, attrs.Factory) for d in defaults.values()):  # type: ignore[arg-type]
+        return None  # a default built per instance: the Python path builds it
+    if is_command and not isinstance(defaults.get("type"), str):
+        return None  # a command class without its tag
     fields: list[tuple[Any, ...]] = []
     rename: dict[str, str] = {}
     ns: dict[str, Any] = dict(v.fast_names())
@@ -429,9 +438,12 @@ def _compile_c_from(cls: Any) -> tuple[Callable[[Any], Any], Any] | None:
     ns["_S"] = struct
     ns["_convert"] = msgspec.convert
     ns["_ME"] = msgspec.ValidationError
+    # a Python spelling (``from_``, ``skip_existing_ids``) is read by the Python path only
+    spelled = [f"{name!r} in data" for name, wire in rename.items()]
     body = [
         "def c_from(data):",
         "    try:",
+        *([f"        if {' or '.join(spelled)}:", "            return None"] if spelled else []),
         "        s = _convert(data, _S, strict=True)",
         "    except _ME:",
         "        return None",

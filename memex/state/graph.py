@@ -23,7 +23,7 @@ maps. Children buckets are sets of ids, ordered by the item map's positions.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Union
 
 import attrs
 
@@ -31,10 +31,47 @@ from memex._validate import fail
 from memex.errors import ValidationError
 from memex.models._schema import slot_setters
 from memex.models.entities import Edge, MemoryItem
-from memex.state.columns import EAGER_MIN, built_columns
-from memex.state.pmap import IndexBuilder, PMap, as_pmap
+from memex.state.columns import EAGER_MIN, Columns, built_columns
+from memex.state.pmap import Index, IndexBuilder, PMap, as_pmap
 
-__all__ = ["GraphState", "create_graph_state", "clone_graph_state"]
+__all__ = [
+    "GraphState",
+    "create_graph_state",
+    "clone_graph_state",
+    "ScopeEntry",
+    "EdgeEntry",
+    "ChildrenIndex",
+    "ScopeIndex",
+    "EndpointIndex",
+    "ChangeNode",
+    "ColumnsSource",
+]
+
+# -- the state's internal indexes, named ------------------------------------------
+ScopeEntry = tuple[int, MemoryItem]
+"""A scope-index entry ``(seq, item)``: the item and its insertion sequence number."""
+
+EdgeEntry = tuple[int, Edge]
+"""An endpoint-index entry ``(seq, edge)``: the edge and its insertion sequence number."""
+
+ChildrenIndex = Index[str, Index[str, None]]
+"""The children index: parent id -> the set of child ids (a map to ``None``)."""
+
+ScopeIndex = Index[str, Index[str, ScopeEntry]]
+"""The scope index: scope -> {item id: :data:`ScopeEntry`}."""
+
+EndpointIndex = Index[str, Index[str, EdgeEntry]]
+"""The endpoint index: item id -> {edge id: :data:`EdgeEntry`} (an edge under both ends)."""
+
+ChangeNode = tuple[int, "MemoryItem | None", "ChangeNode | None", int]
+"""One item change recorded for the score columns: ``(item-map position, the item
+now there or None for a removal, the previous change or None, number of changes
+in the chain)`` (:mod:`memex.state.columns`)."""
+
+ColumnsSource = Union[Columns, tuple[Columns, ChangeNode], None]  # noqa: UP007 - a runtime alias
+"""Where a state's score columns come from: ``None`` (built from the items on first
+use), its own :class:`~memex.state.columns.Columns`, or ``(base columns, last change)``:
+an ancestor's columns and the changes made since."""
 
 
 def _to_pmap(value: Any) -> PMap[str, Any]:
@@ -91,13 +128,13 @@ class GraphState:
 
     items: PMap[str, MemoryItem] = attrs.field(default=None, converter=_to_pmap)
     edges: PMap[str, Edge] = attrs.field(default=None, converter=_to_pmap)
-    _children: Any = attrs.field(init=False, default=None)
-    _edges_by_node: Any = attrs.field(init=False, default=None)
-    _by_scope: Any = attrs.field(init=False, default=None)
+    _children: ChildrenIndex = attrs.field(init=False, default=None)
+    _edges_by_node: EndpointIndex = attrs.field(init=False, default=None)
+    _by_scope: ScopeIndex = attrs.field(init=False, default=None)
     _seq: int = attrs.field(init=False, default=0)
     # the score columns (memex.state.columns): None (build on first use), a Columns
     # built for this state, or (base Columns, change node) — see memex.state.columns
-    _cols: Any = attrs.field(init=False, default=None)
+    _cols: ColumnsSource = attrs.field(init=False, default=None)
     # read-side caches of this state (memex.retrieval.ranking: columns of a scope's items);
     # None until a query fills it; never copied to a derived state
     _memo: Any = attrs.field(init=False, default=None)
@@ -131,11 +168,11 @@ class GraphState:
         cls,
         items: PMap[str, MemoryItem],
         edges: PMap[str, Edge],
-        children: Any,
-        edges_by_node: Any,
-        by_scope: Any,
+        children: ChildrenIndex,
+        edges_by_node: EndpointIndex,
+        by_scope: ScopeIndex,
         seq: int,
-        cols: Any = None,
+        cols: ColumnsSource = None,
     ) -> GraphState:
         """Build a state from parts that are already consistent (reducer use only)."""
         s = _new(cls)

@@ -310,14 +310,17 @@ class PMapBuilder(Generic[K, V]):
         pos: int = self._index[key]
         return pos
 
-    def set(self, key: K, value: V) -> None:
-        """Bind ``key`` to ``value`` (an existing key keeps its position)."""
-        pos = self._index.get(key)
+    def set(self, key: K, value: V) -> int:
+        """Bind ``key`` to ``value`` (an existing key keeps its position); returns the
+        position (the int object the map stores, so a caller keeping an equal number
+        can share it)."""
+        pos: int | None = self._index.get(key)
         if pos is None:
             pos = self._next
             self._index[key] = pos
             self._next = pos + 1
         self._slots[pos] = (key, value)
+        return pos
 
     def delete(self, key: K) -> None:
         """Remove ``key``; ``KeyError`` if absent."""

@@ -1,27 +1,33 @@
 """The memory reducer: ``apply_command(state, cmd) -> CommandResult``.
 
 Pure and atomic: the input state is never modified, and a failing command
-raises before anything is built. Each command costs O(log n) in the graph
-size (plus O(d log d) for the d edges a retraction removes): the persistent
-maps and the state's indexes are updated in place of a copy or a scan.
-Behaviour follows TypeScript MemEX 0.13 ``reducer.ts``.
+raises before anything is built. The command's rule (:mod:`memex.state.rules`,
+shared with the batch path) runs against a :class:`Draft` of the state, which
+copies a path of each persistent trie it changes; the draft is then frozen into
+the new state. Each command costs O(log n) in the graph size (plus O(d log d)
+for the d edges a retraction removes). Behaviour follows TypeScript MemEX 0.13
+``reducer.ts``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from memex import _validate as v
 from memex.codec.adapter import MemoryCommandAdapter
-from memex.errors import (
+
+# Besides what this module uses, it keeps importing the names it gave before the
+# rules moved to memex.state.rules: memex-python code imports them from
+# ``memex.reducer`` (this module's compatibility path).
+from memex.errors import (  # noqa: F401
     DuplicateEdgeError,
     DuplicateMemoryError,
     EdgeNotFoundError,
     MemoryNotFoundError,
     ValidationError,
 )
-from memex.models import (
+from memex.models import (  # noqa: F401
     Edge,
     EdgeCreate,
     EdgeRetract,
@@ -34,12 +40,21 @@ from memex.models import (
     MemoryUpdate,
     replace_unchecked,
 )
-from memex.models.events import fast_event
-from memex.models.fields import memory_meta
-from memex.state.graph import GraphState, parent_keys
-from memex.state.pmap import EMPTY_SET, bucket_put, bucket_remove, pset_add, pset_remove
+from memex.models.events import fast_event  # noqa: F401
+from memex.models.fields import memory_meta  # noqa: F401
+from memex.state.graph import (
+    ChildrenIndex,
+    ColumnsSource,
+    EndpointIndex,
+    GraphState,
+    ScopeIndex,
+    parent_keys,
+)
+from memex.state.merge import merge_edge, merge_item
+from memex.state.pmap import EMPTY_SET, PMap, bucket_put, bucket_remove, pset_add, pset_remove
+from memex.state.rules import RULES, rule_of
 
-__all__ = ["apply_command", "CommandResult", "merge_item", "merge_edge"]
+__all__ = ["apply_command", "CommandResult", "merge_item", "merge_edge", "Draft"]
 
 
 class CommandResult(NamedTuple):
@@ -49,180 +64,170 @@ class CommandResult(NamedTuple):
     events: list[MemoryLifecycleEvent]
 
 
-# Replaceable fields, each with the record's update checker: the fields the
-# records declare updatable (``__memex_updatable__``: all but those marked ``Fixed``,
-# an item's ``id`` and ``created_at``, an edge's ``edge_id``, ``from`` and
-# ``to``), an item's ``content`` and ``meta`` being merged below instead.
-# Types are checked, score bounds are not (an out-of-range score in a partial
-# survives, as in TypeScript and memex-python, so logs written by the
-# TypeScript library replay the same). A value of the wrong type (a list
-# scope, a string score) is rejected: no well-typed client writes one, and it
-# would leave a state that cannot be queried, serialised or parsed back.
-_ITEM_REPLACEABLE: dict[str, v.Checker] = {
-    name: MemoryItem.__memex_update_checks__[name]
-    for name in MemoryItem.__memex_updatable__
-    if name not in ("content", "meta")
-}
-_EDGE_REPLACEABLE: dict[str, v.Checker] = {
-    name: Edge.__memex_update_checks__[name] for name in Edge.__memex_updatable__
-}
+def _track(cols: ColumnsSource, n_items: int, pos: int, item: MemoryItem | None) -> ColumnsSource:
+    """The score-column source after one item change on top of ``cols``.
 
-
-def merge_item(existing: MemoryItem, partial: Mapping[str, Any]) -> MemoryItem:
-    """Merge a partial update into an item.
-
-    Args:
-        existing: the current item.
-        partial: wire-keyed fields. ``id`` and ``created_at`` are ignored;
-            ``content`` and ``meta`` are merged key by key into the existing
-            dicts (``{"meta": {}}`` yields ``{}`` for an absent meta); every
-            other known field is replaced by the given value (``None``
-            clears an optional field); unknown keys are ignored. Values are
-            type-checked but score bounds are not (an out-of-range score
-            survives, as in TS and memex-python).
-    Returns:
-        A new :class:`MemoryItem` (``existing`` is untouched).
-    Raises:
-        ValidationError: ``existing`` is not a :class:`MemoryItem`,
-            ``partial`` is not a mapping, ``content`` / ``meta``
-            is not a JSON object, or a field has the wrong type (``None``
-            for a required field, a string score, ...); the message names
-            ``partial.<field>``.
+    ``item`` (``None`` for a removal) now sits at item-map position ``pos`` of a
+    graph of ``n_items`` items. The change is recorded as a node ``(pos, item,
+    previous node, count)`` on top of the parent's columns (see
+    :mod:`memex.state.columns`); ``None`` (build from the items when next
+    queried) when the parent has none or the list would exceed half the graph
+    plus 4,096 changes. O(1).
     """
-    if type(existing) is not MemoryItem:
-        v.instance(existing, MemoryItem, "existing")
-    if not isinstance(partial, Mapping):
-        raise ValidationError("partial: expected an object", "partial")
-    changes = v.checked_changes(partial, _ITEM_REPLACEABLE)
-    if "content" in partial:
-        c = v.json_object(partial["content"], "partial.content")
-        changes["content"] = {**existing.content, **c}
-    if "meta" in partial:
-        m = memory_meta(partial["meta"], "partial.meta")
-        changes["meta"] = memory_meta({**(existing.meta or {}), **m}, "partial.meta")
-    result: MemoryItem = replace_unchecked(existing, changes)
-    return result
+    if cols is None:
+        return None
+    if isinstance(cols, tuple):
+        base, node = cols
+        count = node[3] + 1
+        if count > (n_items >> 1) + 4096:
+            return None
+        return (base, (pos, item, node, count))
+    return (cols, (pos, item, None, 1))
 
 
-def merge_edge(existing: Edge, partial: Mapping[str, Any]) -> Edge:
-    """Apply a partial update to an edge.
+class Draft:
+    """The one-command backend of the rules (:class:`memex.state.rules.GraphWrite`):
+    the parts of a :class:`GraphState`, replaced by path-copied versions as a rule
+    changes them, then frozen by :meth:`finish`. The state it starts from is never
+    modified. Parts no change touched stay the state's own objects (an edge
+    command keeps ``items``; an item command keeps ``edges`` unless edges were
+    removed). O(log n) per change."""
 
-    ``edge_id``, ``from``, ``from_`` and ``to`` are ignored; ``kind``,
-    ``weight``, ``author``, ``source_kind``, ``authority``, ``active`` and
-    ``meta`` are replaced (``meta`` is not merged; ``None`` clears the
-    optional ``weight``/``meta``); values are type-checked, score bounds are
-    not (as in TS). Returns a new :class:`Edge`.
+    __slots__ = ("items", "edges", "children", "by_node", "by_scope", "seq", "cols", "_n")
 
-    Raises:
-        ValidationError: ``existing`` is not an :class:`Edge`, ``partial``
-            is not a mapping or a field has the wrong type (message names
-            ``partial.<field>``).
-    """
-    if type(existing) is not Edge:
-        v.instance(existing, Edge, "existing")
-    if not isinstance(partial, Mapping):
-        raise ValidationError("partial: expected an object", "partial")
-    changes = v.checked_changes(partial, _EDGE_REPLACEABLE)
-    result: Edge = replace_unchecked(existing, changes)
-    return result
+    def __init__(self, state: GraphState) -> None:
+        self.items: PMap[str, MemoryItem] = state.items
+        self.edges: PMap[str, Edge] = state.edges
+        self.children: ChildrenIndex = state._children
+        self.by_node: EndpointIndex = state._edges_by_node
+        self.by_scope: ScopeIndex = state._by_scope
+        self.seq: int = state._seq
+        self.cols: ColumnsSource = state._cols
+        self._n = len(state.items)
 
+    def finish(self) -> GraphState:
+        """The new state (the draft must not be used afterwards)."""
+        return GraphState._derive(
+            self.items, self.edges, self.children, self.by_node, self.by_scope, self.seq, self.cols
+        )
 
-# -- index maintenance ---------------------------------------------------------
-# ``pset_add``/``pset_remove`` keep the children index (parent id -> set of
-# child ids). ``bucket_put``/``bucket_remove`` from memex.state.pmap keep the
-# scope and endpoint indexes, whose entries are ``(seq, entity)``.
+    # -- reads ---------------------------------------------------------------------
+    def item(self, item_id: str) -> MemoryItem | None:
+        """The item with this id, or ``None``."""
+        return self.items.get(item_id)
 
+    def edge(self, edge_id: str) -> Edge | None:
+        """The edge with this id, or ``None``."""
+        return self.edges.get(edge_id)
 
-def _item_seq(state: GraphState, item: MemoryItem) -> int:
-    """The insertion sequence number of an item already in ``state``."""
-    bucket = state._by_scope.get(item.scope) if isinstance(item.scope, str) else None
-    entry = bucket.get(item.id) if bucket is not None else None
-    # items with a non-string scope (only from a GraphState built from maps) are
-    # not in the scope index; they never need their seq there either
-    return entry[0] if entry is not None else -1
+    def item_edges(self, item_id: str) -> list[Edge]:
+        """Edges with ``item_id`` as an end, in edge insertion order (endpoint index)."""
+        bucket = self.by_node.get(item_id)
+        if not bucket:
+            return []
+        if len(bucket) == 1:
+            return [entry[1] for entry in bucket.values()]
+        return [e for _, e in sorted(bucket.values(), key=_first)]
 
+    # -- item changes ----------------------------------------------------------------
+    def add_item(self, item: MemoryItem) -> None:
+        """Insert a new item (the last in insertion order) and index it."""
+        seq = self.seq
+        if item.parents:
+            children = self.children
+            for p in parent_keys(item.parents):
+                children = pset_add(children, p, item.id)
+            self.children = children
+        if isinstance(item.scope, str):
+            by_scope = self.by_scope
+            bucket = by_scope.get(item.scope)
+            self.by_scope = by_scope.set(
+                item.scope, (bucket if bucket is not None else EMPTY_SET).set(item.id, (seq, item))
+            )
+        items = self.items
+        if self.cols is not None:
+            self.cols = _track(self.cols, self._n, items.end, item)
+        self.items = items.set(item.id, item)
+        self.seq = seq + 1
 
-def _reindex_item(
-    children: Any, by_scope: Any, old: MemoryItem, new: MemoryItem, seq: int
-) -> tuple[Any, Any]:
-    if old.parents is not new.parents:
-        before, after = parent_keys(old.parents), parent_keys(new.parents)
-        for p in before - after:
+    def replace_item(self, old: MemoryItem, new: MemoryItem) -> None:
+        """Replace ``old`` by ``new`` in place (same position and sequence number); reindex."""
+        if old.parents is not new.parents:
+            before, after = parent_keys(old.parents), parent_keys(new.parents)
+            children = self.children
+            for p in before - after:
+                children = pset_remove(children, p, old.id)
+            for p in after - before:
+                children = pset_add(children, p, old.id)
+            self.children = children
+        seq = self._item_seq(old)
+        by_scope = self.by_scope
+        if old.scope != new.scope and isinstance(old.scope, str):
+            by_scope = bucket_remove(by_scope, old.scope, old.id)
+        if isinstance(new.scope, str) and seq >= 0:
+            by_scope = bucket_put(by_scope, new.scope, old.id, (seq, new))
+        self.by_scope = by_scope
+        items = self.items
+        if self.cols is not None:
+            self.cols = _track(self.cols, self._n, items.position(old.id), new)
+        self.items = items.set(old.id, new)
+
+    def _item_seq(self, item: MemoryItem) -> int:
+        """The insertion sequence number of an item present (-1 for one outside the
+        scope index: a non-string scope, only in a state built from maps)."""
+        bucket = self.by_scope.get(item.scope) if isinstance(item.scope, str) else None
+        entry = bucket.get(item.id) if bucket is not None else None
+        return entry[0] if entry is not None else -1
+
+    def remove_item(self, old: MemoryItem) -> None:
+        """Remove ``old`` from the items, the children index and the scope index."""
+        children = self.children
+        for p in parent_keys(old.parents):
             children = pset_remove(children, p, old.id)
-        for p in after - before:
-            children = pset_add(children, p, old.id)
-    if old.scope != new.scope and isinstance(old.scope, str):
-        by_scope = bucket_remove(by_scope, old.scope, old.id)
-    if isinstance(new.scope, str) and seq >= 0:
-        by_scope = bucket_put(by_scope, new.scope, old.id, (seq, new))
-    return children, by_scope
+        self.children = children
+        if isinstance(old.scope, str):
+            self.by_scope = bucket_remove(self.by_scope, old.scope, old.id)
+        before = self.items
+        items = before.delete(old.id)
+        if self.cols is not None:
+            # a delete that compacted the map renumbered the positions: build the columns anew
+            self.cols = (
+                _track(self.cols, self._n, before.position(old.id), None)
+                if items.end == before.end
+                else None
+            )
+        self.items = items
+
+    # -- edge changes ----------------------------------------------------------------
+    def add_edge(self, edge: Edge) -> None:
+        """Insert a new edge (the last in insertion order) under both its ends."""
+        seq = self.seq
+        self.edges = self.edges.set(edge.edge_id, edge)
+        self.by_node = _put_edge(self.by_node, edge, seq)
+        self.seq = seq + 1
+
+    def replace_edge(self, old: Edge, new: Edge) -> None:
+        """Replace ``old`` by ``new`` (same id and ends), keeping its sequence number."""
+        seq = int(self.by_node[old.from_][old.edge_id][0])
+        self.by_node = _put_edge(self.by_node, new, seq)
+        self.edges = self.edges.set(old.edge_id, new)
+
+    def remove_edge(self, old: Edge) -> None:
+        """Remove ``old`` from the edges and from both ends' buckets."""
+        by_node = bucket_remove(self.by_node, old.from_, old.edge_id)
+        self.by_node = bucket_remove(by_node, old.to, old.edge_id)
+        self.edges = self.edges.delete(old.edge_id)
 
 
-def _edge_seq(state: GraphState, edge: Edge) -> int:
-    return int(state._edges_by_node[edge.from_][edge.edge_id][0])
+def _first(entry: tuple[int, Any]) -> int:
+    return entry[0]
 
 
-def _put_edge(by_node: Any, edge: Edge, seq: int) -> Any:
+def _put_edge(by_node: EndpointIndex, edge: Edge, seq: int) -> EndpointIndex:
     by_node = bucket_put(by_node, edge.from_, edge.edge_id, (seq, edge))
     if edge.to != edge.from_:
         by_node = bucket_put(by_node, edge.to, edge.edge_id, (seq, edge))
     return by_node
-
-
-def _drop_edge(by_node: Any, edge: Edge) -> Any:
-    by_node = bucket_remove(by_node, edge.from_, edge.edge_id)
-    return bucket_remove(by_node, edge.to, edge.edge_id)
-
-
-def _existing_item(state: GraphState, item_id: str) -> MemoryItem:
-    item = state.items.get(item_id)
-    if item is None:
-        raise MemoryNotFoundError(item_id)
-    return item
-
-
-def _existing_edge(state: GraphState, edge_id: str) -> Edge:
-    edge = state.edges.get(edge_id)
-    if edge is None:
-        raise EdgeNotFoundError(edge_id)
-    return edge
-
-
-def _track(state: GraphState, pos: int, item: MemoryItem | None) -> Any:
-    """The score-column source of a state derived from ``state`` by one item change.
-
-    ``item`` (``None`` for a removal) now sits at item-map position ``pos``.
-    The change is recorded as a node ``(pos, item, previous node, count)`` on
-    top of the parent's columns (see :mod:`memex.state.columns`); ``None`` (build
-    from the items when next queried) when the parent has none or the list
-    would exceed half the graph plus 4,096 changes. O(1).
-    """
-    src = state._cols
-    if src is None:
-        return None
-    if type(src) is tuple:
-        base, node = src
-        count = node[3] + 1
-        if count > (len(state.items) >> 1) + 4096:
-            return None
-        return (base, (pos, item, node, count))
-    return (src, (pos, item, None, 1))
-
-
-def _with_items(
-    state: GraphState, items: Any, children: Any, by_scope: Any, seq: int, cols: Any
-) -> GraphState:
-    """``state`` with a new item map and the item indexes (edges shared)."""
-    return GraphState._derive(
-        items, state.edges, children, state._edges_by_node, by_scope, seq, cols
-    )
-
-
-def _with_edges(state: GraphState, edges: Any, by_node: Any, seq: int) -> GraphState:
-    """``state`` with a new edge map and endpoint index (items and their columns shared)."""
-    return GraphState._derive(
-        state.items, edges, state._children, by_node, state._by_scope, seq, state._cols
-    )
 
 
 _tuple_new: Any = tuple.__new__
@@ -274,112 +279,12 @@ def apply_command(state: GraphState, cmd: MemoryCommand | Mapping[str, Any]) -> 
     """
     if type(state) is not GraphState:
         v.instance(state, GraphState, "state")
-    handler = _HANDLERS.get(type(cmd))
-    if handler is None:
+    rule = RULES.get(type(cmd))
+    if rule is None:
         cmd = MemoryCommandAdapter.validate_python(cmd)
-        handler = next(_HANDLERS[c] for c in type(cmd).__mro__ if c in _HANDLERS)
-    return handler(state, cmd)
-
-
-def _create_item(state: GraphState, cmd: MemoryCreate) -> CommandResult:
-    item = cmd.item
-    items = state.items
-    added = items.add(item.id, item)
-    if added is None:
-        raise DuplicateMemoryError(item.id)
-    seq = state._seq
-    children = state._children
-    if item.parents:
-        for p in parent_keys(item.parents):
-            children = pset_add(children, p, item.id)
-    by_scope = state._by_scope
-    if isinstance(item.scope, str):
-        bucket = by_scope.get(item.scope)
-        by_scope = by_scope.set(
-            item.scope, (bucket if bucket is not None else EMPTY_SET).set(item.id, (seq, item))
-        )
-    cols = None if state._cols is None else _track(state, items.end, item)
-    new = GraphState._derive(
-        added, state.edges, children, state._edges_by_node, by_scope, seq + 1, cols
-    )
-    # CommandResult(new, events) without the named tuple's Python-level __new__ (hot path)
-    result: CommandResult = _tuple_new(
-        CommandResult, (new, [fast_event("memory.created", cmd.type, item=item)])
-    )
+        rule = rule_of(type(cmd))
+    draft = Draft(state)
+    events = rule(draft, cmd)
+    # CommandResult(state, events) without the named tuple's Python-level __new__ (hot path)
+    result: CommandResult = _tuple_new(CommandResult, (draft.finish(), events))
     return result
-
-
-def _update_item(state: GraphState, cmd: MemoryUpdate) -> CommandResult:
-    old = _existing_item(state, cmd.item_id)
-    merged = merge_item(old, cmd.partial)
-    children, by_scope = _reindex_item(
-        state._children, state._by_scope, old, merged, _item_seq(state, old)
-    )
-    items = state.items
-    cols = None if state._cols is None else _track(state, items.position(old.id), merged)
-    new = _with_items(state, items.set(old.id, merged), children, by_scope, state._seq, cols)
-    return CommandResult(new, [fast_event("memory.updated", cmd.type, item=merged)])
-
-
-def _retract(state: GraphState, cmd: MemoryRetract) -> CommandResult:
-    old = _existing_item(state, cmd.item_id)
-    return _retract_item(state, old, cmd.type)
-
-
-def _create_edge(state: GraphState, cmd: EdgeCreate) -> CommandResult:
-    edge = cmd.edge
-    if edge.edge_id in state.edges:
-        raise DuplicateEdgeError(edge.edge_id)
-    seq = state._seq
-    edges, by_node = state.edges.set(edge.edge_id, edge), _put_edge(state._edges_by_node, edge, seq)
-    new = _with_edges(state, edges, by_node, seq + 1)
-    return CommandResult(new, [fast_event("edge.created", cmd.type, edge=edge)])
-
-
-def _update_edge(state: GraphState, cmd: EdgeUpdate) -> CommandResult:
-    old = _existing_edge(state, cmd.edge_id)
-    merged = merge_edge(old, cmd.partial)
-    by_node = _put_edge(state._edges_by_node, merged, _edge_seq(state, old))
-    new = _with_edges(state, state.edges.set(old.edge_id, merged), by_node, state._seq)
-    return CommandResult(new, [fast_event("edge.updated", cmd.type, edge=merged)])
-
-
-def _retract_edge(state: GraphState, cmd: EdgeRetract) -> CommandResult:
-    old = _existing_edge(state, cmd.edge_id)
-    by_node = _drop_edge(state._edges_by_node, old)
-    new = _with_edges(state, state.edges.delete(old.edge_id), by_node, state._seq)
-    return CommandResult(new, [fast_event("edge.retracted", cmd.type, edge=old)])
-
-
-def _retract_item(state: GraphState, old: MemoryItem, cause: str) -> CommandResult:
-    """Remove ``old`` and every edge touching it; events as ``memory.retract`` emits them."""
-    children = state._children
-    for p in parent_keys(old.parents):
-        children = pset_remove(children, p, old.id)
-    by_scope = state._by_scope
-    if isinstance(old.scope, str):
-        by_scope = bucket_remove(by_scope, old.scope, old.id)
-    events = [fast_event("memory.retracted", cause, item=old)]
-    edges = state.edges
-    by_node = state._edges_by_node
-    for edge in state.edges_of(old.id):
-        edges = edges.delete(edge.edge_id)
-        by_node = _drop_edge(by_node, edge)
-        events.append(fast_event("edge.retracted", cause, edge=edge))
-    items = state.items.delete(old.id)
-    cols = None
-    if state._cols is not None and items.end == state.items.end:  # not renumbered by compaction
-        cols = _track(state, state.items.position(old.id), None)
-    new = GraphState._derive(items, edges, children, by_node, by_scope, state._seq, cols)
-    return CommandResult(new, events)
-
-
-# command class -> handler: the one dispatch of the memory reducer
-_HANDLERS: dict[type, Callable[[GraphState, Any], CommandResult]] = {
-    MemoryCreate: _create_item,
-    MemoryUpdate: _update_item,
-    MemoryRetract: _retract,
-    EdgeCreate: _create_edge,
-    EdgeUpdate: _update_edge,
-    EdgeRetract: _retract_edge,
-}

@@ -79,11 +79,12 @@ class ReplayResult(NamedTuple):
 
 
 def _fold(
-    ordered: Iterable[tuple[Any, Any]],
+    records: Iterable[tuple[Any, str, Any]],
     skipped: list[ReplayFailure],
     progress: Callable[[int], None] | None,
 ) -> tuple[GraphState, list[MemoryLifecycleEvent]]:
-    """Fold ``((index, envelope), payload)`` pairs as memory commands; failures go to ``skipped``."""
+    """Fold ``((index, envelope), "memory", payload)`` records as memory commands; failures
+    go to ``skipped``."""
     events: list[MemoryLifecycleEvent] = []
 
     def applied(_key: Any, _name: str, _cmd: Command, evs: list[Any]) -> None:
@@ -94,7 +95,7 @@ def _fold(
 
     result = fold(
         EMPTY_STATES,
-        ((key, "memory", payload) for key, payload in ordered),
+        records,
         on_applied=applied,
         on_error=failed,
         progress=progress,
@@ -129,7 +130,9 @@ def replay_commands(
     """
     _check_args(commands, "commands", progress)
     skipped: list[ReplayFailure] = []
-    state, events = _fold((((i, None), c) for i, c in enumerate(commands)), skipped, progress)
+    state, events = _fold(
+        (((i, None), "memory", c) for i, c in enumerate(commands)), skipped, progress
+    )
     return ReplayResult(state, events, skipped)
 
 
@@ -149,7 +152,9 @@ def replay_ordered_envelopes(
     _check_args(envelopes, "envelopes", progress)
     skipped: list[ReplayFailure] = []
     state, events = _fold(
-        (((i, env), _field(env, "payload")) for i, env in enumerate(envelopes)), skipped, progress
+        (((i, env), "memory", _field(env, "payload")) for i, env in enumerate(envelopes)),
+        skipped,
+        progress,
     )
     return ReplayResult(state, events, skipped)
 
@@ -237,6 +242,6 @@ def replay_from_envelopes(
         timed.append((instant, i, env))
     timed.sort(key=lambda t: t[0])
     state, events = _fold(
-        (((i, env), _field(env, "payload")) for _, i, env in timed), skipped, progress
+        (((i, env), "memory", _field(env, "payload")) for _, i, env in timed), skipped, progress
     )
     return ReplayResult(state, events, skipped)

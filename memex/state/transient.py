@@ -6,43 +6,28 @@ replay, a cascade, a bulk adjustment, ``apply_many``, a slice import — only
 needs the state after its last command, so :class:`GraphBuilder` applies
 the commands to mutable views of the tries (``PMapBuilder`` and
 ``immutables.Map.mutate()``, in :mod:`memex.state.pmap`) and freezes them once in
-:meth:`GraphBuilder.finish`. Each command has exactly the rules, errors and
-events of :mod:`memex.state.reducer` (``tests/test_transient.py`` folds random
-command streams both ways and compares states and events); every check runs
-before anything is changed, so a failing command leaves the builder as it
-was and the batch can go on from there.
+:meth:`GraphBuilder.finish`. Each command is applied by its rule in
+:mod:`memex.state.rules` — the code :func:`memex.apply_command` runs too, with
+the builder as the rules' :class:`~memex.state.rules.GraphWrite`
+(``tests/test_transient.py`` folds random command streams both ways and
+compares states, indexes and events); a rule checks everything before it
+changes anything, so a failing command leaves the builder as it was and the
+batch can go on from there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from memex.errors import (
-    DuplicateEdgeError,
-    DuplicateMemoryError,
-    EdgeNotFoundError,
-    MemoryNotFoundError,
-)
-from memex.models import (
-    Edge,
-    EdgeCreate,
-    EdgeRetract,
-    EdgeUpdate,
-    MemoryCreate,
-    MemoryItem,
-    MemoryLifecycleEvent,
-    MemoryRetract,
-    MemoryUpdate,
-)
-from memex.models.events import fast_event
-from memex.state.graph import GraphState, parent_keys
+from memex.models import Edge, MemoryItem, MemoryLifecycleEvent
+from memex.state.graph import EdgeEntry, GraphState, ScopeEntry, parent_keys
 from memex.state.pmap import IndexBuilder, PMapBuilder
-from memex.state.reducer import merge_edge, merge_item
+from memex.state.rules import RULES, retract_item, rule_of
 
 __all__ = ["GraphBuilder"]
 
 
-def _seq_of(entry: tuple[int, Any]) -> int:
+def _seq_of(entry: ScopeEntry | EdgeEntry) -> int:
     return entry[0]
 
 
@@ -94,40 +79,74 @@ class GraphBuilder:
         sorts them). O(k) for k edges."""
         return [edge for _, edge in self.by_node.values(item_id)]
 
-    # -- commands ---------------------------------------------------------------------
+    # -- the rules' interface (memex.state.rules.GraphWrite) ----------------------------
     def apply(self, cmd: Any) -> list[MemoryLifecycleEvent]:
-        """Apply one validated memory command instance; returns its events (as the reducer's).
+        """Apply one validated memory command instance by its rule; returns its events.
 
         Raises:
-            the reducer's errors (``DuplicateMemoryError``, ``MemoryNotFoundError``,
+            the rule's errors (``DuplicateMemoryError``, ``MemoryNotFoundError``,
             ``ValidationError`` of a partial, ...); the builder is unchanged then.
         """
-        handler = _HANDLERS.get(type(cmd))
-        if handler is None:
-            handler = next(_HANDLERS[c] for c in type(cmd).__mro__ if c in _HANDLERS)
-        events: list[MemoryLifecycleEvent] = handler(self, cmd)
+        rule = RULES.get(type(cmd))
+        if rule is None:
+            rule = rule_of(type(cmd))
+        return rule(self, cmd)
+
+    def retract_item(
+        self, item_id: str, cause: str = "memory.retract"
+    ) -> list[MemoryLifecycleEvent]:
+        """Remove an item and every edge touching it (``memory.retract``'s rule, cause ``cause``).
+
+        Raises:
+            MemoryNotFoundError: no such item (the builder is unchanged).
+        """
+        return retract_item(self, item_id, cause)
+
+    def retract_items(
+        self, ids: list[str], cause: str = "memory.retract"
+    ) -> list[MemoryLifecycleEvent]:
+        """:meth:`retract_item` for each of ``ids`` in order (cascades).
+
+        Raises:
+            MemoryNotFoundError: an id is absent or listed twice; the items
+                before it stay retracted in the builder (a caller that cannot
+                accept that checks first).
+        """
+        events: list[MemoryLifecycleEvent] = []
+        for item_id in ids:
+            events += retract_item(self, item_id, cause)
         return events
 
-    def create_item(self, cmd: MemoryCreate) -> list[MemoryLifecycleEvent]:
-        """``memory.create``."""
-        item = cmd.item
-        if item.id in self.items:
-            raise DuplicateMemoryError(item.id)
-        for p in parent_keys(item.parents):
-            self.children.put(p, item.id, None)
-        if isinstance(item.scope, str):
-            self.by_scope.put(item.scope, item.id, (self.seq, item))
-        self.items.set(item.id, item)
-        self.seq += 1
-        self._items_changed = True
-        return [fast_event("memory.created", cmd.type, item=item)]
+    def item(self, item_id: str) -> MemoryItem | None:
+        """The item with this id as the batch left it, or ``None``."""
+        return self.items.get(item_id)
 
-    def update_item(self, cmd: MemoryUpdate) -> list[MemoryLifecycleEvent]:
-        """``memory.update``."""
-        old = self.items.get(cmd.item_id)
-        if old is None:
-            raise MemoryNotFoundError(cmd.item_id)
-        new = merge_item(old, cmd.partial)
+    def edge(self, edge_id: str) -> Edge | None:
+        """The edge with this id as the batch left it, or ``None``."""
+        return self.edges.get(edge_id)
+
+    def item_edges(self, item_id: str) -> list[Edge]:
+        """Edges with ``item_id`` as an end, in edge insertion order."""
+        entries = self.by_node.values(item_id)
+        if len(entries) > 1:
+            entries.sort(key=_seq_of)
+        return [edge for _, edge in entries]
+
+    def add_item(self, item: MemoryItem) -> None:
+        """Insert a new item (the last in insertion order) and index it."""
+        if item.parents:
+            for p in parent_keys(item.parents):
+                self.children.put(p, item.id, None)
+        pos = self.items.set(item.id, item)
+        seq = self.seq
+        if isinstance(item.scope, str):
+            # the item map's position, when equal, is the same number: one int object for both
+            self.by_scope.put(item.scope, item.id, (pos if pos == seq else seq, item))
+        self.seq = seq + 1
+        self._items_changed = True
+
+    def replace_item(self, old: MemoryItem, new: MemoryItem) -> None:
+        """Replace ``old`` by ``new`` in place (same position and sequence number); reindex."""
         if old.parents is not new.parents:
             before, after = parent_keys(old.parents), parent_keys(new.parents)
             for p in before - after:
@@ -141,104 +160,46 @@ class GraphBuilder:
             self.by_scope.put(new.scope, old.id, (seq, new))
         self.items.set(old.id, new)
         self._items_changed = True
-        return [fast_event("memory.updated", cmd.type, item=new)]
 
-    def retract(self, cmd: MemoryRetract) -> list[MemoryLifecycleEvent]:
-        """``memory.retract``."""
-        return self.retract_item(cmd.item_id, cmd.type)
+    def remove_item(self, old: MemoryItem) -> None:
+        """Remove ``old`` from the items, the children index and the scope index."""
+        self.items.delete(old.id)
+        parents = old.parents
+        if parents:
+            if len(parents) == 1 and type(parents) is list:
+                self.children.remove(parents[0], old.id)  # a non-string parent finds no bucket
+            else:
+                for p in parent_keys(parents):
+                    self.children.remove(p, old.id)
+        if isinstance(old.scope, str):
+            self.by_scope.remove(old.scope, old.id)
+        self._items_changed = True
 
-    def retract_item(
-        self, item_id: str, cause: str = "memory.retract"
-    ) -> list[MemoryLifecycleEvent]:
-        """Remove an item and every edge touching it (``memory.retract``'s events, cause ``cause``).
+    def add_edge(self, edge: Edge) -> None:
+        """Insert a new edge (the last in insertion order) under both its ends."""
+        self.edges.set(edge.edge_id, edge)
+        self._put_edge(edge, self.seq)
+        self.seq += 1
+        self._edges_changed = True
 
-        Raises:
-            MemoryNotFoundError: no such item (the builder is unchanged).
-        """
-        return self.retract_items([item_id], cause)
+    def replace_edge(self, old: Edge, new: Edge) -> None:
+        """Replace ``old`` by ``new`` (same id and ends), keeping its sequence number."""
+        seq = int(self.by_node.get(old.from_).get(old.edge_id)[0])
+        self._put_edge(new, seq)
+        self.edges.set(old.edge_id, new)
+        self._edges_changed = True
 
-    def retract_items(
-        self, ids: list[str], cause: str = "memory.retract"
-    ) -> list[MemoryLifecycleEvent]:
-        """:meth:`retract_item` for each of ``ids`` in order, in one tight loop (cascades).
-
-        Raises:
-            MemoryNotFoundError: an id is absent or listed twice; the items
-                before it stay retracted in the builder (a caller that cannot
-                accept that checks first).
-        """
-        events: list[MemoryLifecycleEvent] = []
-        add = events.append
-        pop = self.items.pop
-        children_remove, scope_remove = self.children.remove, self.by_scope.remove
-        node_values = self.by_node.values
-        for item_id in ids:
-            old = pop(item_id)  # nothing below can fail, so remove it first
-            if old is None:
-                raise MemoryNotFoundError(item_id)
-            parents = old.parents
-            if parents:
-                if len(parents) == 1 and type(parents) is list:
-                    children_remove(parents[0], item_id)  # a non-string parent finds no bucket
-                else:
-                    for p in parent_keys(parents):
-                        children_remove(p, item_id)
-            if isinstance(old.scope, str):
-                scope_remove(old.scope, item_id)
-            add(fast_event("memory.retracted", cause, item=old))
-            entries = node_values(item_id)
-            if entries:
-                entries.sort(key=_seq_of)
-                self._edges_changed = True
-                for _, edge in entries:
-                    self.edges.delete(edge.edge_id)
-                    self._drop_edge(edge)
-                    add(fast_event("edge.retracted", cause, edge=edge))
-        if ids:
-            self._items_changed = True
-        return events
+    def remove_edge(self, old: Edge) -> None:
+        """Remove ``old`` from the edges and from both ends' buckets."""
+        self.by_node.remove(old.from_, old.edge_id)
+        self.by_node.remove(old.to, old.edge_id)
+        self.edges.delete(old.edge_id)
+        self._edges_changed = True
 
     def _put_edge(self, edge: Edge, seq: int) -> None:
         self.by_node.put(edge.from_, edge.edge_id, (seq, edge))
         if edge.to != edge.from_:
             self.by_node.put(edge.to, edge.edge_id, (seq, edge))
-
-    def _drop_edge(self, edge: Edge) -> None:
-        self.by_node.remove(edge.from_, edge.edge_id)
-        self.by_node.remove(edge.to, edge.edge_id)
-
-    def create_edge(self, cmd: EdgeCreate) -> list[MemoryLifecycleEvent]:
-        """``edge.create``."""
-        edge = cmd.edge
-        if edge.edge_id in self.edges:
-            raise DuplicateEdgeError(edge.edge_id)
-        self.edges.set(edge.edge_id, edge)
-        self._put_edge(edge, self.seq)
-        self.seq += 1
-        self._edges_changed = True
-        return [fast_event("edge.created", cmd.type, edge=edge)]
-
-    def update_edge(self, cmd: EdgeUpdate) -> list[MemoryLifecycleEvent]:
-        """``edge.update``."""
-        old = self.edges.get(cmd.edge_id)
-        if old is None:
-            raise EdgeNotFoundError(cmd.edge_id)
-        new = merge_edge(old, cmd.partial)
-        seq = int(self.by_node.get(old.from_).get(old.edge_id)[0])
-        self._put_edge(new, seq)
-        self.edges.set(old.edge_id, new)
-        self._edges_changed = True
-        return [fast_event("edge.updated", cmd.type, edge=new)]
-
-    def retract_edge(self, cmd: EdgeRetract) -> list[MemoryLifecycleEvent]:
-        """``edge.retract``."""
-        old = self.edges.get(cmd.edge_id)
-        if old is None:
-            raise EdgeNotFoundError(cmd.edge_id)
-        self._drop_edge(old)
-        self.edges.delete(old.edge_id)
-        self._edges_changed = True
-        return [fast_event("edge.retracted", cmd.type, edge=old)]
 
     def finish(self) -> GraphState:
         """The state after every applied command, frozen once; the starting state
@@ -261,13 +222,3 @@ class GraphBuilder:
         # score columns: kept when no item changed, else rebuilt on the next ranking query
         cols = state._cols if not self._items_changed else None
         return GraphState._derive(items, edges, children, by_node, by_scope, self.seq, cols)
-
-
-_HANDLERS: dict[type, Any] = {
-    MemoryCreate: GraphBuilder.create_item,
-    MemoryUpdate: GraphBuilder.update_item,
-    MemoryRetract: GraphBuilder.retract,
-    EdgeCreate: GraphBuilder.create_edge,
-    EdgeUpdate: GraphBuilder.update_edge,
-    EdgeRetract: GraphBuilder.retract_edge,
-}
