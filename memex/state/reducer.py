@@ -93,9 +93,10 @@ class Draft:
     command keeps ``items``; an item command keeps ``edges`` unless edges were
     removed). O(log n) per change."""
 
-    __slots__ = ("items", "edges", "children", "by_node", "by_scope", "seq", "cols", "_n")
+    __slots__ = ("items", "edges", "children", "by_node", "by_scope", "seq", "cols", "_state")
 
     def __init__(self, state: GraphState) -> None:
+        self._state = state
         self.items: PMap[str, MemoryItem] = state.items
         self.edges: PMap[str, Edge] = state.edges
         self.children: ChildrenIndex = state._children
@@ -103,7 +104,6 @@ class Draft:
         self.by_scope: ScopeIndex = state._by_scope
         self.seq: int = state._seq
         self.cols: ColumnsSource = state._cols
-        self._n = len(state.items)
 
     def finish(self) -> GraphState:
         """The new state (the draft must not be used afterwards)."""
@@ -130,8 +130,13 @@ class Draft:
         return [e for _, e in sorted(bucket.values(), key=_first)]
 
     # -- item changes ----------------------------------------------------------------
-    def add_item(self, item: MemoryItem) -> None:
-        """Insert a new item (the last in insertion order) and index it."""
+    def add_item(self, item: MemoryItem) -> bool:
+        """Insert a new item (the last in insertion order) and index it; ``False``
+        (nothing changed) when its id is present. One walk of the item map."""
+        items = self.items
+        added = items.add(item.id, item)
+        if added is None:
+            return False
         seq = self.seq
         if item.parents:
             children = self.children
@@ -144,11 +149,11 @@ class Draft:
             self.by_scope = by_scope.set(
                 item.scope, (bucket if bucket is not None else EMPTY_SET).set(item.id, (seq, item))
             )
-        items = self.items
         if self.cols is not None:
-            self.cols = _track(self.cols, self._n, items.end, item)
-        self.items = items.set(item.id, item)
+            self.cols = _track(self.cols, len(self._state.items), items.end, item)
+        self.items = added
         self.seq = seq + 1
+        return True
 
     def replace_item(self, old: MemoryItem, new: MemoryItem) -> None:
         """Replace ``old`` by ``new`` in place (same position and sequence number); reindex."""
@@ -169,7 +174,7 @@ class Draft:
         self.by_scope = by_scope
         items = self.items
         if self.cols is not None:
-            self.cols = _track(self.cols, self._n, items.position(old.id), new)
+            self.cols = _track(self.cols, len(self._state.items), items.position(old.id), new)
         self.items = items.set(old.id, new)
 
     def _item_seq(self, item: MemoryItem) -> int:
@@ -192,19 +197,24 @@ class Draft:
         if self.cols is not None:
             # a delete that compacted the map renumbered the positions: build the columns anew
             self.cols = (
-                _track(self.cols, self._n, before.position(old.id), None)
+                _track(self.cols, len(self._state.items), before.position(old.id), None)
                 if items.end == before.end
                 else None
             )
         self.items = items
 
     # -- edge changes ----------------------------------------------------------------
-    def add_edge(self, edge: Edge) -> None:
-        """Insert a new edge (the last in insertion order) under both its ends."""
+    def add_edge(self, edge: Edge) -> bool:
+        """Insert a new edge (the last in insertion order) under both its ends;
+        ``False`` (nothing changed) when its id is present."""
+        added = self.edges.add(edge.edge_id, edge)
+        if added is None:
+            return False
         seq = self.seq
-        self.edges = self.edges.set(edge.edge_id, edge)
+        self.edges = added
         self.by_node = _put_edge(self.by_node, edge, seq)
         self.seq = seq + 1
+        return True
 
     def replace_edge(self, old: Edge, new: Edge) -> None:
         """Replace ``old`` by ``new`` (same id and ends), keeping its sequence number."""

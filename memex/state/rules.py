@@ -11,8 +11,9 @@ makes and the lifecycle events it emits, against the small interface
   :class:`memex.state.transient.GraphBuilder`, mutable views of the tries
   frozen once after many commands.
 
-A rule checks everything before it changes anything, so a failing command
-leaves the backend as it was. The rules follow TypeScript MemEX 0.13
+A rule checks everything before it changes anything (an insertion that finds
+its id taken changes nothing), so a failing command leaves the backend as it
+was. The rules follow TypeScript MemEX 0.13
 ``reducer.ts``:
 
 * ``memory.create``: an item with the id must not exist
@@ -86,8 +87,9 @@ class GraphWrite(Protocol):
     def item_edges(self, item_id: str) -> list[Edge]:
         """The edges (active or not) with ``item_id`` as an end, in edge insertion order."""
 
-    def add_item(self, item: MemoryItem) -> None:
-        """Insert an item whose id is absent; it is the newest in insertion order."""
+    def add_item(self, item: MemoryItem) -> bool:
+        """Insert an item (the newest in insertion order) if its id is absent;
+        ``False``, with nothing changed, when it is present."""
 
     def replace_item(self, old: MemoryItem, new: MemoryItem) -> None:
         """Replace ``old`` (present) by ``new`` (same id), keeping its insertion order."""
@@ -95,8 +97,9 @@ class GraphWrite(Protocol):
     def remove_item(self, old: MemoryItem) -> None:
         """Remove ``old`` (present) from the items and the item indexes (not its edges)."""
 
-    def add_edge(self, edge: Edge) -> None:
-        """Insert an edge whose id is absent; it is the newest in insertion order."""
+    def add_edge(self, edge: Edge) -> bool:
+        """Insert an edge (the newest in insertion order) if its id is absent;
+        ``False``, with nothing changed, when it is present."""
 
     def replace_edge(self, old: Edge, new: Edge) -> None:
         """Replace ``old`` (present) by ``new`` (same id and ends), keeping its order."""
@@ -112,9 +115,8 @@ Rule = Callable[[Any, Any], Events]
 def create_item(g: GraphWrite, cmd: MemoryCreate) -> Events:
     """``memory.create``. Raises :class:`~memex.DuplicateMemoryError`."""
     item = cmd.item
-    if g.item(item.id) is not None:
+    if not g.add_item(item):
         raise DuplicateMemoryError(item.id)
-    g.add_item(item)
     return [fast_event("memory.created", cmd.type, item=item)]
 
 
@@ -152,9 +154,8 @@ def retract_item(g: GraphWrite, item_id: str, cause: str) -> Events:
 def create_edge(g: GraphWrite, cmd: EdgeCreate) -> Events:
     """``edge.create``. Raises :class:`~memex.DuplicateEdgeError`."""
     edge = cmd.edge
-    if g.edge(edge.edge_id) is not None:
+    if not g.add_edge(edge):
         raise DuplicateEdgeError(edge.edge_id)
-    g.add_edge(edge)
     return [fast_event("edge.created", cmd.type, edge=edge)]
 
 

@@ -132,8 +132,11 @@ class GraphBuilder:
             entries.sort(key=_seq_of)
         return [edge for _, edge in entries]
 
-    def add_item(self, item: MemoryItem) -> None:
-        """Insert a new item (the last in insertion order) and index it."""
+    def add_item(self, item: MemoryItem) -> bool:
+        """Insert a new item (the last in insertion order) and index it; ``False``
+        (nothing changed) when its id is present."""
+        if item.id in self.items:
+            return False
         if item.parents:
             for p in parent_keys(item.parents):
                 self.children.put(p, item.id, None)
@@ -144,6 +147,7 @@ class GraphBuilder:
             self.by_scope.put(item.scope, item.id, (pos if pos == seq else seq, item))
         self.seq = seq + 1
         self._items_changed = True
+        return True
 
     def replace_item(self, old: MemoryItem, new: MemoryItem) -> None:
         """Replace ``old`` by ``new`` in place (same position and sequence number); reindex."""
@@ -175,12 +179,16 @@ class GraphBuilder:
             self.by_scope.remove(old.scope, old.id)
         self._items_changed = True
 
-    def add_edge(self, edge: Edge) -> None:
-        """Insert a new edge (the last in insertion order) under both its ends."""
+    def add_edge(self, edge: Edge) -> bool:
+        """Insert a new edge (the last in insertion order) under both its ends;
+        ``False`` (nothing changed) when its id is present."""
+        if edge.edge_id in self.edges:
+            return False
         self.edges.set(edge.edge_id, edge)
         self._put_edge(edge, self.seq)
         self.seq += 1
         self._edges_changed = True
+        return True
 
     def replace_edge(self, old: Edge, new: Edge) -> None:
         """Replace ``old`` by ``new`` (same id and ends), keeping its sequence number."""
