@@ -38,7 +38,7 @@ def gc_paused() -> Iterator[None]:
 
 #: How many objects (net) a paused block must have allocated for :func:`gc_paused`
 #: to move them straight to the oldest generation.
-PROMOTE_MIN = 100_000
+PROMOTE_MIN = 2_000
 
 
 def _promote() -> None:

@@ -184,8 +184,12 @@ class Draft:
         entry = bucket.get(item.id) if bucket is not None else None
         return entry[0] if entry is not None else -1
 
-    def remove_item(self, old: MemoryItem) -> None:
-        """Remove ``old`` from the items, the children index and the scope index."""
+    def remove_item(self, item_id: str) -> MemoryItem | None:
+        """Remove the item from the items, the children index and the scope index and
+        return it; ``None`` (nothing changed) when it is absent."""
+        old = self.items.get(item_id)
+        if old is None:
+            return None
         children = self.children
         for p in parent_keys(old.parents):
             children = pset_remove(children, p, old.id)
@@ -202,6 +206,7 @@ class Draft:
                 else None
             )
         self.items = items
+        return old
 
     # -- edge changes ----------------------------------------------------------------
     def add_edge(self, edge: Edge) -> bool:

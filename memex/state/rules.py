@@ -35,7 +35,7 @@ Every event's ``cause_type`` is the command's type (a cascade passes its own).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from memex.errors import (
@@ -66,6 +66,7 @@ __all__ = [
     "update_item",
     "retract",
     "retract_item",
+    "retract_items",
     "create_edge",
     "update_edge",
     "retract_edge",
@@ -94,8 +95,9 @@ class GraphWrite(Protocol):
     def replace_item(self, old: MemoryItem, new: MemoryItem) -> None:
         """Replace ``old`` (present) by ``new`` (same id), keeping its insertion order."""
 
-    def remove_item(self, old: MemoryItem) -> None:
-        """Remove ``old`` (present) from the items and the item indexes (not its edges)."""
+    def remove_item(self, item_id: str) -> MemoryItem | None:
+        """Remove the item from the items and the item indexes (not its edges) and
+        return it; ``None``, with nothing changed, when it is absent."""
 
     def add_edge(self, edge: Edge) -> bool:
         """Insert an edge (the newest in insertion order) if its id is absent;
@@ -139,15 +141,28 @@ def retract(g: GraphWrite, cmd: MemoryRetract) -> Events:
 def retract_item(g: GraphWrite, item_id: str, cause: str) -> Events:
     """Remove an item and every edge touching it, with ``memory.retract``'s events
     (``cause_type`` = ``cause``). Raises :class:`~memex.MemoryNotFoundError`."""
-    old = g.item(item_id)
-    if old is None:
-        raise MemoryNotFoundError(item_id)
-    edges = g.item_edges(item_id)
-    g.remove_item(old)
-    events = [fast_event("memory.retracted", cause, item=old)]
-    for edge in edges:
-        g.remove_edge(edge)
-        events.append(fast_event("edge.retracted", cause, edge=edge))
+    return retract_items(g, (item_id,), cause)
+
+
+def retract_items(g: GraphWrite, ids: Iterable[str], cause: str) -> Events:
+    """:func:`retract_item` for each id in order, in one loop (a cascade's retractions).
+
+    Raises:
+        MemoryNotFoundError: an id is absent (or listed twice); the items before
+            it stay retracted in ``g`` (a caller that cannot accept that checks
+            first).
+    """
+    events: Events = []
+    add = events.append
+    remove, edges_of, remove_edge = g.remove_item, g.item_edges, g.remove_edge
+    for item_id in ids:
+        old = remove(item_id)
+        if old is None:
+            raise MemoryNotFoundError(item_id)
+        add(fast_event("memory.retracted", cause, item=old))
+        for edge in edges_of(item_id):  # the endpoint index still lists them
+            remove_edge(edge)
+            add(fast_event("edge.retracted", cause, edge=edge))
     return events
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from memex.models import Edge, MemoryItem, MemoryLifecycleEvent
 from memex.state.graph import EdgeEntry, GraphState, ScopeEntry, parent_keys
 from memex.state.pmap import IndexBuilder, PMapBuilder
-from memex.state.rules import RULES, retract_item, rule_of
+from memex.state.rules import RULES, retract_item, retract_items, rule_of
 
 __all__ = ["GraphBuilder"]
 
@@ -112,10 +112,7 @@ class GraphBuilder:
                 before it stay retracted in the builder (a caller that cannot
                 accept that checks first).
         """
-        events: list[MemoryLifecycleEvent] = []
-        for item_id in ids:
-            events += retract_item(self, item_id, cause)
-        return events
+        return retract_items(self, ids, cause)
 
     def item(self, item_id: str) -> MemoryItem | None:
         """The item with this id as the batch left it, or ``None``."""
@@ -165,19 +162,23 @@ class GraphBuilder:
         self.items.set(old.id, new)
         self._items_changed = True
 
-    def remove_item(self, old: MemoryItem) -> None:
-        """Remove ``old`` from the items, the children index and the scope index."""
-        self.items.delete(old.id)
+    def remove_item(self, item_id: str) -> MemoryItem | None:
+        """Remove the item from the items, the children index and the scope index and
+        return it; ``None`` (nothing changed) when it is absent. One walk of each trie."""
+        old = self.items.pop(item_id)
+        if old is None:
+            return None
         parents = old.parents
         if parents:
             if len(parents) == 1 and type(parents) is list:
-                self.children.remove(parents[0], old.id)  # a non-string parent finds no bucket
+                self.children.remove(parents[0], item_id)  # a non-string parent finds no bucket
             else:
                 for p in parent_keys(parents):
-                    self.children.remove(p, old.id)
+                    self.children.remove(p, item_id)
         if isinstance(old.scope, str):
-            self.by_scope.remove(old.scope, old.id)
+            self.by_scope.remove(old.scope, item_id)
         self._items_changed = True
+        return old
 
     def add_edge(self, edge: Edge) -> bool:
         """Insert a new edge (the last in insertion order) under both its ends;
