@@ -322,6 +322,18 @@ class PMapBuilder(Generic[K, V]):
         self._slots[pos] = (key, value)
         return pos
 
+    def add(self, key: K, value: V) -> int | None:
+        """Bind a new ``key`` to ``value`` (it goes last) and return its position (the
+        int object the map stores); ``None``, with nothing changed, when ``key`` is
+        present. One lookup and one insertion per trie."""
+        if self._index.get(key) is not None:
+            return None
+        pos = self._next
+        self._index[key] = pos
+        self._next = pos + 1
+        self._slots[pos] = (key, value)
+        return pos
+
     def delete(self, key: K) -> None:
         """Remove ``key``; ``KeyError`` if absent."""
         pos = self._index[key]

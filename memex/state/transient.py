@@ -132,12 +132,12 @@ class GraphBuilder:
     def add_item(self, item: MemoryItem) -> bool:
         """Insert a new item (the last in insertion order) and index it; ``False``
         (nothing changed) when its id is present."""
-        if item.id in self.items:
+        pos = self.items.add(item.id, item)
+        if pos is None:
             return False
         if item.parents:
             for p in parent_keys(item.parents):
                 self.children.put(p, item.id, None)
-        pos = self.items.set(item.id, item)
         seq = self.seq
         if isinstance(item.scope, str):
             # the item map's position, when equal, is the same number: one int object for both
