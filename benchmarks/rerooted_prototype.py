@@ -109,6 +109,10 @@ def _best(fn: Any) -> float:
 
 
 def main(argv: list[str]) -> None:
+    """Run the comparison (``argv``: ``[N] [--marginal]``; ``-h``/``--help`` prints the usage)."""
+    if {"-h", "--help"} & set(argv) or any(a.startswith("-") and a != "--marginal" for a in argv):
+        print(__doc__)
+        return
     n = int(argv[0]) if argv and argv[0].isdigit() else 20_000
     data = W.Data(1)
     items, _ = data.graph(n)

@@ -533,8 +533,10 @@ _UNIT: Any = Annotated[int, msgspec.Meta(ge=0, le=1)] | Annotated[float, msgspec
 @fast("(type({x}) is str and ({x}.isascii() or _text({x})))")
 def req_str(value: Any, path: str) -> str:
     """A required ``str`` of valid Unicode text (no lone surrogate)."""
-    if type(value) is str or isinstance(value, str):
-        return text(str(value), path)
+    if type(value) is str:
+        return text(value, path)
+    if isinstance(value, str):  # a subclass (a str Enum member): its text, not its str()
+        return text(str.__str__(value), path)
     raise fail(path, "a string", value)
 
 
@@ -570,7 +572,16 @@ def finite_number(value: Any, path: str) -> float | int:
             f"{value.bit_length()} bits",
             path,
         )
-    return value
+    return _plain_number(value)
+
+
+def _plain_number(value: int | float) -> int | float:
+    """An ``int`` or ``float`` subclass instance (an ``IntEnum`` member, ``numpy.float64``)
+    as the plain ``int`` or ``float`` it equals, so what is stored writes and reads
+    back as the same JSON number."""
+    if type(value) is int or type(value) is float:
+        return value
+    return int(value) if isinstance(value, int) else float(value)
 
 
 @c_wire(int | Annotated[float, msgspec.Meta(ge=-_FMAX, le=_FMAX)], recheck=True)
@@ -589,7 +600,7 @@ def num01(value: Any, path: str) -> float | int:
     """A number in the closed interval [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise fail(path, "a number in [0, 1]", value)
-    return value
+    return _plain_number(value)
 
 
 @c_wire(Annotated[int, msgspec.Meta(ge=MIN_MS, le=MAX_MS)])
@@ -600,7 +611,7 @@ def int_ms(value: Any, path: str) -> int:
         raise fail(path, "an integer", value)
     if not MIN_MS <= value <= MAX_MS:
         raise fail(path, f"unix milliseconds in [{MIN_MS}, {MAX_MS}]", value)
-    return value
+    return int(value)
 
 
 def now_ms(value: Any, path: str = "now") -> int:
@@ -624,7 +635,7 @@ def nonneg_int(value: Any, path: str) -> int:
         raise fail(path, "an integer >= 0", value)
     if value > _FMAX:
         raise fail(path, "an integer representable as a double", value)
-    return value
+    return int(value)
 
 
 @c_wire(bool)
@@ -718,19 +729,27 @@ def str_list(value: Any, path: str) -> list[str]:
     """A list (or tuple) of strings of valid Unicode text, stored as a plain ``list``."""
     if not isinstance(value, list | tuple):
         raise fail(path, "an array of strings", value)
+    plain = True
     for i, v in enumerate(value):
         if not isinstance(v, str):
             raise fail(f"{path}[{i}]", "a string", v)
         text(v, f"{path}[{i}]")
+        plain = plain and type(v) is str
+    if not plain:
+        return [str.__str__(v) for v in value]
     return value if type(value) is list else list(value)
 
 
 def literal(allowed: tuple[str, ...], message: Callable[[Any], str] | None = None) -> Checker:
     """A string among ``allowed``; ``message(value)`` overrides the error text."""
 
+    canonical = {a: a for a in allowed}
+
     def check(value: Any, path: str) -> str:
-        if isinstance(value, str) and value in allowed:
-            return value
+        if isinstance(value, str):
+            found = canonical.get(value if type(value) is str else str.__str__(value))
+            if found is not None:
+                return found  # the plain string (also for a str Enum member)
         if isinstance(value, str) and not valid_text(value):
             raise _bad_text(path, value)
         if message is not None:

@@ -244,7 +244,7 @@ def test_bad_diversity_is_a_validation_error(
         ({**DECAY, "rate": "0.1"}, "weights.decay.rate"),
         ({**DECAY, "interval": "month"}, "weights.decay.interval"),
         ({**DECAY, "type": None}, "weights.decay.type"),
-        ({"rate": 0.1}, "weights.decay"),
+        ({"rate": 0.1}, "weights.decay.interval"),  # the first missing field
         ("daily", "weights.decay"),
     ],
 )
@@ -274,7 +274,7 @@ def test_bad_weights_are_validation_errors(s: memex.GraphState, weights: Any, pa
         ({"limit": 10**400}, "options.limit"),
         ({"offset": 1.5}, "options.offset"),
         ({"sort": {"field": "height", "order": "asc"}}, "options.sort.field"),
-        ({"sort": [{"field": "authority"}]}, "options.sort[0]"),
+        ({"sort": [{"field": "authority"}]}, "options.sort[0].order"),  # the missing field
     ],
 )
 def test_bad_query_options_are_validation_errors(

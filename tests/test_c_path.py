@@ -10,6 +10,7 @@ type, what the Python path returns.
 from __future__ import annotations
 
 import copy
+import enum
 import math
 from typing import Any
 
@@ -159,7 +160,44 @@ class _Dict(dict):  # type: ignore[type-arg]
     pass
 
 
+class _One(enum.IntEnum):
+    ONE = 1
+
+
+class _Half(float):
+    pass
+
+
+class _Status(str, enum.Enum):  # noqa: UP042 - its str() is the name, unlike StrEnum
+    ACTIVE = "active"
+    OBS = "observation"
+
+
+class _Upper(dict):  # type: ignore[type-arg]
+    """A dict whose ``[]`` rewrites text: msgspec would read its storage instead."""
+
+    def __getitem__(self, key: Any) -> Any:
+        value = super().__getitem__(key)
+        return value.upper() if isinstance(value, str) else value
+
+
+class _Getter:
+    """Not a mapping, but it has ``__getitem__`` (as a pandas Series has)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+
 ODD_VALUES = [
+    _One.ONE,
+    _Half(0.5),
+    _Status.ACTIVE,
+    _Status.OBS,
+    _Upper(a="x"),
+    _Getter({"a": 1}),
     None,
     True,
     False,
@@ -307,3 +345,76 @@ def test_c_path_accepts_only_what_python_accepts_with_equal_values(
         with pytest.raises(ValidationError) as err:
             cls.from_dict(mutated)
         assert str(err.value) == str(expected) and err.value.path == expected.path
+
+
+@pytest.mark.parametrize(("cls", "wire"), CASES, ids=[c.__name__ for c, _ in CASES])
+def test_c_path_takes_only_plain_dicts(cls: Any, wire: Any) -> None:
+    """Regression: msgspec read any object with ``__getitem__`` (accepted where the
+    Python path refuses, or an IndexError escaped) and a dict subclass's storage
+    past its overridden ``__getitem__`` (other values than the Python path)."""
+    for odd in (_Getter(copy.deepcopy(wire)), _Upper(copy.deepcopy(wire))):
+        assert cls.__memex_c_from__(odd) is None
+        expected = _python(cls, odd)
+        if isinstance(expected, ValidationError):
+            with pytest.raises(ValidationError):
+                cls.from_dict(odd)
+        else:
+            assert _same(cls.from_dict(odd), expected)
+    for key, value in wire.items():
+        if isinstance(value, dict) and key in ("item", "edge", "intent", "task"):
+            nested = {**copy.deepcopy(wire), key: _Getter(value)}
+            assert cls.__memex_c_from__(nested) is None
+            with pytest.raises(ValidationError) as err:
+                cls.from_dict(nested)
+            assert err.value.path == key
+
+
+def test_replay_reports_a_non_mapping_item_instead_of_stopping() -> None:
+    res = memex.replay_commands(
+        [{"type": "memory.create", "item": 1.5}, {"type": "memory.create", "item": ITEM}]
+    )
+    assert [f.index for f in res.skipped] == [0]
+    assert isinstance(res.skipped[0].error, ValidationError)
+    assert list(res.state.items) == ["m1"]
+
+
+def test_number_and_text_subclasses_are_stored_as_plain_values() -> None:
+    """Regression: the C path stored an IntEnum member as an int where the Python
+    path kept the member; a (str, Enum) member became its str() ('_Status.OBS')."""
+    wire = {**ITEM, "authority": _One.ONE, "conviction": _Half(0.5), "kind": _Status.OBS}
+    for item in (
+        MemoryItem.from_dict(wire),
+        MemoryItem.from_dict_python(wire),
+        MemoryItem(**{**wire}),
+    ):
+        assert type(item.authority) is int and item.authority == 1
+        assert type(item.conviction) is float and item.conviction == 0.5
+        assert type(item.kind) is str and item.kind == "observation"
+        assert item.to_dict()["kind"] == "observation"
+    intent = Intent.from_dict({**INTENT, "status": _Status.ACTIVE})
+    assert type(intent.status) is str and intent.status == "active"
+    assert _same(intent, Intent.from_dict_python({**INTENT, "status": _Status.ACTIVE}))
+
+
+def test_a_missing_required_field_is_named_in_the_error_path() -> None:
+    item = {k: v for k, v in ITEM.items() if k != "scope"}
+    with pytest.raises(ValidationError) as err:
+        MemoryItem.from_dict(item)
+    assert err.value.path == "scope"
+    with pytest.raises(ValidationError) as err:
+        memex.MemoryCreate.from_dict({"type": "memory.create", "item": item})
+    assert err.value.path == "item.scope"
+
+
+def test_a_type_tag_of_any_kind_is_a_validation_error() -> None:
+    class Weird:
+        def __ne__(self, other: object) -> bool:
+            raise ValueError("ambiguous")
+
+        __eq__ = __ne__  # type: ignore[assignment]
+        __hash__ = object.__hash__
+
+    for tag in (Weird(), ["memory.create"], 3, None):
+        with pytest.raises(ValidationError) as err:
+            memex.MemoryCreate.from_dict({"type": tag, "item": ITEM})
+        assert err.value.path == "type"

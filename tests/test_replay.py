@@ -351,24 +351,60 @@ def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
 
 
 def test_a_large_fold_moves_its_objects_to_the_oldest_generation() -> None:
-    """gc_paused promotes what a large block allocated (O(1)), so no young
-    collection walks the fold's objects afterwards; a small block does not."""
+    """gc_paused(promote=True) promotes what a large block allocated (O(1)), so no
+    young collection walks the fold's objects afterwards; a small block, or one
+    that does not promote, leaves them young."""
     import gc
 
     from memex._gc import PROMOTE_MIN, gc_paused
 
     gc.collect()
-    with gc_paused():
+    with gc_paused(promote=True):
         kept = [[i] for i in range(PROMOTE_MIN + 10)]
     assert gc.get_count()[0] < 100
     assert gc.is_tracked(kept[0])
     oldest = {id(x) for x in gc.get_objects(2)}
     assert id(kept[0]) in oldest and id(kept[-1]) in oldest
+    for promote, size in ((True, 300), (False, PROMOTE_MIN + 10)):
+        gc.collect()
+        with gc_paused(promote=promote):
+            young = [[i] for i in range(size)]
+        assert id(young[0]) not in {id(x) for x in gc.get_objects(2)}
+
+
+def test_replays_in_a_loop_never_carry_the_callers_garbage_cycles() -> None:
+    """Regression: promoting a fold's objects once moved the caller's young garbage
+    cycles to the oldest generation uncounted, so a program replaying in a loop
+    never collected its own cycles (memory grew without bound)."""
+    import gc
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    cmds = [
+        {
+            "type": "memory.create",
+            "item": {
+                "id": f"m{i}",
+                "scope": "s",
+                "kind": "k",
+                "content": {},
+                "author": "a",
+                "source_kind": "observed",
+                "authority": 0.5,
+            },
+        }
+        for i in range(2_500)
+    ]
     gc.collect()
-    with gc_paused():
-        small = [[i] for i in range(100)]
-    assert gc.get_count()[0] >= 100
-    assert id(small[0]) in {id(x) for x in gc.get_objects(0)}
+    alive: list[weakref.ref[Node]] = []
+    for _ in range(20):
+        replay_commands(cmds)
+        alive += [weakref.ref(Node()) for _ in range(200)]  # garbage cycles
+    replay_commands(cmds)  # its young collection on the way in collects the last ones
+    assert sum(r() is not None for r in alive) == 0
 
 
 def test_gc_paused_never_undoes_a_callers_freeze() -> None:
@@ -380,7 +416,7 @@ def test_gc_paused_never_undoes_a_callers_freeze() -> None:
     gc.freeze()
     try:
         before = gc.get_freeze_count()
-        with gc_paused():
+        with gc_paused(promote=True):
             kept = [[i] for i in range(PROMOTE_MIN + 10)]
         assert gc.get_freeze_count() == before
         assert len(kept) == PROMOTE_MIN + 10 and frozen

@@ -195,8 +195,9 @@ class Record:
             required = {a.name for a in attrs.fields(cls) if a.default is attrs.NOTHING}  # type: ignore[arg-type]
             missing = [w for n, w, _ in cls.__memex_fields__ if n in required and n not in kwargs]
             where = f"{_path}: " if _path else ""
+            first = f"{_path}.{missing[0]}" if _path and missing else (missing or [_path])[0]
             raise ValidationError(
-                f"{where}{cls.__name__} is missing required field(s): {', '.join(missing)}", _path
+                f"{where}{cls.__name__} is missing required field(s): {', '.join(missing)}", first
             ) from None
 
     @classmethod
@@ -296,7 +297,7 @@ def tag_check(tag: str) -> v.Checker:
     """The checker of a command's ``type`` field: exactly ``tag``."""
 
     def check(value: Any, path: str) -> str:
-        if value != tag:
+        if not isinstance(value, str) or str.__str__(value) != tag:
             raise ValidationError(f'{path}: expected "{tag}", got {v.shown(value)}', path)
         return tag
 
@@ -354,13 +355,15 @@ def _compile_c_from(cls: Any) -> tuple[Callable[[Any], Any], Any] | None:
     ``struct`` is a ``msgspec.Struct`` type generated from the record's fields
     (wire keys, defaults, each field's C type from :func:`memex._validate.c_wire`:
     bounds as ``msgspec.Meta``, enums as ``Literal``, nested records as their own
-    structs). ``c_from(mapping)`` converts a mapping with
+    structs). ``c_from(mapping)`` converts a plain ``dict`` (whose nested records
+    are plain dicts too: msgspec reads any object with ``__getitem__`` and a dict
+    subclass's storage past its overridden methods) with
     ``msgspec.convert(..., strict=True)``, runs only the checks C cannot make
     (the ``fast`` test and ``post`` checker of the fields marked ``recheck``:
     text without lone surrogates, JSON values walked to their leaves) and
     builds the record without calling its constructor. It returns ``None`` for
-    anything else (a wrong value, a Python spelling such as ``from_``, a
-    record instance nested in the mapping), and the caller then takes the
+    anything else (a wrong value, another mapping type, a Python spelling such
+    as ``from_``, a record instance nested in the mapping), and the caller then takes the
     Python path, whose errors name the field: the C path only ever accepts
     what the Python path accepts unchanged, never reports an error itself.
 
@@ -389,6 +392,7 @@ def _compile_c_from(cls: Any) -> tuple[Callable[[Any], Any], Any] | None:
     ns["_cls"] = cls
     ns["_VE"] = ValidationError
     loads: list[str] = []
+    nested_keys: list[str] = []  # wire keys of nested records: their value must be a dict too
     conds: list[str] = []
     posts: list[str] = []
     sets: list[str] = []
@@ -411,6 +415,7 @@ def _compile_c_from(cls: Any) -> tuple[Callable[[Any], Any], Any] | None:
             ns[f"_n{i}"] = nested.built  # type: ignore[attr-defined]
             loads.append(f"    x{i} = _n{i}(s.{name})")
             conds.append(f"x{i} is not None")
+            nested_keys.append(wire)
         else:
             loads.append(f"    x{i} = s.{name}")
             if recheck:
@@ -437,17 +442,19 @@ def _compile_c_from(cls: Any) -> tuple[Callable[[Any], Any], Any] | None:
     )
     ns["_S"] = struct
     ns["_convert"] = msgspec.convert
-    ns["_ME"] = msgspec.ValidationError
     # a Python spelling (``from_``, ``skip_existing_ids``) is read by the Python path only
-    spelled = [f"{name!r} in data" for name, wire in rename.items()]
+    # only a plain dict (and plain dicts for nested records): msgspec reads any object
+    # with __getitem__, and a dict subclass's storage directly, past overridden methods
+    refuse = [f"{name!r} in data" for name, wire in rename.items()]
+    refuse += [f"type(data.get({wire!r})) is not dict" for wire in nested_keys]
     body = [
         "def c_from(data):",
-        "    try:",
-        *([f"        if {' or '.join(spelled)}:", "            return None"] if spelled else []),
-        "        s = _convert(data, _S, strict=True)",
-        "    except _ME:",
+        "    if type(data) is not dict:",
         "        return None",
-        "    except (TypeError, ValueError, RecursionError):",  # an odd mapping: the Python path judges it
+        "    try:",
+        *([f"        if {' or '.join(refuse)}:", "            return None"] if refuse else []),
+        "        s = _convert(data, _S, strict=True)",
+        "    except Exception:",  # anything odd: the Python path judges it and names the field
         "        return None",
         "    return built(s)",
         "",
