@@ -15,12 +15,15 @@ record class:
   no normalisation), or ``None`` when no such expression exists;
 * ``post``: ``True`` when the checker must still run after ``fast`` passed (a
   JSON object is walked to its leaves);
-* ``cwire`` and ``crecheck`` (set by :func:`c_wire`): the msgspec type whose
-  C validation (``msgspec.convert(..., strict=True)``) accepts a subset of what
-  the checker accepts unchanged, and whether ``fast``/``post`` must still run
-  after it (text is scanned for lone surrogates, JSON values walked); a record
-  whose fields all have one is decoded from a mapping in C first
-  (:func:`memex.models._schema.record`).
+* ``cwire`` and ``crecheck`` (set by :func:`c_wire`): the msgspec type a
+  field takes in the struct a record decodes through
+  (``msgspec.convert(..., strict=True)``: wire keys, required fields,
+  defaults and nested records in C), and whether ``fast``/``post`` must run
+  on the value afterwards. Every value checker here uses ``Any`` with the
+  re-check: msgspec's conversions (a ``Decimal`` or an ``IntEnum`` into a
+  plain number, a str Enum into its text) would hide a value the checker
+  refuses or stores differently, so the value is tested as given, by the
+  same inline test the constructor compiles (:func:`memex.models._schema.record`).
 
 The module starts with the iterative walk of JSON values (``_walk_json``:
 no recursion; string keys, valid text, numbers within the double range,
@@ -43,9 +46,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Annotated, Any, Literal, TypeVar
-
-import msgspec
+from typing import Any, TypeVar
 
 from memex import limits as _limits
 from memex.errors import MemexWarning, ValidationError
@@ -356,15 +357,17 @@ def fast(expr: str | None, post: bool = False) -> Callable[[F], F]:
 
 
 def c_wire(wire: Any, recheck: bool = False) -> Callable[[F], F]:
-    """Attach the C-validation type of a checker (see the module docstring).
+    """Attach the type a checker's field takes in a record's generated struct
+    (see the module docstring).
 
     Args:
-        wire: a msgspec type (with ``msgspec.Meta`` bounds) that
-            ``msgspec.convert(value, wire, strict=True)`` accepts only for
-            values the checker keeps unchanged, or a :class:`Nested` marker.
+        wire: a msgspec type that ``msgspec.convert(value, wire, strict=True)``
+            passes only for values the checker keeps unchanged and returns
+            unchanged (``Any``: the value as given), or a :class:`Nested` marker
+            (a nested record, decoded through its own struct).
         recheck: the checker's ``fast`` expression (and ``post`` checker) must
-            still run on the converted value; without it, passing ``wire`` is
-            proof enough (numbers, bools, enums).
+            still run on the value; without it, passing ``wire`` is proof
+            enough.
     Returns:
         A decorator returning the checker itself with ``cwire``/``crecheck`` set.
     """
@@ -525,11 +528,7 @@ def text(value: str, path: str) -> str:
     raise _bad_text(path, value)
 
 
-#: The C type of a number in [0, 1] (an int stays an int, as the checker keeps it).
-_UNIT: Any = Annotated[int, msgspec.Meta(ge=0, le=1)] | Annotated[float, msgspec.Meta(ge=0, le=1)]
-
-
-@c_wire(str, recheck=True)
+@c_wire(Any, recheck=True)
 @fast("(type({x}) is str and ({x}.isascii() or _text({x})))")
 def req_str(value: Any, path: str) -> str:
     """A required ``str`` of valid Unicode text (no lone surrogate)."""
@@ -584,7 +583,7 @@ def _plain_number(value: int | float) -> int | float:
     return int(value) if isinstance(value, int) else float(value)
 
 
-@c_wire(int | Annotated[float, msgspec.Meta(ge=-_FMAX, le=_FMAX)], recheck=True)
+@c_wire(Any, recheck=True)
 @fast("((type({x}) is int and -_FMAX <= {x} <= _FMAX) or (type({x}) is float and _isfinite({x})))")
 def num(value: Any, path: str) -> float | int:
     """A finite number (``int`` or ``float``, not ``bool``) within the double range."""
@@ -594,7 +593,7 @@ def num(value: Any, path: str) -> float | int:
     return finite_number(value, path)
 
 
-@c_wire(_UNIT)
+@c_wire(Any, recheck=True)
 @fast("((type({x}) is float or type({x}) is int) and 0 <= {x} <= 1)")
 def num01(value: Any, path: str) -> float | int:
     """A number in the closed interval [0, 1]."""
@@ -603,7 +602,7 @@ def num01(value: Any, path: str) -> float | int:
     return _plain_number(value)
 
 
-@c_wire(Annotated[int, msgspec.Meta(ge=MIN_MS, le=MAX_MS)])
+@c_wire(Any, recheck=True)
 @fast(f"(type({{x}}) is int and {MIN_MS} <= {{x}} <= {MAX_MS})")
 def int_ms(value: Any, path: str) -> int:
     """An integer of unix milliseconds between years 1 and 9999 (``MIN_MS`` to ``MAX_MS``)."""
@@ -627,7 +626,7 @@ def now_ms(value: Any, path: str = "now") -> int:
     return int_ms(value, path)
 
 
-@c_wire(Annotated[int, msgspec.Meta(ge=0)], recheck=True)
+@c_wire(Any, recheck=True)
 @fast("(type({x}) is int and 0 <= {x} <= _FMAX)")
 def nonneg_int(value: Any, path: str) -> int:
     """An integer >= 0 within the double range."""
@@ -638,7 +637,7 @@ def nonneg_int(value: Any, path: str) -> int:
     return int(value)
 
 
-@c_wire(bool)
+@c_wire(Any, recheck=True)
 @fast("type({x}) is bool")
 def boolean(value: Any, path: str) -> bool:
     """A ``bool``."""
@@ -756,7 +755,7 @@ def literal(allowed: tuple[str, ...], message: Callable[[Any], str] | None = Non
             raise ValidationError(message(value), path)
         raise fail(path, "one of " + ", ".join(f'"{a}"' for a in allowed), value)
 
-    c_wire(Literal[tuple(allowed)], recheck=True)(check)
+    c_wire(Any, recheck=True)(check)
     return fast(f"(type({{x}}) is str and {{x}} in {bind_fast_name(frozenset(allowed))})")(check)
 
 

@@ -418,3 +418,39 @@ def test_a_type_tag_of_any_kind_is_a_validation_error() -> None:
         with pytest.raises(ValidationError) as err:
             memex.MemoryCreate.from_dict({"type": tag, "item": ITEM})
         assert err.value.path == "type"
+
+
+def test_a_decimal_score_is_refused_on_every_path() -> None:
+    """Regression: msgspec turned a Decimal into a float (rounding 1.000...1 to 1.0),
+    so the C path accepted what the Python path refuses."""
+    import decimal
+
+    wire = {**ITEM, "authority": decimal.Decimal("1.0000000000000000000000001")}
+    assert MemoryItem.__memex_c_from__(wire) is None
+    for decode in (MemoryItem.from_dict, MemoryItem.from_dict_python):
+        with pytest.raises(ValidationError) as err:
+            decode(wire)
+        assert err.value.path == "authority"
+    res = memex.replay_commands([{"type": "memory.create", "item": wire}])
+    assert len(res.skipped) == 1 and not res.state.items
+
+
+def test_a_tag_or_key_whose_hash_or_eq_raises_is_a_validation_error() -> None:
+    class Tag(str):
+        def __hash__(self) -> int:
+            raise RuntimeError("boom")
+
+    class Key(str):
+        def __hash__(self) -> int:
+            return hash("scope")
+
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("eq")
+
+    command = {"type": Tag("memory.create"), "item": ITEM}
+    assert memex.apply_command(memex.create_graph_state(), command).state.items["m1"].id == "m1"
+    odd = {k: v for k, v in ITEM.items() if k != "scope"}
+    odd[Key("x")] = 1
+    for decode in (MemoryItem.from_dict, MemoryItem.from_dict_python):
+        with pytest.raises(ValidationError):
+            decode(odd)

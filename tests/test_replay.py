@@ -422,3 +422,43 @@ def test_gc_paused_never_undoes_a_callers_freeze() -> None:
         assert len(kept) == PROMOTE_MIN + 10 and frozen
     finally:
         gc.unfreeze()
+
+
+def test_cycles_made_by_the_callers_code_during_a_fold_are_collected() -> None:
+    """Regression: a fold promoted everything allocated while it ran, also the garbage
+    cycles of the caller's generator or progress callback, uncounted: they were
+    never collected. A fold fed by the caller's code promotes nothing."""
+    import gc
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    alive: weakref.WeakSet[Node] = weakref.WeakSet()
+
+    def commands() -> Any:
+        for i in range(3_000):
+            alive.add(Node())
+            yield {
+                "type": "memory.create",
+                "item": {
+                    "id": f"m{i}",
+                    "scope": "s",
+                    "kind": "o",
+                    "content": {},
+                    "author": "a",
+                    "source_kind": "o",
+                    "authority": 0.5,
+                },
+            }
+
+    def cycle(_n: int) -> None:
+        alive.add(Node())
+
+    gc.collect()
+    for _ in range(10):
+        replay_commands(commands())
+        replay_commands(list(commands()), progress=cycle)
+    gc.collect(1)  # what CPython's own young collections do; no full collection
+    assert len(alive) < 3_000

@@ -149,7 +149,7 @@ class CommandAdapter(Generic[C]):
         if not isinstance(obj, Mapping):
             raise v.fail("command", f"a {self.name} object", obj)
         tag = obj.get("type")
-        cls = self.by_tag.get(tag) if isinstance(tag, str) else None
+        cls = self.by_tag.get(str.__str__(tag)) if isinstance(tag, str) else None
         if cls is None:
             known = ", ".join(self.by_tag)
             if tag is None:

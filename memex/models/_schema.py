@@ -182,11 +182,17 @@ class Record:
                 _path,
             )
         kwargs: dict[str, Any] = {}
-        for name, wire, _check in cls.__memex_fields__:
-            if wire in data:
-                kwargs[name] = data[wire]
-            elif name != wire and name in data:
-                kwargs[name] = data[name]
+        try:
+            for name, wire, _check in cls.__memex_fields__:
+                if wire in data:
+                    kwargs[name] = data[wire]
+                elif name != wire and name in data:
+                    kwargs[name] = data[name]
+        except Exception as e:  # a mapping whose keys or lookups raise
+            where = _path or cls.__name__
+            raise ValidationError(
+                f"{where}: the mapping could not be read ({type(e).__name__})", _path
+            ) from None
         try:
             return cls(**kwargs)
         except ValidationError as e:
@@ -353,15 +359,17 @@ def _compile_c_from(cls: Any) -> tuple[Callable[[Any], Any], Any] | None:
     """The C decoding path of a record class: ``(c_from, struct)`` or ``None``.
 
     ``struct`` is a ``msgspec.Struct`` type generated from the record's fields
-    (wire keys, defaults, each field's C type from :func:`memex._validate.c_wire`:
-    bounds as ``msgspec.Meta``, enums as ``Literal``, nested records as their own
-    structs). ``c_from(mapping)`` converts a plain ``dict`` (whose nested records
-    are plain dicts too: msgspec reads any object with ``__getitem__`` and a dict
+    (wire keys, defaults, each field's type from :func:`memex._validate.c_wire`:
+    ``Any`` for values, nested records as their own structs).
+    ``c_from(mapping)`` converts a plain ``dict`` (whose nested records are
+    plain dicts too: msgspec reads any object with ``__getitem__`` and a dict
     subclass's storage past its overridden methods) with
-    ``msgspec.convert(..., strict=True)``, runs only the checks C cannot make
+    ``msgspec.convert(..., strict=True)`` — required fields, wire keys,
+    defaults, unknown keys and nesting in C — then tests each value as given
     (the ``fast`` test and ``post`` checker of the fields marked ``recheck``:
-    text without lone surrogates, JSON values walked to their leaves) and
-    builds the record without calling its constructor. It returns ``None`` for
+    the constructor's inline type and bound tests, text without lone
+    surrogates, JSON values walked to their leaves) and builds the record
+    without calling its constructor. It returns ``None`` for
     anything else (a wrong value, another mapping type, a Python spelling such
     as ``from_``, a record instance nested in the mapping), and the caller then takes the
     Python path, whose errors name the field: the C path only ever accepts

@@ -165,6 +165,7 @@ def fold(
     on_error: Callable[[Any, Any, Exception], None] | None = None,
     progress: Callable[[int], None] | None = None,
     check: Check | None = None,
+    promote: bool = False,
 ) -> FoldResult:
     """Fold ``(key, namespace, payload)`` records onto ``states``, in order.
 
@@ -188,6 +189,11 @@ def fold(
             and ``edges_of`` read it); an error it raises fails the command
             like the reducer's own (a store's door, :mod:`memex.store.doors`).
             ``None``: no check (replay accepts whatever the reducers accept).
+        promote: no code of the caller runs while the fold reads ``records``
+            (a materialised list of plain records, no callbacks of the
+            caller's): the objects the fold builds skip the young collections
+            (``gc_paused(promote=True)``). Objects other threads allocate
+            meanwhile are promoted with them and wait for a full collection.
     Returns:
         :class:`FoldResult` ``(states, last key)``.
     Raises:
@@ -204,7 +210,7 @@ def fold(
     memory = GraphBuilder(states.mem)  # memory commands change one mutable copy
     last = None
     rules_get = RULES.get
-    with gc_paused(promote=True):
+    with gc_paused(promote=promote):
         for n, (key, name, payload) in enumerate(records, 1):
             space = NAMESPACES.get(name, _MEMORY) if isinstance(name, str) else _MEMORY
             try:

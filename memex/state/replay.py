@@ -20,6 +20,7 @@ from memex._isots import parse_iso_ts
 from memex.codec.envelope import EventEnvelope, check_envelope_depth
 from memex.errors import InvalidTimestampError, ValidationError
 from memex.models import Command, MemoryLifecycleEvent
+from memex.models._schema import Record
 from memex.state.graph import GraphState
 from memex.state.namespaces import EMPTY_STATES, fold
 
@@ -78,10 +79,21 @@ class ReplayResult(NamedTuple):
         return f"ReplayResult(state={self.state!r}, events=<{len(self.events)} events>, skipped=<{len(self.skipped)} failures>)"
 
 
+def _plain(items: Any, progress: Any) -> bool:
+    """Whether folding ``items`` runs no code of the caller's: a list or tuple of plain
+    dicts and record instances, and no ``progress`` callback (see ``fold(promote=)``)."""
+    return (
+        progress is None
+        and type(items) in (list, tuple)
+        and all(type(x) is dict or isinstance(x, Record) for x in items)
+    )
+
+
 def _fold(
     records: Iterable[tuple[Any, str, Any]],
     skipped: list[ReplayFailure],
     progress: Callable[[int], None] | None,
+    promote: bool = False,
 ) -> tuple[GraphState, list[MemoryLifecycleEvent]]:
     """Fold ``((index, envelope), "memory", payload)`` records as memory commands; failures
     go to ``skipped``."""
@@ -99,6 +111,7 @@ def _fold(
         on_applied=applied,
         on_error=failed,
         progress=progress,
+        promote=promote,
     )
     return result.states.mem, events
 
@@ -131,7 +144,10 @@ def replay_commands(
     _check_args(commands, "commands", progress)
     skipped: list[ReplayFailure] = []
     state, events = _fold(
-        (((i, None), "memory", c) for i, c in enumerate(commands)), skipped, progress
+        (((i, None), "memory", c) for i, c in enumerate(commands)),
+        skipped,
+        progress,
+        _plain(commands, progress),
     )
     return ReplayResult(state, events, skipped)
 
@@ -155,6 +171,7 @@ def replay_ordered_envelopes(
         (((i, env), "memory", _field(env, "payload")) for i, env in enumerate(envelopes)),
         skipped,
         progress,
+        _plain(envelopes, progress),
     )
     return ReplayResult(state, events, skipped)
 
@@ -242,6 +259,9 @@ def replay_from_envelopes(
         timed.append((instant, i, env))
     timed.sort(key=lambda t: t[0])
     state, events = _fold(
-        (((i, env), "memory", _field(env, "payload")) for _, i, env in timed), skipped, progress
+        (((i, env), "memory", _field(env, "payload")) for _, i, env in timed),
+        skipped,
+        progress,
+        _plain([env for _, _, env in timed], progress),
     )
     return ReplayResult(state, events, skipped)

@@ -126,6 +126,7 @@ def fold_log(
             on_error=failed,
             progress=progress,
             on_applied=on_applied,
+            promote=progress is None and on_applied is None,  # the store's own records only
         )
     last = result.last or 0
     if unread is not found and unread:
