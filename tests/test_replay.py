@@ -316,6 +316,22 @@ def test_reference_replay_commands(scenario: str) -> None:
         ]
 
 
+@pytest.fixture
+def collector_on() -> None:
+    """Wait until no other thread is inside a paused block (a store an earlier test
+    left open may still fold in a background thread: ``gc_paused`` pauses the
+    collector for the whole process while any block runs), so that a test of
+    this thread's blocks starts with the collector on. Fails after 10 s."""
+    import gc
+    import time
+
+    deadline = time.monotonic() + 10
+    while not gc.isenabled():
+        assert time.monotonic() < deadline, "the collector stayed off for 10 s"
+        time.sleep(0.01)
+
+
+@pytest.mark.usefixtures("collector_on")
 def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
     import gc
 
@@ -350,6 +366,7 @@ def test_replay_pauses_the_cyclic_gc_and_restores_it() -> None:
         gc.enable()
 
 
+@pytest.mark.usefixtures("collector_on")
 def test_a_large_fold_moves_its_objects_to_the_oldest_generation() -> None:
     """gc_paused(promote=True) promotes what a large block allocated (O(1)), so no
     young collection walks the fold's objects afterwards; a small block, or one
@@ -372,6 +389,7 @@ def test_a_large_fold_moves_its_objects_to_the_oldest_generation() -> None:
         assert id(young[0]) not in {id(x) for x in gc.get_objects(2)}
 
 
+@pytest.mark.usefixtures("collector_on")
 def test_replays_in_a_loop_never_carry_the_callers_garbage_cycles() -> None:
     """Regression: promoting a fold's objects once moved the caller's young garbage
     cycles to the oldest generation uncounted, so a program replaying in a loop
@@ -407,6 +425,7 @@ def test_replays_in_a_loop_never_carry_the_callers_garbage_cycles() -> None:
     assert sum(r() is not None for r in alive) == 0
 
 
+@pytest.mark.usefixtures("collector_on")
 def test_gc_paused_never_undoes_a_callers_freeze() -> None:
     import gc
 
@@ -424,6 +443,7 @@ def test_gc_paused_never_undoes_a_callers_freeze() -> None:
         gc.unfreeze()
 
 
+@pytest.mark.usefixtures("collector_on")
 def test_cycles_made_by_the_callers_code_during_a_fold_are_collected() -> None:
     """Regression: a fold promoted everything allocated while it ran, also the garbage
     cycles of the caller's generator or progress callback, uncounted: they were
