@@ -136,14 +136,12 @@ class CommandAdapter(Generic[C]):
 
     def validate_python(self, obj: Any) -> C:
         """Return ``obj`` if it is a command instance, else validate a wire mapping into one."""
-        if type(obj) is dict:  # the common wire case: straight to the class's C path
+        if type(obj) is dict:  # the common wire case: straight to its class (C path first)
             tag = obj.get("type")
             cls = self.by_tag.get(tag) if type(tag) is str else None
             if cls is not None:
-                c_from = cls.__dict__.get("__memex_c_from__")
-                built = c_from(obj) if c_from is not None else None
-                if built is not None:
-                    return built  # type: ignore[no-any-return]
+                built: C = cls.from_dict(obj)
+                return built
         if isinstance(obj, self.classes):
             return obj  # type: ignore[return-value]
         if not isinstance(obj, Mapping):

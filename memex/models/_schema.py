@@ -323,9 +323,9 @@ def slot_setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ..
     """The ``__set__`` of each named slot of ``cls``, in order: a hot path that builds
     instances of a frozen slotted class from parts already valid writes each slot
     through its member descriptor, bypassing the frozen ``__setattr__`` (about
-    twice as fast as ``object.__setattr__`` by name). Raises ``KeyError`` for a
-    name that is not a slot of ``cls`` itself."""
-    return tuple(cls.__dict__[name].__set__ for name in names)
+    twice as fast as ``object.__setattr__`` by name). A slot is looked up along
+    the MRO. Raises ``KeyError`` for a name that is no slot of ``cls``."""
+    return tuple(_slot_setter(cls, name) for name in names)
 
 
 def replace_unchecked(obj: R, changes: Mapping[str, Any]) -> R:

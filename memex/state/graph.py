@@ -225,12 +225,7 @@ class GraphState:
         and its insertion sequence number, so no lookup in the (large) edge
         map is needed: O(k log k) for k edges.
         """
-        bucket = self._edges_by_node.get(item_id)
-        if not bucket:
-            return []
-        if len(bucket) == 1:
-            return [entry[1] for entry in bucket.values()]
-        return [e for _, e in sorted(bucket.values(), key=_first)]
+        return endpoint_edges(self._edges_by_node, item_id)
 
     def edge_ids_of(self, item_id: str) -> list[str]:
         """Ids of :meth:`edges_of`, in edge insertion order."""
@@ -342,6 +337,17 @@ class GraphState:
     def scope_prefix_ids(self, prefix: str) -> list[str]:
         """Ids of :meth:`scope_prefix_items`."""
         return [it.id for it in self.scope_prefix_items(prefix)]
+
+
+def endpoint_edges(by_node: EndpointIndex, item_id: str) -> list[Edge]:
+    """The edges of ``item_id``'s bucket in an endpoint index, in edge insertion order
+    (sorted by the sequence numbers the entries carry). O(k log k) for k edges."""
+    bucket = by_node.get(item_id)
+    if not bucket:
+        return []
+    if len(bucket) == 1:
+        return [entry[1] for entry in bucket.values()]
+    return [e for _, e in sorted(bucket.values(), key=_first)]
 
 
 def _first(entry: tuple[int, Any]) -> int:

@@ -31,7 +31,6 @@ from memex.models import Command, MemoryLifecycleEvent
 from memex.state.graph import GraphState, create_graph_state
 from memex.state.intent import IntentState, apply_intent_command, create_intent_state
 from memex.state.reducer import CommandResult, apply_command
-from memex.state.rules import RULES
 from memex.state.task import TaskState, apply_task_command, create_task_state
 from memex.state.transient import GraphBuilder
 
@@ -209,7 +208,6 @@ def fold(
     current: list[Any] = list(states)
     memory = GraphBuilder(states.mem)  # memory commands change one mutable copy
     last = None
-    rules_get = RULES.get
     with gc_paused(promote=promote):
         for n, (key, name, payload) in enumerate(records, 1):
             space = NAMESPACES.get(name, _MEMORY) if isinstance(name, str) else _MEMORY
@@ -218,8 +216,7 @@ def fold(
                 if check is not None:
                     check([memory, current[1], current[2]], space.name, cmd)
                 if space is _MEMORY:
-                    rule = rules_get(type(cmd))  # the builder's apply, inlined (hot loop)
-                    events = rule(memory, cmd) if rule is not None else memory.apply(cmd)
+                    events = memory.apply(cmd)
                 else:
                     current[space.slot], events = space.reduce(current[space.slot], cmd)
             except FOLD_ERRORS as e:

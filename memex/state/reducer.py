@@ -48,6 +48,7 @@ from memex.state.graph import (
     EndpointIndex,
     GraphState,
     ScopeIndex,
+    endpoint_edges,
     parent_keys,
 )
 from memex.state.merge import merge_edge, merge_item
@@ -122,12 +123,7 @@ class Draft:
 
     def item_edges(self, item_id: str) -> list[Edge]:
         """Edges with ``item_id`` as an end, in edge insertion order (endpoint index)."""
-        bucket = self.by_node.get(item_id)
-        if not bucket:
-            return []
-        if len(bucket) == 1:
-            return [entry[1] for entry in bucket.values()]
-        return [e for _, e in sorted(bucket.values(), key=_first)]
+        return endpoint_edges(self.by_node, item_id)
 
     # -- item changes ----------------------------------------------------------------
     def add_item(self, item: MemoryItem) -> bool:
@@ -232,10 +228,6 @@ class Draft:
         by_node = bucket_remove(self.by_node, old.from_, old.edge_id)
         self.by_node = bucket_remove(by_node, old.to, old.edge_id)
         self.edges = self.edges.delete(old.edge_id)
-
-
-def _first(entry: tuple[int, Any]) -> int:
-    return entry[0]
 
 
 def _put_edge(by_node: EndpointIndex, edge: Edge, seq: int) -> EndpointIndex:
