@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,30 +21,59 @@ def gc_paused(promote: bool = False) -> Iterator[None]:
     bulk loads too, and consider ``gc.freeze()`` afterwards (README,
     "Performance").
 
+    The collector is one switch for the whole process, so blocks are counted:
+    the first block to enter (in any thread) records whether the collector was
+    on and turns it off; blocks that enter while others run, in this thread or
+    another, only join the count; the last block to leave restores what the
+    first one found. So a block ending in one thread never turns the collector
+    back on under another thread's block, and a caller's ``gc.disable()``
+    before the first block is kept. Entering and leaving take a lock: O(1).
+
     Args:
         promote: the block builds long-lived objects (a state: a fold, a
-            cascade). The young generations are collected on the way in
-            (``gc.collect(1)``: the caller's young objects, a few µs), and when
-            the block left at least :data:`PROMOTE_MIN` objects and the process
-            has frozen none, they are moved to the oldest generation on the way
-            out (:func:`_promote`, O(1)) instead of being walked by the young
-            collection that would follow (about 1.7 s of a 12.4 s replay of
-            10^6 creates). Collecting first means only what the block made is
-            promoted: the caller's young garbage cycles are collected, never
-            carried along uncounted.
+            cascade). When it is the first block to enter and the collector
+            was on, the young generations are collected on the way in
+            (``gc.collect(1)``: the caller's young objects, a few µs); when the
+            last block leaves and the blocks left at least :data:`PROMOTE_MIN`
+            objects and the process has frozen none, they are moved to the
+            oldest generation (:func:`_promote`, O(1)) instead of being walked
+            by the young collection that would follow (about 1.7 s of a 12.4 s
+            replay of 10^6 creates). Collecting first means the caller's young
+            garbage cycles are collected, never carried along uncounted. A
+            promoting block that enters while another block runs promotes
+            nothing: the young objects made before it entered were not
+            collected.
     """
-    was_enabled = gc.isenabled()
-    if was_enabled and promote:
-        gc.collect(1)
-    gc.disable()
+    global _active, _restore, _promote_at_end
+    with _lock:
+        if _active == 0:
+            _restore = gc.isenabled()
+            _promote_at_end = promote and _restore
+            if _promote_at_end:
+                gc.collect(1)
+            gc.disable()
+        _active += 1
     try:
         yield
     finally:
-        if was_enabled:
-            if promote and gc.get_count()[0] >= PROMOTE_MIN and gc.get_freeze_count() == 0:
-                _promote()
-            gc.enable()
+        with _lock:
+            _active -= 1
+            if _active == 0 and _restore:
+                if (
+                    _promote_at_end
+                    and gc.get_count()[0] >= PROMOTE_MIN
+                    and gc.get_freeze_count() == 0
+                ):
+                    _promote()
+                gc.enable()
 
+
+_lock = threading.Lock()
+#: How many :func:`gc_paused` blocks are running (all threads), whether the collector
+#: was on when the first of them entered, and whether to promote when the last leaves.
+_active = 0
+_restore = False
+_promote_at_end = False
 
 #: How many objects (net) a promoting block must have allocated for :func:`gc_paused`
 #: to move them straight to the oldest generation.

@@ -482,3 +482,48 @@ def test_cycles_made_by_the_callers_code_during_a_fold_are_collected() -> None:
         replay_commands(list(commands()), progress=cycle)
     gc.collect(1)  # what CPython's own young collections do; no full collection
     assert len(alive) < 3_000
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_gc_paused_overlapping_blocks_in_two_threads_restore_the_collector_once() -> None:
+    """Regression: the collector is one switch for the process. A block that ended in
+    one thread turned it back on while another thread's block was still folding, and
+    a block entered while another ran recorded "off" as the state to restore, so the
+    collector stayed off after both ended. Blocks are now counted: the last to leave
+    restores what the first one found."""
+    import gc
+    import threading
+
+    from memex._gc import gc_paused
+
+    entered, release = threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
+
+    def other() -> None:
+        with gc_paused(promote=True):
+            entered.set()
+            release.wait(10)
+        seen["after other"] = gc.isenabled()
+
+    assert gc.isenabled()
+    with gc_paused():
+        t = threading.Thread(target=other)
+        t.start()
+        assert entered.wait(10)
+    seen["after mine, other inside"] = gc.isenabled()
+    release.set()
+    t.join(10)
+    assert seen == {"after mine, other inside": False, "after other": True}
+    assert gc.isenabled()
+
+    # nested in one thread, and a caller's own gc.disable() before the first block
+    with gc_paused(), gc_paused(promote=True):
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused(promote=True):
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
