@@ -37,6 +37,8 @@ from memex.models import INTENT_STATUSES, TASK_STATUSES, Command, Record
 from memex.models.commands import INTENT_COMMANDS, MEMORY_COMMANDS, TASK_COMMANDS
 from memex.testing.builders import ITEM_DEFAULTS, edge_fields, item_fields
 from memex.testing.strategies import memory_commands, partials, records
+from tests.test_c_path import CLASSES, _same
+from tests.test_c_path import COMMANDS as _C_COMMANDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reference"
 ALL_COMMANDS: tuple[type[Command], ...] = (*MEMORY_COMMANDS, *INTENT_COMMANDS, *TASK_COMMANDS)
@@ -827,3 +829,70 @@ def test_naming_the_place_of_an_error_in_a_huge_text_is_bounded(
     err = rejected(decode_command, data)
     at = data.index(b"\xff")
     assert (err.path, f"at byte {at}" in str(err)) == ("$", True)
+
+
+# ============================================ the builder path equals the constructor path
+
+_JSON_ODD = [
+    1,
+    0,
+    -1,
+    1.5,
+    0.25,
+    2**60,
+    "",
+    "x",
+    "active",
+    "observation",
+    "\u00e9t\u00e9",
+    True,
+    None,
+    [],
+    ["a", 1],
+    {},
+    {"k": [1, {"d": None}]},
+]
+
+
+def _decoded(cls: Any, text: bytes) -> Any:
+    try:
+        return memex.decode_record(cls, text)
+    except memex.ValidationError as e:
+        return e
+
+
+@pytest.mark.parametrize("tag", sorted(_C_COMMANDS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_decoding_through_the_record_builder_equals_the_constructor(
+    tag: str, data: st.DataObject
+) -> None:
+    """decode_record finishes a decoded struct through the record's C-path builder
+    (values tested once) and falls back to the keyword constructor when a value fails:
+    records and errors must equal those of the constructor alone."""
+    from memex.codec import decoding
+
+    cls = CLASSES[tag]
+    wire = json.loads(json.dumps({"type": tag, **_C_COMMANDS[tag]}))
+    paths: list[tuple[str, ...]] = [(k,) for k in wire if k != "type"]
+    paths += [(k, sub) for k, x in wire.items() if isinstance(x, dict) for sub in x]
+    for path, value in data.draw(
+        st.lists(st.tuples(st.sampled_from(paths), st.sampled_from(_JSON_ODD)), max_size=3)
+    ):
+        target = wire
+        for key in path[:-1]:
+            target = target[key] if isinstance(target.get(key), dict) else {}
+        target[path[-1]] = value
+    text = json.dumps(wire).encode()
+    fast = _decoded(cls, text)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(decoding, "_TARGETS", {})
+        m.setattr(decoding, "_SHAPES", {})
+        m.setattr(decoding, "c_builder", lambda cls: None)
+        slow = _decoded(cls, text)
+    if isinstance(slow, memex.ValidationError):
+        assert isinstance(fast, memex.ValidationError), (wire, fast)
+        assert (str(fast), fast.path) == (str(slow), slow.path)
+    else:
+        assert not isinstance(fast, memex.ValidationError), (wire, fast)
+        assert _same(fast, slow)

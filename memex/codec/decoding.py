@@ -86,6 +86,7 @@ from memex.codec.adapter import NAMESPACE_COMMANDS
 from memex.codec.envelope import EventEnvelope
 from memex.errors import InvalidTimestampError, ValidationError
 from memex.models import Command, Edge, Intent, MemoryItem, Record, Task
+from memex.models._schema import c_builder
 from memex.models.commands import IntentCommand, MemoryCommand, TaskCommand
 
 __all__ = [
@@ -511,13 +512,16 @@ class _Shape(NamedTuple):
     ``nested``: ``(attribute, wire key, {struct type: shape})`` of the fields
     that hold records, converted in turn; ``values``: ``(attribute, wire
     key)`` of the fields that hold free JSON values (``content``, ``meta``,
-    ``partial``...), whose depth is limited to ``MAX_DEPTH`` each.
+    ``partial``...), whose depth is limited to ``MAX_DEPTH`` each; ``built``:
+    the record class's C-path builder (:func:`memex.models._schema.c_builder`),
+    which reads the struct's attributes (nested structs included) directly.
     """
 
     cls: type
     struct: type[msgspec.Struct]
     nested: tuple[tuple[str, str, dict[type, _Shape]], ...]
     values: tuple[tuple[str, str], ...]
+    built: Callable[[Any], Any] | None
 
 
 _SHAPES: dict[type, _Shape] = {}
@@ -591,7 +595,7 @@ def _shape(
             tag=_tag_of(cls) if is_command else None,
             module=__name__,
         )
-        shape = _Shape(cls, struct, tuple(nested), tuple(values))
+        shape = _Shape(cls, struct, tuple(nested), tuple(values), c_builder(cls))
         if overrides is None:
             _SHAPES[cls] = shape
         return shape
@@ -614,7 +618,13 @@ def _to_record(shape: _Shape, s: Any, deep: bool = False) -> Any:
     Raises:
         ValidationError: with the path relative to ``s`` (``item.authority``).
     """
-    kw = msgspec.structs.asdict(s)
+    if not deep and shape.built is not None:
+        # msgspec checked the keys and types; the byte screen the text, numbers and
+        # depth: the builder tests the bounds and enums once and writes the slots
+        record = shape.built(s)
+        if record is not None:
+            return record
+    kw = msgspec.structs.asdict(s)  # a value failed: the constructor names the field
     for name, wire, shapes in shape.nested:
         x = kw[name]
         if x is not None:

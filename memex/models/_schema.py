@@ -346,6 +346,24 @@ def replace_unchecked(obj: R, changes: Mapping[str, Any]) -> R:
 _UNCOMPILED: Any = object()
 
 
+def c_builder(cls: Any) -> Callable[[Any], Any] | None:
+    """The second half of a record class's C path: ``built(s)`` or ``None``.
+
+    ``built`` takes any object with the record's fields as attributes (its
+    generated struct, or another struct with the same attribute names whose
+    nested records are such objects too, as :mod:`memex.codec.decoding`
+    produces), tests each value as the C path does and returns the record, or
+    ``None`` when a value fails a test (the caller then builds the record
+    through its constructor, whose error names the field). ``None`` for a
+    class without a C path (:func:`_compile_c_from`). O(fields) plus the
+    walks of JSON values.
+    """
+    c_from = cls.__dict__.get("__memex_c_from__", _UNCOMPILED)
+    if c_from is _UNCOMPILED:
+        c_from = _install_c_from(cls)
+    return None if c_from is None else c_from.built
+
+
 def _install_c_from(cls: Any) -> Callable[[Any], Any] | None:
     """Compile and install ``cls.__memex_c_from__`` (see :func:`_compile_c_from`); thread-safe
     enough: two threads compiling at once install equivalent functions."""
