@@ -205,3 +205,33 @@ def test_per_command_benchmark_measures_each_command_on_the_same_state() -> None
     for _name, n, on, off, young, tracked in rows:
         assert n == 300 and on > 0 and off > 0 and young >= 0
         assert tracked > 3  # at least the new state, its event and the trie path
+
+
+def test_rerooted_prototype_reads_every_version_right_after_rerooting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The rerooting model the performance notes measure: any version, read after
+    the maps were rerooted to others, holds exactly the items created before it."""
+    import memex
+    from benchmarks import rerooted_prototype as R
+    from benchmarks.compare import workloads as W
+
+    items, _ = W.Data(1).graph(40)
+    records = [memex.create_memory_item(**kw) for kw in items]
+    versions = [R._empty()]
+    for r in records:
+        versions.append(R._create(versions[-1], r)[0])
+    for k in (40, 0, 17, 39, 3, 40, 25):
+        w = versions[k].world
+        assert R._get(versions[k], records[0].id) is (records[0] if k else None)
+        assert w.root is versions[k]
+        assert [s.id for s in w.slots] == [r.id for r in records[:k]]
+        assert sum(len(b) for b in w.by_scope.values()) == k
+    branch = R._create_any(versions[5], records[30])
+    assert R._get(branch, records[30].id) is records[30]
+    assert R._get(versions[40], records[30].id) is records[30]  # its own, at position 30
+    assert R._get(versions[6], records[30].id) is None
+    R.readers(300)
+    R.memory(300)
+    out = capsys.readouterr().out
+    assert "per alternation" in out and "bytes per item beyond the records" in out
