@@ -1,0 +1,695 @@
+"""memex.langgraph.BeliefStore (issue 31): LangGraph's BaseStore over a memex store.
+
+The mapping (namespace <-> scope, key in meta, put supersedes, delete retracts),
+the operations and their options, the extra keywords of put, the index config,
+the error classes, the async forms, and several processes sharing one file.
+The differential tests against InMemoryStore are tests/test_langgraph_differential.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import multiprocessing
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.store.base import (
+    GetOp,
+    ListNamespacesOp,
+    MatchCondition,
+    PutOp,
+    SearchOp,
+)
+from langgraph.store.base import (
+    InvalidNamespaceError as LangGraphNamespaceError,
+)
+
+import memex
+from memex import MemexStore, ValidationError
+from memex.langgraph import (
+    DELETE_REASON,
+    META_CREATED,
+    META_INDEX,
+    META_KEY,
+    BeliefStore,
+    InvalidNamespaceError,
+    matches_filter,
+    namespace_to_scope,
+    scope_to_namespace,
+)
+from memex.langgraph.mapping import check_key, check_namespace, matches_condition
+
+NS = ("users", "ada")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    with BeliefStore.open(str(tmp_path / "lg.db"), synchronous="NORMAL") as s:
+        yield s
+
+
+# -- the mapping ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("namespace", "scope"),
+    [
+        (("users", "ada"), "users/ada"),
+        (("a/b", "c"), "a%2Fb/c"),
+        (("a", "b/c"), "a/b%2Fc"),
+        (("100%",), "100%25"),
+        (("%2F",), "%252F"),
+        (("x%/y",), "x%25%2Fy"),
+        ((), ""),
+    ],
+)
+def test_namespace_scope_round_trip(namespace: tuple[str, ...], scope: str) -> None:
+    assert namespace_to_scope(namespace) == scope
+    assert scope_to_namespace(scope) == namespace
+
+
+def test_namespaces_that_join_alike_get_different_scopes(store: BeliefStore) -> None:
+    store.put(("a/b", "c"), "k", {"v": 1})
+    store.put(("a", "b/c"), "k", {"v": 2})
+    store.put(("a", "b", "c"), "k", {"v": 3})
+    assert [store.get(ns, "k").value for ns in [("a/b", "c"), ("a", "b/c"), ("a", "b", "c")]] == [  # type: ignore[union-attr]
+        {"v": 1},
+        {"v": 2},
+        {"v": 3},
+    ]
+    assert store.list_namespaces() == [("a", "b", "c"), ("a", "b/c"), ("a/b", "c")]
+    assert sorted(it.scope for it in store.store.items()) == ["a%2Fb/c", "a/b%2Fc", "a/b/c"]
+    # a prefix is a whole label: ("a",) holds two of them, not ("a/b", "c")
+    assert sorted(i.value["v"] for i in store.search(("a",))) == [2, 3]
+
+
+def test_first_put_creates_an_item_whose_content_is_the_value(store: BeliefStore) -> None:
+    store.put(NS, "diet", {"text": "vegetarian", "since": 2020})
+    (item,) = store.store.items()
+    assert item.scope == "users/ada"
+    assert item.content == {"text": "vegetarian", "since": 2020}
+    assert item.meta == {META_KEY: "diet"}
+    assert (item.kind, item.authority, item.importance, item.author) == (
+        "observation",
+        0.7,
+        None,
+        "agent:memex",
+    )
+
+
+def test_later_put_supersedes_in_one_batch(store: BeliefStore) -> None:
+    store.put(NS, "diet", {"text": "vegetarian", "strict": True})
+    first = store.get(NS, "diet")
+    old_id = store.item_id(NS, "diet")
+    head = store.store.log.head()  # type: ignore[union-attr]
+    store.put(NS, "diet", {"text": "eats fish again"})
+    records = list(store.store.read_log(head + 1))
+    assert [r.envelope.type for r in records] == ["memory.create", "edge.create"]
+    assert len({r.envelope.id for r in records}) == 2
+    new_id = store.item_id(NS, "diet")
+    assert new_id is not None and new_id != old_id
+    (edge,) = store.store.edges({"kind": "SUPERSEDES"})
+    assert (edge.from_, edge.to) == (new_id, old_id)
+    got = store.get(NS, "diet")
+    assert got is not None and first is not None
+    assert got.value == {"text": "eats fish again"}  # the dropped key "strict" is gone
+    assert got.created_at == first.created_at
+    assert got.updated_at >= first.updated_at
+    new = store.store.item(new_id)
+    assert new is not None and new.meta == {META_KEY: "diet", META_CREATED: first_ms(first)}
+    assert [it.content["text"] for it in store.versions(NS, "diet")] == [
+        "eats fish again",
+        "vegetarian",
+    ]
+    assert [e.type for e in store.store.history(old_id)] == ["memory.created", "edge.created"]  # type: ignore[arg-type]
+
+
+def first_ms(item: Any) -> int:
+    return int(round(item.created_at.timestamp() * 1000))
+
+
+def test_item_times_are_utc_datetimes_of_the_memex_milliseconds(store: BeliefStore) -> None:
+    store.put(NS, "k", {"v": 1})
+    (it,) = store.store.items()
+    got = store.get(NS, "k")
+    assert got is not None
+    assert got.created_at.tzinfo is UTC
+    assert got.created_at == datetime.fromtimestamp(it.created_at / 1000, UTC)  # type: ignore[operator]
+    assert got.created_at == got.updated_at
+
+
+def test_delete_retracts_every_version_and_the_key_is_free_again(store: BeliefStore) -> None:
+    store.put(NS, "k", {"v": 1})
+    store.put(NS, "k", {"v": 2})
+    store.put(NS, "k", {"v": 3})
+    ids = [it.id for it in store.versions(NS, "k")]
+    assert len(ids) == 3
+    head = store.store.log.head()  # type: ignore[union-attr]
+    store.delete(NS, "k")
+    retracts = list(store.store.read_log(head + 1))
+    assert [r.envelope.payload["item_id"] for r in retracts] == ids  # newest first, one batch
+    assert {r.envelope.payload["reason"] for r in retracts} == {DELETE_REASON}
+    assert store.get(NS, "k") is None
+    assert store.item_id(NS, "k") is None and store.versions(NS, "k") == []
+    assert store.search(NS) == [] and store.list_namespaces() == []
+    store.delete(NS, "k")  # nothing to delete: nothing written
+    assert store.store.log.head() == head + len(ids)  # type: ignore[union-attr]
+    store.put(NS, "k", {"v": 4})
+    again = store.get(NS, "k")
+    assert again is not None and again.value == {"v": 4}
+    assert store.store.edges({"kind": "SUPERSEDES"}) == []
+
+
+def test_regression_delete_does_not_bring_the_previous_version_back(store: BeliefStore) -> None:
+    # retracting only the newest version removes its SUPERSEDES edge, which made the
+    # version before it current again
+    store.put(NS, "k", {"v": "old"})
+    store.put(NS, "k", {"v": "new"})
+    store.delete(NS, "k")
+    assert store.get(NS, "k") is None
+    assert store.search(NS, query="old") == []
+
+
+def test_get_missing_and_key_conversion(store: BeliefStore) -> None:
+    assert store.get(NS, "nope") is None
+    assert store.get(("never", "written"), "k") is None
+    store.put(NS, 7, {"v": 1})  # type: ignore[arg-type]
+    got = store.get(NS, 7)  # type: ignore[arg-type]
+    assert got is not None and got.key == "7"
+    store.put(NS, "", {"empty": "key"})
+    assert store.get(NS, "").value == {"empty": "key"}  # type: ignore[union-attr]
+
+
+def test_returned_values_are_copies(store: BeliefStore) -> None:
+    value = {"list": [1, 2], "nested": {"a": 1}}
+    store.put(NS, "k", value)
+    value["list"].append(3)  # type: ignore[attr-defined]
+    got = store.get(NS, "k")
+    assert got is not None and got.value == {"list": [1, 2], "nested": {"a": 1}}
+    got.value["nested"]["a"] = 99
+    assert store.get(NS, "k").value["nested"] == {"a": 1}  # type: ignore[union-attr]
+    assert store.store.items()[0].content["list"] == [1, 2]
+
+
+# -- search --------------------------------------------------------------------------------
+def test_search_without_query_is_newest_update_first(store: BeliefStore) -> None:
+    for key in ("a", "b", "c"):
+        store.put(NS, key, {"k": key})
+    store.put(NS, "a", {"k": "a2"})
+    assert [i.key for i in store.search(NS)] == ["a", "c", "b"]
+    assert [i.key for i in store.search(NS, limit=2, offset=1)] == ["c", "b"]
+    assert all(i.score is None for i in store.search(NS))
+    assert store.search(NS, limit=0) == []
+    assert store.search(NS, offset=5) == []
+    assert [i.key for i in store.search(())] == ["a", "c", "b"]
+
+
+def test_search_with_query_ranks_matches_by_recall_then_the_rest(store: BeliefStore) -> None:
+    store.put(NS, "drink", {"text": "Ada drinks green tea every morning"})
+    store.put(NS, "office", {"text": "The office opens at nine"})
+    store.put(NS, "trusted", {"text": "Ada drinks tea"}, authority=1.0)
+    store.put(("users", "bo"), "drink", {"text": "Bo drinks tea"})
+    hits = store.search(NS, query="does Ada drink tea?")
+    assert [h.key for h in hits] == ["trusted", "drink", "office"]
+    scored = store.store.recall(
+        "does Ada drink tea?", scope="users/ada", filter={"meta_has": [META_KEY]}
+    )
+    assert [(h.key, h.score) for h in hits[:2]] == [
+        (store.store.item(s.item.id).meta[META_KEY], s.score)  # type: ignore[union-attr]
+        for s in scored
+    ]
+    assert hits[2].score is None  # matched no word: after the matches, unscored
+    assert [h.key for h in store.search(NS, query="tea", limit=1, offset=1)] == ["drink"]
+    assert [h.key for h in store.search(NS, query="tea", limit=1, offset=2)] == ["office"]
+    assert {h.namespace for h in store.search(("users",), query="tea")} == {
+        ("users", "ada"),
+        ("users", "bo"),
+    }
+
+
+def test_search_never_returns_a_superseded_version(store: BeliefStore) -> None:
+    store.put(NS, "pet", {"text": "Ada has a cat named Miso"})
+    store.put(NS, "pet", {"text": "Ada has a dog named Rex"})
+    hits = store.search(NS, query="cat Miso")
+    assert [h.value["text"] for h in hits] == ["Ada has a dog named Rex"]
+    assert hits[0].score is not None  # the old match handed its relevance to the new version
+    assert len(store.store.items()) == 2
+
+
+def test_search_filters_on_the_value(store: BeliefStore) -> None:
+    store.put(NS, "a", {"n": 1, "tag": "x", "meta": {"color": "red", "size": 2}})
+    store.put(NS, "b", {"n": 5, "tag": "y", "meta": {"color": "blue"}})
+    store.put(NS, "c", {"n": 10, "tag": "x", "list": [1, 2]})
+
+    def keys(flt: dict[str, Any], **kw: Any) -> list[str]:
+        return sorted(i.key for i in store.search(NS, filter=flt, **kw))
+
+    assert keys({"tag": "x"}) == ["a", "c"]
+    assert keys({"n": {"$gt": 1}}) == ["b", "c"]
+    assert keys({"n": {"$gte": 5, "$lt": 10}}) == ["b"]
+    assert keys({"n": {"$lte": 5}, "tag": {"$ne": "y"}}) == ["a"]
+    assert keys({"n": {"$eq": 10}}) == ["c"]
+    assert keys({"meta": {"color": "red"}}) == ["a"]
+    assert keys({"list": [1, 2]}) == ["c"]
+    assert keys({"missing": {"$gt": 0}}) == []
+    assert keys({"missing": {"$ne": 0}}) == ["a", "b", "c"]
+    assert keys({"tag": "x"}, query="anything") == ["a", "c"]
+    with pytest.raises(ValidationError) as e:
+        store.search(NS, filter={"n": {"$regex": "1"}})
+    assert e.value.path == "filter"
+
+
+def test_matches_filter_json_semantics() -> None:
+    assert matches_filter({"b": True}, {"b": True})
+    assert not matches_filter({"b": 1}, {"b": True})  # JSON: true is not 1
+    assert matches_filter({"n": 1.0}, {"n": 1})
+    assert not matches_filter({"n": "10"}, {"n": {"$gt": 9}})  # a string against a number
+    assert matches_filter({"s": "b"}, {"s": {"$gt": "a"}})
+    assert not matches_filter({"n": math.nan}, {"n": {"$lt": 1}})
+    assert not matches_filter({"m": 1}, {"m": {"x": 1}})
+    assert not matches_filter({"l": [1]}, {"l": [1, 2]})
+    assert matches_filter({}, None)
+
+
+def test_list_namespaces_prefix_suffix_wildcards_depth(store: BeliefStore) -> None:
+    for ns in [("a", "b", "c"), ("a", "b", "d", "e"), ("a", "c", "f"), ("b", "a", "f"), ("x",)]:
+        store.put(ns, "k", {"v": 1})
+    assert store.list_namespaces() == [
+        ("a", "b", "c"),
+        ("a", "b", "d", "e"),
+        ("a", "c", "f"),
+        ("b", "a", "f"),
+        ("x",),
+    ]
+    assert store.list_namespaces(prefix=("a", "b")) == [("a", "b", "c"), ("a", "b", "d", "e")]
+    assert store.list_namespaces(suffix=("f",)) == [("a", "c", "f"), ("b", "a", "f")]
+    assert store.list_namespaces(prefix=("a", "*", "f")) == [("a", "c", "f")]
+    assert store.list_namespaces(prefix=("*", "a"), suffix=("*", "f")) == [("b", "a", "f")]
+    assert store.list_namespaces(max_depth=2) == [("a", "b"), ("a", "c"), ("b", "a"), ("x",)]
+    assert store.list_namespaces(limit=2, offset=1) == [("a", "b", "d", "e"), ("a", "c", "f")]
+    assert store.list_namespaces(prefix=("nope",)) == []
+    assert matches_condition("suffix", ("*",), ()) is False
+    with pytest.raises(ValidationError):
+        matches_condition("middle", ("a",), ("a",))
+
+
+def test_batch_reads_see_the_state_before_its_writes_and_the_last_put_wins(
+    store: BeliefStore,
+) -> None:
+    store.put(NS, "k", {"v": 0})
+    head = store.store.log.head()  # type: ignore[union-attr]
+    results = store.batch(
+        [
+            PutOp(NS, "k", {"v": 1}),
+            GetOp(NS, "k"),
+            PutOp(NS, "new", {"v": "x"}),
+            PutOp(NS, "k", {"v": 2}),
+            SearchOp(NS),
+            ListNamespacesOp(match_conditions=(MatchCondition("prefix", ("users",)),)),
+        ]
+    )
+    assert results[0] is None and results[2] is None and results[3] is None
+    assert results[1].value == {"v": 0}  # type: ignore[union-attr]
+    assert [i.key for i in results[4]] == ["k"]  # type: ignore[union-attr]
+    assert results[5] == [NS]
+    assert store.get(NS, "k").value == {"v": 2}  # type: ignore[union-attr]
+    # one atomic append: the supersession of k (create + edge) and the new key
+    records = list(store.store.read_log(head + 1))
+    assert [r.envelope.type for r in records] == ["memory.create", "edge.create", "memory.create"]
+    assert len({r.envelope.ts for r in records}) == 1 or records[-1].position == head + 3
+
+
+def test_batch_refuses_before_anything_runs(store: BeliefStore) -> None:
+    with pytest.raises(InvalidNamespaceError):
+        store.batch([PutOp(NS, "ok", {"v": 1}), GetOp(("bad.label",), "k")])
+    with pytest.raises(ValidationError) as e:
+        store.batch([PutOp(NS, "ok", {"v": 1}), "not an op"])  # type: ignore[list-item]
+    assert e.value.path == "ops[1]"
+    assert store.store.items() == []
+    with pytest.raises(InvalidNamespaceError) as ns:
+        store.batch([PutOp((), "k", {"v": 1})])
+    assert ns.value.path == "namespace"
+    # through batch, as in LangGraph's stores, the root label "langgraph" is allowed
+    store.batch([PutOp(("langgraph", "x"), "k", {"v": 1})])
+    assert store.get(("langgraph", "x"), "k").value == {"v": 1}  # type: ignore[union-attr]
+    for bad in (
+        PutOp(NS, "k", ["not", "a", "mapping"]),  # type: ignore[arg-type]
+        PutOp(NS, "k", {"v": 1}, index="text"),  # type: ignore[arg-type]
+        SearchOp(NS, limit=-1),
+        SearchOp(NS, offset=True),  # type: ignore[arg-type]
+        SearchOp(NS, query=3),  # type: ignore[arg-type]
+        SearchOp(NS, filter=[("a", 1)]),  # type: ignore[arg-type]
+        ListNamespacesOp(max_depth=0),
+        ListNamespacesOp(limit=-1),
+        ListNamespacesOp(match_conditions=(MatchCondition("middle", ("a",)),)),  # type: ignore[arg-type]
+        GetOp(NS, 5),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(ValidationError):
+            store.batch([bad])
+
+
+# -- bad input -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("namespace", "path"),
+    [
+        ((), "namespace"),
+        (("langgraph", "x"), "namespace"),
+        (("a", ""), "namespace[1]"),
+        (("a.b",), "namespace[0]"),
+        (("a", "b\x00"), "namespace[1]"),
+        (("a", 3), "namespace[1]"),
+        (("a", "\ud800"), "namespace[1]"),
+        ("users/ada", "namespace"),
+    ],
+)
+def test_namespace_refused_with_both_error_classes(
+    store: BeliefStore, namespace: Any, path: str
+) -> None:
+    with pytest.raises(InvalidNamespaceError) as e:
+        store.put(namespace, "k", {"v": 1})
+    assert isinstance(e.value, LangGraphNamespaceError)
+    assert isinstance(e.value, memex.ValidationError)
+    assert e.value.path == path
+    assert store.store.log.head() == 0  # type: ignore[union-attr]
+
+
+def test_reads_refuse_bad_labels_with_both_error_classes(store: BeliefStore) -> None:
+    for call in (
+        lambda: store.get(("a.b",), "k"),
+        lambda: store.search(("a", ""), query="x"),
+        lambda: store.delete(("a\x00",), "k"),
+        lambda: store.list_namespaces(prefix=("a.b",)),
+        lambda: store.list_namespaces(suffix=("",)),
+        lambda: store.item_id(("a.b",), "k"),
+    ):
+        with pytest.raises(LangGraphNamespaceError) as e:
+            call()
+        assert isinstance(e.value, memex.ValidationError)
+    # reading the empty namespace or the "langgraph" root is allowed, as in LangGraph
+    assert store.get((), "k") is None and store.search(("langgraph",)) == []
+
+
+def _deep(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    cur = value
+    for _ in range(depth):
+        cur["a"] = {}
+        cur = cur["a"]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ({"text": "\ud800"}, "value.text"),
+        ({"\udfff": 1}, "value.\\udfff"),
+        ({"n": math.inf}, "value.n"),
+        ({"list": [1, {"x": math.nan}]}, "value.list[1].x"),
+        ({1: "int key"}, "value"),
+    ],
+)
+def test_values_memex_cannot_store_name_the_field_and_write_nothing(
+    store: BeliefStore, value: dict[str, Any], path: str
+) -> None:
+    store.put(NS, "keep", {"v": 1})
+    head = store.store.log.head()  # type: ignore[union-attr]
+    with pytest.raises(memex.ValidationError) as e:
+        store.batch([PutOp(NS, "other", {"fine": True}), PutOp(NS, "keep", value)])
+    assert e.value.path == path
+    assert str(e.value).startswith("value")
+    assert store.store.log.head() == head  # type: ignore[union-attr]
+    assert store.get(NS, "other") is None
+    assert store.get(NS, "keep").value == {"v": 1}  # type: ignore[union-attr]
+
+
+def test_value_nested_past_the_bound_is_refused(store: BeliefStore) -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        store.put(NS, "deep", _deep(memex.Limits().max_depth + 5))
+    assert e.value.path.startswith("value.a.a")
+    assert store.store.log.head() == 0  # type: ignore[union-attr]
+    store.put(NS, "fine", _deep(20))
+    assert store.get(NS, "fine").value == _deep(20)  # type: ignore[union-attr]
+
+
+def test_keys_memex_cannot_store(store: BeliefStore) -> None:
+    with pytest.raises(memex.ValidationError) as e:
+        store.put(NS, "\ud800", {"v": 1})
+    assert e.value.path == "key"
+    with pytest.raises(memex.ValidationError):
+        check_key(None)
+    with pytest.raises(InvalidNamespaceError):
+        check_namespace(None)
+
+
+def test_ttl_is_not_supported(store: BeliefStore) -> None:
+    assert store.supports_ttl is False
+    with pytest.raises(NotImplementedError, match="TTL is not supported by BeliefStore"):
+        store.put(NS, "k", {"v": 1}, ttl=5)
+    with pytest.raises(NotImplementedError):
+        store.batch([PutOp(NS, "k", {"v": 1}, ttl=5.0)])
+    store.put(NS, "k", {"v": 1}, ttl=None)
+    assert store.get(NS, "k", refresh_ttl=True) is not None
+
+
+# -- what LangGraph has no words for --------------------------------------------------------
+def test_put_extras_authority_importance_author_parents(store: BeliefStore) -> None:
+    store.put(NS, "source", {"text": "Ada said she is vegetarian"}, authority=0.95)
+    src_id = store.item_id(NS, "source")
+    store.put(
+        NS,
+        "diet",
+        {"text": "cook vegetarian for Ada"},
+        authority=0.6,
+        importance=0.9,
+        author="agent:planner",
+        parents=[(NS, "source")],
+    )
+    diet = store.store.item(store.item_id(NS, "diet"))  # type: ignore[arg-type]
+    assert diet is not None
+    assert (diet.authority, diet.importance, diet.author, diet.parents) == (
+        0.6,
+        0.9,
+        "agent:planner",
+        [src_id],
+    )
+    store.put(NS, "diet2", {"text": "x"}, parents=[src_id])  # a memex id works too
+    assert store.store.item(store.item_id(NS, "diet2")).parents == [src_id]  # type: ignore[arg-type, union-attr]
+    # a new version takes the defaults again, unless given
+    store.put(NS, "diet", {"text": "cook pescatarian for Ada"})
+    new = store.store.item(store.item_id(NS, "diet"))  # type: ignore[arg-type]
+    assert new is not None and (new.authority, new.importance, new.author) == (
+        0.7,
+        None,
+        "agent:memex",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "path"),
+    [
+        ({"authority": 1.5}, ValidationError, "authority"),
+        ({"importance": -1}, ValidationError, "importance"),
+        ({"author": ""}, ValidationError, "author"),
+        ({"parents": "not-a-list"}, ValidationError, "parents"),
+        ({"parents": [3]}, ValidationError, "parents[0]"),
+        ({"parents": [(("a.b",), "k")]}, InvalidNamespaceError, "parents[0][0][0]"),
+        ({"parents": [(NS, 3)]}, ValidationError, "parents[0][1]"),
+    ],
+)
+def test_put_extras_refused(
+    store: BeliefStore, kwargs: dict[str, Any], error: type[Exception], path: str
+) -> None:
+    with pytest.raises(error) as e:
+        store.put(NS, "k", {"v": 1}, **kwargs)
+    assert e.value.path == path  # type: ignore[attr-defined]
+    assert store.store.log.head() == 0  # type: ignore[union-attr]
+
+
+def test_put_unknown_parent(store: BeliefStore) -> None:
+    with pytest.raises(memex.MemoryNotFoundError):
+        store.put(NS, "k", {"v": 1}, parents=["no-such-id"])
+    with pytest.raises(memex.MemoryNotFoundError):
+        store.put(NS, "k", {"v": 1}, parents=[(NS, "no-such-key")])
+    assert store.store.log.head() == 0  # type: ignore[union-attr]
+
+
+# -- the index config --------------------------------------------------------------------------
+class WordVectors:
+    """A deterministic embedding: one dimension per word of a small vocabulary."""
+
+    VOCAB = ("tea", "coffee", "drink", "beverage", "dog", "cat", "pet", "animal")
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.calls += len(texts)
+        out = []
+        for t in texts:
+            words = t.lower().replace('"', " ").split()
+            vec = [float(sum(w.startswith(v) for w in words)) for v in self.VOCAB]
+            if "beverage" in words:  # a synonym the words alone do not match
+                vec[0] += 1.0
+            vec.append(0.01)
+            out.append(vec)
+        return out
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_index_config_fields_embed_and_put_index(tmp_path: Path, durable: bool) -> None:
+    embed = WordVectors()
+    memex_store = (
+        MemexStore.open(str(tmp_path / "idx.db"), synchronous="NORMAL") if durable else MemexStore()
+    )
+    store = BeliefStore(memex_store, index={"dims": 9, "embed": embed, "fields": ["text"]})
+    store.put(NS, "tea", {"text": "Ada drinks tea", "note": "zebra"})
+    store.put(NS, "dog", {"text": "Ada has a dog"})
+    store.put(NS, "hidden", {"text": "Ada drinks tea too"}, index=False)
+    store.put(NS, "by-note", {"text": "nothing", "note": "tea at five"}, index=["note"])
+    hits = store.search(NS, query="tea")
+    # words and vectors fused: the two tea items first, the dog by its vector alone, and the
+    # item put with index=False only after every match, unscored
+    assert [h.key for h in hits] == ["tea", "by-note", "dog", "hidden"]
+    assert hits[0].score == hits[1].score and hits[1].score > hits[2].score  # type: ignore[operator]
+    assert hits[3].score is None
+    hidden = memex_store.item(store.item_id(NS, "hidden"))  # type: ignore[arg-type]
+    by_note = memex_store.item(store.item_id(NS, "by-note"))  # type: ignore[arg-type]
+    assert hidden is not None and hidden.meta[META_INDEX] is False  # type: ignore[index]
+    assert by_note is not None and by_note.meta[META_INDEX] == ["note"]  # type: ignore[index]
+    # "zebra" is in the note of "tea", which is not an indexed field: no word matches it
+    assert store.search(NS, query="zebra")[-2].key == "tea"
+    # the vectors find a synonym the words miss
+    assert {h.key for h in store.search(NS, query="beverage", limit=2)} == {"tea", "by-note"}
+    calls = embed.calls
+    store.put(NS, "cat", {"text": "Ada adopted a cat"})
+    assert store.search(NS, query="cat", limit=1)[0].key == "cat"
+    if durable:  # the projection follows the log: only the new item is embedded again
+        assert embed.calls - calls <= 3
+    store.delete(NS, "cat")
+    assert "cat" not in {h.key for h in store.search(NS, query="cat")}
+    memex_store.close()
+
+
+def test_index_config_whole_value_by_default(store: BeliefStore) -> None:
+    configured = BeliefStore(store.store, index={"dims": 9, "embed": WordVectors()})
+    configured.put(NS, "k", {"color": "teal", "count": 3})
+    assert configured.search(NS, query="color", limit=1)[0].key == "k"  # "$": keys too
+
+
+def test_index_config_without_embed_and_refused_configs() -> None:
+    store = BeliefStore(MemexStore(), index={"fields": ["title"]})
+    store.put(NS, "a", {"title": "alpha", "body": "beta"})
+    assert store.search(NS, query="alpha")[0].score is not None
+    assert store.search(NS, query="beta")[0].score is None
+    with pytest.raises(ValidationError) as e:
+        BeliefStore(MemexStore(), index={"fields": "title"})  # type: ignore[typeddict-item]
+    assert e.value.path == "index.fields"
+    with pytest.raises(ValidationError):
+        BeliefStore(MemexStore(), index=["text"])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        BeliefStore("memex.db")  # type: ignore[arg-type]
+
+
+def test_without_index_config_put_index_is_ignored(store: BeliefStore) -> None:
+    store.put(NS, "k", {"text": "Ada drinks tea"}, index=False)
+    assert store.search(NS, query="tea")[0].score is not None
+
+
+# -- opening, wrapping, async --------------------------------------------------------------------
+def test_open_and_wrap(tmp_path: Path) -> None:
+    path = str(tmp_path / "a.db")
+    with BeliefStore.open(path, author="agent:aria") as store:
+        store.put(NS, "k", {"v": 1})
+        assert "BeliefStore over <MemexStore" in repr(store)
+    assert store.store.read_only  # closed by the BeliefStore that opened it
+    memex_store = MemexStore.open(path)
+    wrapped = BeliefStore(memex_store)
+    assert wrapped.get(NS, "k").value == {"v": 1}  # type: ignore[union-attr]
+    assert memex_store.items()[0].author == "agent:aria"
+    wrapped.close()  # a wrapped store stays open
+    assert not memex_store.read_only
+    memex_store.close()
+    with pytest.raises(ValidationError):
+        BeliefStore.open(path, index="text")  # type: ignore[arg-type]
+
+
+def test_async_forms(store: BeliefStore) -> None:
+    async def run() -> list[Any]:
+        await store.aput(NS, "k", {"text": "Ada drinks tea"}, authority=0.9)
+        await store.aput(NS, "j", {"text": "other"})
+        got = await store.aget(NS, "k")
+        found = await store.asearch(NS, query="tea", limit=1)
+        spaces = await store.alist_namespaces(prefix=("users",))
+        batch = await store.abatch([GetOp(NS, "j"), SearchOp(NS, filter={"text": "other"})])
+        await store.adelete(NS, "j")
+        return [got, found, spaces, batch, await store.aget(NS, "j")]
+
+    got, found, spaces, batch, gone = asyncio.run(run())
+    assert got.value == {"text": "Ada drinks tea"}
+    assert [h.key for h in found] == ["k"]
+    assert spaces == [NS]
+    assert batch[0].key == "j" and [i.key for i in batch[1]] == ["j"]
+    assert gone is None
+    assert store.store.item(store.item_id(NS, "k")).authority == 0.9  # type: ignore[arg-type, union-attr]
+
+
+# -- several processes on one file ---------------------------------------------------------------
+def _writer(path: str, worker: int, rounds: int) -> None:
+    with BeliefStore.open(path, synchronous="NORMAL") as store:
+        for r in range(rounds):
+            store.put(("shared",), "counter", {"by": worker, "round": r})
+            store.put(("own", str(worker)), f"k{r}", {"v": r})
+
+
+def test_processes_sharing_one_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    with BeliefStore.open(path) as store:
+        store.put(("shared",), "counter", {"by": -1, "round": -1})
+    ctx = multiprocessing.get_context("spawn")
+    workers, rounds = 3, 6
+    procs = [ctx.Process(target=_writer, args=(path, w, rounds)) for w in range(workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    with BeliefStore.open(path) as store:
+        # every put of the shared key superseded the version before it: one chain, one current
+        versions = store.versions(("shared",), "counter")
+        assert len(versions) == workers * rounds + 1
+        assert len(store.store.edges({"kind": "SUPERSEDES"})) == workers * rounds
+        assert [i.key for i in store.search(("shared",))] == ["counter"]
+        for w in range(workers):
+            assert sorted(i.key for i in store.search(("own", str(w)), limit=100)) == sorted(
+                f"k{r}" for r in range(rounds)
+            )
+
+
+def test_a_read_sees_writes_another_store_acknowledged(tmp_path: Path) -> None:
+    path = str(tmp_path / "two.db")
+    with (
+        BeliefStore.open(path, fresh_reads=False) as reader,
+        BeliefStore.open(path) as writer,
+    ):
+        assert reader.get(NS, "k") is None
+        writer.put(NS, "k", {"v": 1})
+        assert reader.get(NS, "k").value == {"v": 1}  # type: ignore[union-attr]
+        writer.put(NS, "k", {"v": 2})
+        assert [i.value for i in reader.search(NS, query="anything")] == [{"v": 2}]
+        reader.put(NS, "k", {"v": 3})  # planned on the newest version: supersedes v2
+        assert [it.content for it in writer.versions(NS, "k")] == [{"v": 3}, {"v": 2}, {"v": 1}]
+
+
+# -- import memex stays light -------------------------------------------------------------------
+def test_import_memex_does_not_import_langgraph_or_langchain() -> None:
+    code = (
+        "import sys, memex\n"
+        "memex.MemexStore().remember('x', scope='s')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core', 'langchain'))\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
