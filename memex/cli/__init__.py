@@ -16,6 +16,7 @@ Usage::
     memex log tail --db memex.db [-n N] [--follow]
     memex audit verify --db memex.db [--expect-head POSITION:HASH] [--json]
     memex mcp [--db memex.db] [--profile memex|kg] [--scope-prefix P] [--read-only] [--author A]
+    memex serve --db memex.db [--as-of WHEN] [--host 127.0.0.1] [--port 8765] [--allow-host NAME] [--token [TOKEN]]
 
 Every read command takes either a JSON-lines log or ``--db DB``, a durable
 store, which is opened read-only; ``--as-of WHEN`` (only with ``--db``) is
@@ -37,7 +38,7 @@ name in the ``--help`` order below). The modules: :mod:`memex.cli.app` (the
 registry, parser, entry point and shared helpers), :mod:`memex.cli.replay`,
 :mod:`memex.cli.audit` (why, contradictions, stale, audit verify),
 :mod:`memex.cli.slice`, :mod:`memex.cli.recall`, :mod:`memex.cli.history`,
-:mod:`memex.cli.log` and :mod:`memex.cli.inputs` (reading a command's input: a log, or a store with
+:mod:`memex.cli.log`, :mod:`memex.cli.mcp`, :mod:`memex.cli.serve` and :mod:`memex.cli.inputs` (reading a command's input: a log, or a store with
 ``--db``). They parse arguments, call the library (logs are read by
 :mod:`memex.log.jsonl`) and print.
 
@@ -80,6 +81,7 @@ from memex.cli.mcp import cmd_mcp as cmd_mcp
 from memex.cli.recall import cmd_recall as cmd_recall
 from memex.cli.replay import SCOPE_LIMIT, count_active_contradictions
 from memex.cli.replay import cmd_replay as cmd_replay
+from memex.cli.serve import cmd_serve as cmd_serve
 from memex.cli.slice import SLICE_ID_LIMIT as SLICE_ID_LIMIT
 from memex.cli.slice import cmd_slice as cmd_slice
 from memex.cli.verify import cmd_audit as cmd_audit
@@ -117,5 +119,6 @@ order_subcommands(
         "log",
         "audit",
         "mcp",
+        "serve",
     )
 )

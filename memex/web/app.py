@@ -1,0 +1,278 @@
+"""The inspector's web application: routes, templates, error pages.
+
+:func:`create_app` builds the ASGI application ``memex serve`` runs: a
+Starlette application of read-only pages over a
+:class:`~memex.web.source.StoreSource`, wrapped in the
+:class:`~memex.web.security.Guard` (Host, method and token rules, security
+headers). Pages are server-rendered Jinja2 templates with autoescaping on,
+so every value from the memory is shown as text; the one script
+(``static/inspector.js``) and the vendored Cytoscape.js are files of the
+package, loaded under a Content-Security-Policy that allows no inline
+script.
+
+Routes (every page takes ``?as_of=WHEN``: ``@POSITION``, an ISO time or a date):
+
+* ``/`` the overview; ``/search``; ``/item/{id}``; ``/contradictions``;
+  ``/log``; ``/tasks`` (intents and tasks); ``/verify`` (the hash chain,
+  checked on demand: ``/verify?run=1`` starts a check);
+* ``/api/head`` and ``/api/verify``: JSON for the page script (the live
+  banner, the verification's progress);
+* ``/static/...``: the stylesheet, the script, Cytoscape.js and its licence.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from importlib import resources
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from memex import __version__
+from memex.errors import MemexError
+from memex.web import pages
+from memex.web.security import Guard, allowed_host_names
+from memex.web.source import BadParameter, NotFound, StoreSource, View
+
+__all__ = ["create_app", "NAVIGATION"]
+
+#: The pages of the navigation bar: ``(path, title)``.
+NAVIGATION = (
+    ("/", "Overview"),
+    ("/search", "Search"),
+    ("/contradictions", "Contradictions"),
+    ("/log", "Log"),
+    ("/tasks", "Intents & tasks"),
+    ("/verify", "Hash chain"),
+)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("memex.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = pages.when
+    env.filters["num"] = _num
+    env.filters["pct"] = lambda v: "-" if v is None else f"{100 * float(v):.0f}%"
+    env.filters["idpath"] = lambda i: quote(str(i), safe="")
+    return env
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return format(value, f".{digits}g")
+
+
+class _Pages:
+    """The route handlers, sharing the source, the templates and the per-state caches."""
+
+    def __init__(self, source: StoreSource) -> None:
+        self.source = source
+        self.env = _environment()
+        self.memo = pages.Memo()
+        self.ledger = pages.ContradictionLedger()
+
+    # -- rendering --------------------------------------------------------------------------
+    def render(
+        self, request: Request, template: str, view: View | None, **data: Any
+    ) -> HTMLResponse:
+        as_of = request.query_params.get("as_of") or None
+
+        def href(path: str, **params: Any) -> str:
+            """A link within the inspector that keeps the page's ``as_of``."""
+            query = {k: v for k, v in params.items() if v not in (None, "")}
+            if as_of and "as_of" not in query:
+                query["as_of"] = as_of
+            return path + (f"?{urlencode(query)}" if query else "")
+
+        kept = [
+            (k, v)
+            for k, v in request.query_params.multi_items()
+            if k not in ("as_of", "page", "upto")
+        ]
+        html = self.env.get_template(template).render(
+            request_path=request.url.path,
+            navigation=NAVIGATION,
+            version=__version__,
+            view=view,
+            as_of=as_of or "",
+            default_as_of=self.source.default_as_of,
+            kept=kept,
+            href=href,
+            **data,
+        )
+        return HTMLResponse(html)
+
+    def error_page(self, status: int, title: str, message: str) -> tuple[bytes, str]:
+        """The bytes and type of an error page (the Guard's refusals use it too)."""
+        html = self.env.get_template("error.html").render(
+            request_path="/",
+            navigation=NAVIGATION,
+            version=__version__,
+            view=None,
+            as_of="",
+            default_as_of=None,
+            kept=[],
+            href=lambda path, **_: path,
+            status=status,
+            title=title,
+            message=message,
+        )
+        return html.encode("utf-8"), "text/html; charset=utf-8"
+
+    def _error(self, status: int, title: str, message: str) -> Response:
+        body, content_type = self.error_page(status, title, message)
+        return Response(body, status_code=status, media_type=content_type)
+
+    def page(
+        self,
+        request: Request,
+        template: str,
+        build: Callable[[View, Mapping[str, str]], dict[str, Any]],
+    ) -> Response:
+        params = dict(request.query_params)
+        with self.source.view(params.get("as_of")) as view:
+            return self.render(request, template, view, **build(view, params))
+
+    # -- handlers ---------------------------------------------------------------------------
+    def overview(self, request: Request) -> Response:
+        return self.page(
+            request,
+            "overview.html",
+            lambda view, _: pages.overview_page(view, self.memo, self.source.verification.status()),
+        )
+
+    def search(self, request: Request) -> Response:
+        return self.page(
+            request, "search.html", lambda view, params: pages.search_page(view, params, self.memo)
+        )
+
+    def item(self, request: Request) -> Response:
+        item_id = str(request.path_params["id"])
+        return self.page(request, "item.html", lambda view, _: pages.item_page(view, item_id))
+
+    def contradictions(self, request: Request) -> Response:
+        return self.page(
+            request,
+            "contradictions.html",
+            lambda view, params: pages.contradictions_page(view, params, self.ledger),
+        )
+
+    def log(self, request: Request) -> Response:
+        return self.page(request, "log.html", pages.log_page)
+
+    def tasks(self, request: Request) -> Response:
+        return self.page(request, "tasks.html", pages.tasks_page)
+
+    def verify(self, request: Request) -> Response:
+        if request.query_params.get("run"):
+            self.source.verification.start()
+            rest = {k: v for k, v in request.query_params.items() if k != "run"}
+            return RedirectResponse(
+                "/verify" + (f"?{urlencode(rest)}" if rest else ""), status_code=303
+            )
+        return self.page(
+            request,
+            "verify.html",
+            lambda view, _: {"status": self.source.verification.status()},
+        )
+
+    def api_head(self, request: Request) -> Response:
+        with self.source.lock:
+            head = self.source.store.refresh()
+        return JSONResponse({"head": head})
+
+    def api_verify(self, request: Request) -> Response:
+        return JSONResponse(self.source.verification.status())
+
+    # -- errors -------------------------------------------------------------------------------
+    async def bad_parameter(self, request: Request, exc: Exception) -> Response:
+        name = exc.name if isinstance(exc, BadParameter) else "?"
+        return self._error(400, f"Bad parameter: {name}", str(exc))
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        return self._error(404, "Not found", str(exc))
+
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        if status == 404:
+            return self._error(
+                404,
+                "Not found",
+                "The inspector has no page at this address.",
+            )
+        if status == 405:
+            return self._error(405, "Method not allowed", "The inspector answers GET and HEAD.")
+        return self._error(status, "Error", str(getattr(exc, "detail", "")))
+
+    async def server_error(self, request: Request, exc: Exception) -> Response:
+        if isinstance(exc, MemexError):
+            message = f"{type(exc).__name__}: {exc}"
+        else:
+            message = f"unexpected {type(exc).__name__} (the server's log has the details)"
+            traceback.print_exception(exc)
+        return self._error(500, "The store could not be read", message)
+
+
+def create_app(
+    source: StoreSource,
+    *,
+    host: str = "127.0.0.1",
+    allow_hosts: Iterable[str] = (),
+    token: str | None = None,
+) -> Guard:
+    """The inspector's ASGI application over ``source``.
+
+    Args:
+        source: the store and its past states (:class:`~memex.web.source.StoreSource`).
+        host: the address served (``--host``): the ``Host`` names accepted
+            are it, the loopback names when it is loopback, and ``allow_hosts``.
+        allow_hosts: more ``Host`` names to accept (``--allow-host``).
+        token: the token every request must carry (``None``: none; see
+            :class:`~memex.web.security.Guard`).
+    Returns:
+        An ASGI application (run it with uvicorn, or test it with
+        Starlette's ``TestClient``).
+    """
+    handlers = _Pages(source)
+    static = resources.files("memex.web") / "static"
+    routes = [
+        Route("/", handlers.overview),
+        Route("/search", handlers.search),
+        Route("/item/{id:path}", handlers.item),
+        Route("/contradictions", handlers.contradictions),
+        Route("/log", handlers.log),
+        Route("/tasks", handlers.tasks),
+        Route("/verify", handlers.verify),
+        Route("/api/head", handlers.api_head),
+        Route("/api/verify", handlers.api_verify),
+        Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
+    ]
+    errors: Mapping[Any, Callable[[Request, Exception], Any]] = {
+        BadParameter: handlers.bad_parameter,
+        NotFound: handlers.not_found,
+        HTTPException: handlers.http_error,
+        Exception: handlers.server_error,
+    }
+    app = Starlette(routes=routes, exception_handlers=dict(errors))
+    return Guard(
+        app,
+        allowed_hosts=allowed_host_names(host, allow_hosts),
+        token=token,
+        refuse=handlers.error_page,
+    )

@@ -1,0 +1,980 @@
+"""What each page of the inspector shows, as plain data for its template.
+
+One function per page, each taking a :class:`~memex.web.source.View` (the
+state of one log position) and the request's parameters, and returning a
+dict the page's template renders. Nothing here formats HTML: every value
+from the memory reaches the page through Jinja2's escaping. The functions
+read immutable states, the log's history index and pages of the log, so a
+page costs O(what it shows) (the overview's counts and the contradictions
+ledger are kept per state, see :class:`Memo`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+from memex._isots import parse_iso_ts
+from memex._time import ms_to_iso
+from memex.codec import jsonfmt
+from memex.errors import InvalidTimestampError, MemexError, UnreadableRecordError, ValidationError
+from memex.integrity import get_alias_group, get_contradictions
+from memex.interop._layouts import support_layout
+from memex.log import EventLog, LogRecord
+from memex.log.chain import envelope_ts_ms
+from memex.models import Edge, MemoryItem, ScoredItem
+from memex.provenance import get_support_tree
+from memex.retrieval.query import get_children
+from memex.retrieval.search import default_text
+from memex.state.graph import GraphState
+from memex.stats import GraphStats, get_stats
+from memex.store.history import HistoryEntry, history_of
+from memex.web.source import BadParameter, NotFound, View
+
+__all__ = [
+    "PAGE_SIZE",
+    "LOG_PAGE",
+    "LOG_SCAN",
+    "DRAWING_NODES",
+    "Touched",
+    "LogRow",
+    "Memo",
+    "ContradictionLedger",
+    "overview_page",
+    "search_page",
+    "item_page",
+    "contradictions_page",
+    "log_page",
+    "tasks_page",
+    "log_row",
+    "when",
+]
+
+#: Results per page of the search, the contradictions and the intents.
+PAGE_SIZE = 20
+#: Records per page of the log.
+LOG_PAGE = 50
+#: The most records one log page reads looking for matches of its filters.
+LOG_SCAN = 5000
+#: The most nodes the provenance drawing of an item shows.
+DRAWING_NODES = 150
+#: The most nodes of the support tree listed under the drawing.
+TREE_NODES = 200
+_RECENT = 12  # records on the overview
+_TOP = 12  # rows of each count table on the overview
+
+
+# -- small helpers ------------------------------------------------------------------------------
+def when(ms: Any) -> str:
+    """Unix ms as ``2024-03-04 08:31:01 UTC``; ``"-"`` for ``None`` or a value that is no time."""
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms):
+        return "-"
+    try:
+        return ms_to_iso(int(ms)).replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC")
+    except (ValueError, OverflowError, MemexError):
+        return "-"
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text(item: MemoryItem, limit: int = 160) -> str:
+    return _short(default_text(item) or jsonfmt.dumps(item.content), limit)
+
+
+def _pretty(value: Any) -> str:
+    """A JSON value as indented text (shown in ``<pre>``, escaped by the template)."""
+    try:
+        return jsonfmt.dumps(value, pretty=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _page(params: Mapping[str, str], name: str = "page") -> int:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return 1
+    if not re.fullmatch(r"[0-9]{1,9}", raw) or int(raw) < 1:
+        raise BadParameter(name, f"expected a page number (1, 2, ...), got {raw[:40]!r}")
+    return int(raw)
+
+
+def _time_param(params: Mapping[str, str], name: str) -> int | None:
+    """Unix ms of an ISO-8601 time or a date (its midnight UTC); ``None`` when absent."""
+    raw = params.get(name, "").strip()
+    if not raw:
+        return None
+    text = f"{raw}T00:00:00Z" if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", raw) else raw
+    try:
+        return parse_iso_ts(text)
+    except InvalidTimestampError:
+        raise BadParameter(
+            name, f"expected an ISO-8601 time or a date (2024-03-12), got {raw[:40]!r}"
+        ) from None
+
+
+def _score_param(params: Mapping[str, str], name: str) -> float | None:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise BadParameter(name, f"expected a number from 0 to 1, got {raw[:40]!r}")
+    return value
+
+
+def _word(params: Mapping[str, str], name: str, limit: int = 500) -> str:
+    raw = params.get(name, "").strip()
+    if len(raw) > limit:
+        raise BadParameter(name, f"longer than {limit} characters")
+    return raw
+
+
+class Memo:
+    """Values computed once per state (a state is immutable: its identity is its version).
+
+    Keeps the last value of each name with the state it was computed from.
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[str, tuple[Any, Any]] = {}
+
+    def get(self, name: str, state: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` for ``state``, or the value kept from the last call with that state."""
+        known = self._values.get(name)
+        if known is not None and known[0] is state:
+            return known[1]
+        value = compute()
+        self._values[name] = (state, value)
+        return value
+
+
+# -- log records ----------------------------------------------------------------------------------
+class Touched(NamedTuple):
+    """An entity a log record touched.
+
+    Attributes:
+        id: its id.
+        kind: ``"item"``, ``"edge"``, ``"intent"`` or ``"task"``.
+        label: a few words (an edge's kind, an intent's label), or ``""``.
+    """
+
+    id: str
+    kind: str
+    label: str
+
+
+class LogRow(NamedTuple):
+    """One record of the log as a page lists it.
+
+    Attributes:
+        position: its log position.
+        time: its time as text (:func:`when`).
+        namespace: ``memory``, ``intent``, ``task`` (or what a damaged record holds).
+        type: the command's type (``memory.create``, ...).
+        author: the command's author, or the created entity's; ``None`` when none.
+        reason: the command's reason, or ``None``.
+        events: the types of the lifecycle events it caused.
+        touched: what it touched, items first.
+        unreadable: ``True`` for a record that cannot be decoded (the rest is empty).
+    """
+
+    position: int
+    time: str
+    namespace: str
+    type: str
+    author: str | None
+    reason: str | None
+    events: list[str]
+    touched: list[Touched]
+    unreadable: bool = False
+
+
+_ENTITY_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("item", "id", "item"),
+    ("edge", "edge_id", "edge"),
+    ("intent", "id", "intent"),
+    ("task", "id", "task"),
+)
+_COMMAND_IDS: tuple[tuple[str, str], ...] = (
+    ("item_id", "item"),
+    ("edge_id", "edge"),
+    ("intent_id", "intent"),
+    ("task_id", "task"),
+)
+
+
+def _entity_author(payload: Mapping[str, Any]) -> str | None:
+    for key in ("item", "edge", "intent", "task"):
+        entity = payload.get(key)
+        if isinstance(entity, Mapping):
+            found = _str(entity.get("author")) or _str(entity.get("owner"))
+            if found:
+                return found
+    return None
+
+
+def _touched(payload: Any, events: Iterable[Any]) -> list[Touched]:
+    found: dict[tuple[str, str], str] = {}
+
+    def add(value: Any, kind: str, label: str = "") -> None:
+        if isinstance(value, str) and value and (value, kind) not in found:
+            found[(value, kind)] = label
+
+    for source in [payload, *events]:
+        if not isinstance(source, Mapping):
+            continue
+        for key, id_field, kind in _ENTITY_KEYS:
+            entity = source.get(key)
+            if isinstance(entity, Mapping):
+                label = _str(entity.get("kind") if kind == "edge" else entity.get("label")) or ""
+                add(entity.get(id_field), kind, label)
+                if kind == "edge":
+                    add(entity.get("from"), "item")
+                    add(entity.get("to"), "item")
+        for key, kind in _COMMAND_IDS:
+            add(source.get(key), kind)
+    order = {"edge": 0, "item": 1, "intent": 2, "task": 3}
+    ranked = sorted(found.items(), key=lambda kv: order[kv[0][1]])
+    return [Touched(i, k, label) for (i, k), label in ranked]
+
+
+def log_row(rec: LogRecord) -> LogRow:
+    """The :class:`LogRow` of a record."""
+    payload = rec.envelope.payload
+    fields: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
+    events = rec.events if isinstance(rec.events, list) else []
+    try:
+        stamp = when(envelope_ts_ms(rec.envelope))
+    except MemexError:
+        stamp = "-"
+    return LogRow(
+        position=rec.position,
+        time=stamp,
+        namespace=str(rec.envelope.namespace),
+        type=_str(fields.get("type")) or str(rec.envelope.type),
+        author=_str(fields.get("author")) or _entity_author(fields),
+        reason=_str(fields.get("reason")),
+        events=[
+            t
+            for t in (_str(e.get("type")) for e in events if isinstance(e, Mapping))
+            if t is not None
+        ],
+        touched=_touched(fields, events),
+    )
+
+
+def _unreadable_row(position: int) -> LogRow:
+    return LogRow(position, "-", "?", "(unreadable record)", None, None, [], [], True)
+
+
+def _read_rows(log: EventLog, lo: int, hi: int) -> list[LogRow]:
+    """The rows of positions ``lo..hi`` in order; an undecodable record is a row saying so."""
+    rows: list[LogRow] = []
+    nxt = lo
+    while nxt <= hi:
+        try:
+            for rec in log.read(nxt, hi):
+                rows.append(log_row(rec))
+                nxt = rec.position + 1
+            break
+        except UnreadableRecordError as e:
+            rows.append(_unreadable_row(e.position))
+            nxt = max(nxt + 1, e.position + 1)
+    return rows
+
+
+def _labelled(rows: list[LogRow], mem: GraphState) -> list[LogRow]:
+    """``rows`` with each touched item present in ``mem`` labelled with its text."""
+    items = mem.items
+    out = []
+    for row in rows:
+        touched = [
+            t._replace(label=_text(items[t.id], 60)) if t.kind == "item" and t.id in items else t
+            for t in row.touched
+        ]
+        out.append(row._replace(touched=touched))
+    return out
+
+
+def _recent(log: EventLog, position: int, count: int) -> list[LogRow]:
+    if position < 1:
+        return []
+    return list(reversed(_read_rows(log, max(1, position - count + 1), position)))
+
+
+# -- overview -------------------------------------------------------------------------------------
+def _top(counts: Mapping[str, int], limit: int = _TOP) -> tuple[list[tuple[str, int]], int]:
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked[:limit], max(0, len(ranked) - limit)
+
+
+def overview_page(view: View, memo: Memo, verification: Mapping[str, Any]) -> dict[str, Any]:
+    """The overview: counts by kind, scope, author and edge kind, intents and tasks by
+    status, the head and shown positions, the verification's status, the recent records.
+
+    Args:
+        view: the state shown.
+        memo: the per-state cache (the counts are O(n) once per state).
+        verification: :meth:`~memex.web.source.Verification.status`.
+    Returns:
+        The template's data: ``stats`` (:class:`~memex.stats.GraphStats`),
+        ``kinds``, ``scopes``, ``authors``, ``sources``, ``edge_kinds`` as
+        ``(top rows, how many more)``, ``intents``/``tasks`` as ``{status:
+        count}``, ``contradictions`` (active), ``recent`` (:class:`LogRow`,
+        newest first), ``verification``.
+    """
+    store = view.store
+    stats: GraphStats = memo.get("stats", store.mem, lambda: get_stats(store.mem))
+    items = stats.items
+    intents: dict[str, int] = {}
+    for intent in store.intents.intents.values():
+        intents[intent.status] = intents.get(intent.status, 0) + 1
+    tasks: dict[str, int] = {}
+    for task in store.tasks.tasks.values():
+        tasks[task.status] = tasks.get(task.status, 0) + 1
+    contradictions = memo.get(
+        "contradictions", store.mem, lambda: len(get_contradictions(store.mem))
+    )
+    return {
+        "stats": stats,
+        "kinds": _top(items.by_kind),
+        "scopes": _top(items.by_scope),
+        "authors": _top(items.by_author),
+        "sources": _top(items.by_source_kind),
+        "edge_kinds": _top(stats.edges.by_kind),
+        "intents": sorted(intents.items()),
+        "tasks": sorted(tasks.items()),
+        "contradictions": contradictions,
+        "recent": _labelled(_recent(view.log, view.position, _RECENT), store.mem),
+        "verification": verification,
+    }
+
+
+# -- search ---------------------------------------------------------------------------------------
+class _Hit(NamedTuple):
+    rank: int
+    scored: ScoredItem
+    text: str
+    explanation: dict[str, Any] | None
+
+
+def _explained(s: ScoredItem) -> dict[str, Any] | None:
+    ex = s.explanation
+    if ex is None:
+        return None
+    weights = [(name, value) for name, value in ex.weights.items()]
+    total = sum(v for _, v in weights) or 1.0
+    return {
+        "terms": list(ex.terms),
+        "context": list(ex.context),
+        "context_from": list(ex.context_from),
+        "speaker": list(ex.speaker),
+        "text_score": ex.text_score,
+        "time": ex.time,
+        "time_factor": ex.time_factor,
+        "best_text_score": ex.best_text_score,
+        "relevance": ex.relevance,
+        "weights": [(n, v, 100.0 * v / total) for n, v in weights],
+        "decay": ex.decay,
+        "penalty": ex.penalty,
+        "score": ex.score,
+        "contradicted": ex.contradicted,
+        "superseded": ex.superseded,
+        "brought_by": ex.brought_by,
+        "note": ex.note,
+    }
+
+
+def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, Any]:
+    """The search: :meth:`~memex.MemexStore.recall` over every scope, with its explanations.
+
+    Args:
+        view: the state searched.
+        params: ``q`` (the question; empty: every item ranked by the belief
+            weights), ``scope`` (a scope prefix), ``kind``, ``author`` (exact),
+            ``after``, ``before`` (an item's time: ISO time or date; ``after``
+            inclusive), ``min_authority`` (0..1), ``page`` (1, 2, ...).
+        memo: the per-state cache (the kinds and authors offered as filters).
+    Returns:
+        ``query``, ``filters`` (the parameters as given), ``hits`` (rank,
+        :class:`~memex.ScoredItem`, text, explanation as a dict), ``page``,
+        ``more`` (whether a next page exists), ``kinds``, ``authors``, ``scopes``.
+    Raises:
+        BadParameter: a malformed parameter (naming it).
+    """
+    query = _word(params, "q")
+    scope = _word(params, "scope")
+    kind = _word(params, "kind")
+    author = _word(params, "author")
+    after = _time_param(params, "after")
+    before = _time_param(params, "before")
+    min_authority = _score_param(params, "min_authority")
+    page = _page(params)
+    flt: dict[str, Any] = {}
+    if kind:
+        flt["kind"] = kind
+    if author:
+        flt["author"] = author
+    if after is not None or before is not None:
+        flt["created"] = {k: v for k, v in (("after", after), ("before", before)) if v is not None}
+    if min_authority is not None:
+        flt["range"] = {"authority": {"min": min_authority}}
+    store = view.store
+    limit = page * PAGE_SIZE + 1
+    try:
+        found = store.recall(
+            query or None,
+            scope_prefix=scope,
+            filter=flt or None,
+            limit=limit,
+            now=None if view.live else view.time,
+        )
+    except ValidationError as e:
+        raise BadParameter(e.path or "q", str(e)) from None
+    shown = found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    hits = [
+        _Hit((page - 1) * PAGE_SIZE + n, s, _text(s.item, 400), _explained(s))
+        for n, s in enumerate(shown, 1)
+    ]
+    stats: GraphStats = memo.get("stats", store.mem, lambda: get_stats(store.mem))
+    return {
+        "query": query,
+        "filters": {
+            "scope": scope,
+            "kind": kind,
+            "author": author,
+            "after": params.get("after", "").strip(),
+            "before": params.get("before", "").strip(),
+            "min_authority": params.get("min_authority", "").strip(),
+        },
+        "hits": hits,
+        "page": page,
+        "more": len(found) > page * PAGE_SIZE,
+        "kinds": sorted(stats.items.by_kind),
+        "authors": [a for a, _ in _top(stats.items.by_author, 200)[0]],
+        "scopes": [s for s, _ in _top(stats.items.by_scope, 200)[0]],
+    }
+
+
+# -- item -------------------------------------------------------------------------------------------
+class _Link(NamedTuple):
+    edge: Edge
+    other: str
+    item: MemoryItem | None
+    text: str
+
+
+def _link(mem: GraphState, edge: Edge, other: str) -> _Link:
+    item = mem.items.get(other)
+    return _Link(edge, other, item, _text(item, 120) if item is not None else "")
+
+
+def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) -> dict[str, Any]:
+    """The provenance drawing's data: the item's support placed in columns
+    (:func:`memex.interop._layouts.support_layout`; parents to the left), and the items
+    supporting or contradicting it over edges, to its right."""
+    order, parent_links, pos, _ = support_layout(mem, item_id)
+    cut = max(0, len(order) - DRAWING_NODES)
+    shown = set(order[:DRAWING_NODES])
+    nodes: list[dict[str, Any]] = []
+    for n in order[:DRAWING_NODES]:
+        it = mem.items[n]
+        x, y = pos[n]
+        nodes.append(
+            {
+                "id": n,
+                "label": _text(it, 38),
+                "kind": it.kind,
+                "authority": it.authority,
+                "x": x * 230.0,
+                "y": y * 70.0,
+                "role": "root" if n == item_id else "parent",
+            }
+        )
+    edges = [
+        {"source": p, "target": c, "kind": "parent"}
+        for p, c, _ in parent_links
+        if p in shown and c in shown
+    ]
+    y = 0.0
+    for role in ("supported_by", "contradicts"):
+        for link in links.get(role, []):
+            if link.item is None or link.other in shown:
+                if link.other in shown and link.other != item_id:
+                    edges.append({"source": link.other, "target": item_id, "kind": role})
+                continue
+            shown.add(link.other)
+            nodes.append(
+                {
+                    "id": link.other,
+                    "label": _text(link.item, 38),
+                    "kind": link.item.kind,
+                    "authority": link.item.authority,
+                    "x": 230.0,
+                    "y": y,
+                    "role": role,
+                }
+            )
+            edges.append({"source": link.other, "target": item_id, "kind": role})
+            y += 70.0
+    return {"nodes": nodes, "edges": edges, "cut": cut}
+
+
+def _tree(mem: GraphState, item_id: str) -> tuple[list[tuple[int, MemoryItem, bool, str]], int]:
+    """The support tree as ``(depth, item, repeated, text)`` rows in pre-order, at most
+    :data:`TREE_NODES`, and how many rows were left out."""
+    root = get_support_tree(mem, item_id)
+    rows: list[tuple[int, MemoryItem, bool, str]] = []
+    seen: set[str] = set()
+    left = 0
+    if root is None:
+        return rows, 0
+    for depth, node in root.walk():
+        if len(rows) >= TREE_NODES:
+            left += 1
+            continue
+        repeated = node.item.id in seen and depth > 0
+        seen.add(node.item.id)
+        rows.append((depth, node.item, repeated, _text(node.item, 100)))
+    return rows, left
+
+
+_ROLES = {
+    ("SUPPORTS", True): "supports",
+    ("SUPPORTS", False): "supported_by",
+    ("CONTRADICTS", True): "contradicts",
+    ("CONTRADICTS", False): "contradicts",
+    ("SUPERSEDES", True): "supersedes",
+    ("SUPERSEDES", False): "superseded_by",
+    ("ALIAS", True): "alias",
+    ("ALIAS", False): "alias",
+}
+
+
+def item_page(view: View, item_id: str) -> dict[str, Any]:
+    """An item: content, scores, source, meta, its provenance (drawing and tree), the
+    items it supports or that support or contradict it, its alias group, what
+    supersedes it, the items derived from it, and its full history up to the view.
+
+    Args:
+        view: the state shown.
+        item_id: the id from the address.
+    Returns:
+        ``item`` (``None`` when the id is not in the state
+        shown: retracted, not created yet, or not an item), ``last`` (its
+        latest version the history holds), ``history``
+        (:class:`~memex.store.history.HistoryEntry` with ``time`` as text),
+        and for an item in the state ``links`` ({role: [link]}),
+        ``aliases``, ``children``, ``tree``, ``drawing``, ``content``, ``meta``.
+    Raises:
+        NotFound: no record up to the view's position names the id (the
+            message says where it first appears when a later record does).
+    """
+    mem = view.store.mem
+    try:
+        history = history_of(view.log, item_id, to_position=view.position)
+    except ValidationError:
+        raise NotFound("That is not an id.") from None
+    item = mem.items.get(item_id)
+    if item is None and not history:
+        later = history_of(view.log, item_id) if view.position < view.head else []
+        if later:
+            raise NotFound(
+                f"{item_id} is not in the store at @{view.position}: it first appears "
+                f"at @{later[0].position}."
+            )
+        raise NotFound(f"No item, edge, intent or task has the id {item_id}.")
+    own = [h for h in history if h.id == item_id]
+    last = next((h.entity for h in reversed(own) if h.entity is not None), None)
+    out: dict[str, Any] = {
+        "id": item_id,
+        "item": item,
+        "last": last,
+        "last_json": None if last is None else _pretty(last),
+        "entity_kind": own[-1].kind if own else "item",
+        "history": [_entry(h, item_id, mem) for h in history],
+        "retracted": bool(own) and own[-1].type.endswith(".retracted"),
+    }
+    if item is None:
+        return out
+    links: dict[str, list[_Link]] = {role: [] for role in dict.fromkeys(_ROLES.values())}
+    other_edges: list[_Link] = []
+    for e in mem.edges_of(item_id):
+        if not e.active:
+            continue
+        outgoing = e.from_ == item_id
+        other = e.to if outgoing else e.from_
+        role = _ROLES.get((e.kind, outgoing))
+        if role is None:
+            other_edges.append(_link(mem, e, other))
+        else:
+            links[role].append(_link(mem, e, other))
+    tree, tree_left = _tree(mem, item_id)
+    out.update(
+        {
+            "text": default_text(item),
+            "content": _pretty(item.content),
+            "meta": None if item.meta is None else _pretty(item.meta),
+            "created": when(item.created_at),
+            "links": links,
+            "other_edges": other_edges,
+            "aliases": [
+                (a, _text(a, 100)) for a in get_alias_group(mem, item_id) if a.id != item_id
+            ],
+            "children": [(c, _text(c, 100)) for c in get_children(mem, item_id)[:100]],
+            "tree": tree,
+            "tree_left": tree_left,
+            "drawing": _drawing(mem, item_id, links),
+            "scores": [
+                ("authority", item.authority),
+                ("conviction", item.conviction),
+                ("importance", item.importance),
+            ],
+        }
+    )
+    return out
+
+
+def _entry(h: HistoryEntry, item_id: str, mem: GraphState) -> dict[str, Any]:
+    changes = None
+    if h.changes is not None:
+        changes = [
+            (k, _short(_pretty(b), 400), _short(_pretty(a), 400)) for k, (b, a) in h.changes.items()
+        ]
+    entity = h.entity or {}
+    summary = ""
+    edge = None
+    if h.kind == "edge":
+        ends = (_str(entity.get("from")) or "?", _str(entity.get("to")) or "?")
+        other = ends[1] if ends[0] == item_id else ends[0]
+        found = mem.items.get(other)
+        edge = {
+            "kind": _str(entity.get("kind")) or "?",
+            "outgoing": ends[0] == item_id,
+            "other": other,
+            "text": _text(found, 90) if found is not None else "",
+        }
+    if h.type.endswith(".created"):
+        if h.kind == "item":
+            content = entity.get("content")
+            text = content.get("text") if isinstance(content, Mapping) else None
+            summary = _short(text if isinstance(text, str) else jsonfmt.dumps(content), 200)
+        else:
+            summary = str(entity.get("label") or entity.get("action") or "")
+    return {
+        "position": h.position,
+        "time": when(h.time),
+        "type": h.type,
+        "id": h.id,
+        "kind": h.kind,
+        "author": h.author,
+        "reason": h.reason,
+        "command": h.command,
+        "changes": changes,
+        "summary": summary,
+        "edge": edge,
+    }
+
+
+# -- contradictions ----------------------------------------------------------------------------------
+class Closed(NamedTuple):
+    """A ``CONTRADICTS`` edge that stopped being active.
+
+    Attributes:
+        edge: the edge as created.
+        opened: the position that created it.
+        position: the position that closed it (retracted it, or set it inactive).
+        time: when, as text.
+        author: who (the command's author), or ``None``.
+        reason: why, or ``None``.
+        how: the command (``edge.retract``, ``edge.update``, ``memory.retract``).
+    """
+
+    edge: Edge
+    opened: int
+    position: int
+    time: str
+    author: str | None
+    reason: str | None
+    how: str
+
+
+class ContradictionLedger:
+    """Every ``CONTRADICTS`` edge the log created, and when and by whom each was closed.
+
+    Built by reading the log's commands once (O(n), on the first contradictions
+    page) and kept current from there (O(new records) per page).
+    """
+
+    def __init__(self) -> None:
+        self.position = 0
+        self._open: dict[str, tuple[Edge, int]] = {}
+        self.closed: list[Closed] = []
+
+    def catch_up(self, log: EventLog, head: int) -> None:
+        """Read the records after :attr:`position` up to ``head``."""
+        nxt = self.position + 1
+        while nxt <= head:
+            try:
+                for rec in log.read(nxt, head):
+                    self._record(rec)
+                    nxt = rec.position + 1
+            except UnreadableRecordError as e:
+                nxt = max(nxt + 1, e.position + 1)
+        self.position = max(self.position, head)
+
+    def _close(self, edge_id: str, rec: LogRecord, payload: Mapping[str, Any]) -> None:
+        edge, opened = self._open.pop(edge_id)
+        try:
+            stamp = when(envelope_ts_ms(rec.envelope))
+        except MemexError:
+            stamp = "-"
+        self.closed.append(
+            Closed(
+                edge,
+                opened,
+                rec.position,
+                stamp,
+                _str(payload.get("author")),
+                _str(payload.get("reason")),
+                _str(payload.get("type")) or "?",
+            )
+        )
+
+    def _record(self, rec: LogRecord) -> None:
+        payload = rec.envelope.payload
+        if not isinstance(payload, Mapping) or rec.envelope.namespace != "memory":
+            return
+        for ev in rec.events if isinstance(rec.events, list) else []:
+            if not isinstance(ev, Mapping):
+                continue
+            wire = ev.get("edge")
+            if not isinstance(wire, Mapping) or wire.get("kind") != "CONTRADICTS":
+                continue
+            edge_id = wire.get("edge_id")
+            kind = ev.get("type")
+            try:
+                if kind == "edge.created" and wire.get("active", True):
+                    self._open[str(edge_id)] = (Edge.from_dict(wire), rec.position)
+                elif (
+                    kind == "edge.updated"
+                    and edge_id in self._open
+                    and not wire.get("active", True)
+                ):
+                    self._close(str(edge_id), rec, payload)
+                elif (
+                    kind == "edge.updated"
+                    and edge_id not in self._open
+                    and wire.get("active", True)
+                ):
+                    self._open[str(edge_id)] = (Edge.from_dict(wire), rec.position)
+                elif kind == "edge.retracted" and edge_id in self._open:
+                    self._close(str(edge_id), rec, payload)
+            except (MemexError, ValueError, TypeError):
+                continue
+
+
+def contradictions_page(
+    view: View, params: Mapping[str, str], ledger: ContradictionLedger
+) -> dict[str, Any]:
+    """The open contradictions (active ``CONTRADICTS`` edges of the state shown, with both
+    sides) and the resolved ones up to the view's position, newest first, with who
+    closed each and which side now supersedes the other.
+
+    Args:
+        view: the state shown.
+        params: ``page`` (of the resolved list).
+        ledger: the source's :class:`ContradictionLedger` (caught up here).
+    Returns:
+        ``open`` ([(:class:`~memex.integrity.Contradiction`, text a, text b)]),
+        ``resolved`` ([(:class:`Closed`, item a or None, item b or None, winner id or None)]),
+        ``page``, ``more``, ``total_resolved``.
+    Raises:
+        BadParameter: a malformed ``page``.
+    """
+    page = _page(params)
+    ledger.catch_up(view.log, view.head)
+    mem = view.store.mem
+    open_ = [(c, _text(c.a, 200), _text(c.b, 200)) for c in get_contradictions(mem)]
+    closed = [c for c in ledger.closed if c.position <= view.position]
+    closed.reverse()
+    shown = closed[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    resolved = []
+    for c in shown:
+        a, b = mem.items.get(c.edge.from_), mem.items.get(c.edge.to)
+        winner = None
+        for e in mem.edges_of(c.edge.from_):
+            if e.kind == "SUPERSEDES" and e.active and {e.from_, e.to} == {c.edge.from_, c.edge.to}:
+                winner = e.from_
+        resolved.append((c, a, b, winner))
+    return {
+        "open": open_,
+        "resolved": resolved,
+        "page": page,
+        "more": len(closed) > page * PAGE_SIZE,
+        "total_resolved": len(closed),
+    }
+
+
+# -- log ------------------------------------------------------------------------------------------------
+def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
+    """The log up to the view's position, newest first, :data:`LOG_PAGE` records a page.
+
+    Args:
+        view: the state shown (records after its position are not listed).
+        params: ``namespace``, ``type`` (the command's type), ``author`` (exact),
+            ``after``, ``before`` (record times: ISO time or date; ``after``
+            inclusive, ``before`` exclusive), ``upto`` (the newest position
+            to list: the cursor of the next page).
+    Returns:
+        ``rows`` (:class:`LogRow`), ``next`` (the ``upto`` of the next page,
+        or ``None``), ``scanned`` (``(lowest, highest)`` positions read),
+        ``filters``, ``filtered`` (whether any filter is set).
+    Raises:
+        BadParameter: a malformed parameter (naming it).
+    """
+    namespace = _word(params, "namespace", 100)
+    type_ = _word(params, "type", 100)
+    author = _word(params, "author")
+    after = _time_param(params, "after")
+    before = _time_param(params, "before")
+    raw_upto = params.get("upto", "").strip()
+    hi = view.position
+    if raw_upto:
+        if not re.fullmatch(r"[0-9]{1,12}", raw_upto):
+            raise BadParameter("upto", f"expected a log position, got {raw_upto[:40]!r}")
+        hi = min(hi, int(raw_upto))
+    lo = 1
+    log = view.log
+    if after is not None:
+        lo = max(lo, log.position_as_of(after - 1) + 1)
+    if before is not None:
+        hi = min(hi, log.position_as_of(before - 1))
+    filtered = bool(namespace or type_ or author)
+
+    def keep(row: LogRow) -> bool:
+        return (
+            (not namespace or row.namespace == namespace)
+            and (not type_ or row.type == type_ or type_ in row.events)
+            and (not author or row.author == author)
+        )
+
+    rows: list[LogRow] = []
+    cursor = hi
+    scanned = 0
+    while cursor >= lo and len(rows) < LOG_PAGE and scanned < LOG_SCAN:
+        start = max(lo, cursor - (LOG_PAGE if not filtered else 500) + 1)
+        chunk = _read_rows(log, start, cursor)
+        scanned += cursor - start + 1
+        for row in reversed(chunk):
+            if len(rows) >= LOG_PAGE:
+                start = row.position + 1
+                break
+            if keep(row):
+                rows.append(row)
+        cursor = start - 1
+    return {
+        "rows": _labelled(rows, view.store.mem),
+        "next": cursor if cursor >= lo else None,
+        "scanned": (cursor + 1, hi),
+        "filters": {
+            "namespace": namespace,
+            "type": type_,
+            "author": author,
+            "after": params.get("after", "").strip(),
+            "before": params.get("before", "").strip(),
+        },
+        "filtered": filtered or after is not None or before is not None,
+    }
+
+
+# -- intents and tasks ------------------------------------------------------------------------------------
+def _forest(nodes: Iterable[Any], parent: Callable[[Any], Any]) -> list[tuple[int, Any]]:
+    """``(depth, node)`` rows of the trees ``parent`` links, roots in order, each node once
+    (a node whose parent is absent, or on a cycle, is a root)."""
+    listed = list(nodes)
+    ids = {n.id for n in listed}
+    children: dict[str, list[Any]] = {}
+    roots: list[Any] = []
+    for n in listed:
+        p = parent(n)
+        if isinstance(p, str) and p in ids and p != n.id:
+            children.setdefault(p, []).append(n)
+        else:
+            roots.append(n)
+    rows: list[tuple[int, Any]] = []
+    seen: set[str] = set()
+
+    def walk(start: Any) -> None:
+        stack = [(0, start)]
+        while stack:
+            depth, n = stack.pop()
+            if n.id in seen:
+                continue
+            seen.add(n.id)
+            rows.append((depth, n))
+            stack.extend((depth + 1, c) for c in reversed(children.get(n.id, [])))
+
+    for r in roots:
+        walk(r)
+    for n in listed:  # nodes on a cycle of parents
+        if n.id not in seen:
+            walk(n)
+    return rows
+
+
+def tasks_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
+    """The intents as trees (``parent_id``), each with its tasks as trees, and the tasks of
+    intents the state lacks; :data:`PAGE_SIZE` intent trees a page.
+
+    Args:
+        view: the state shown.
+        params: ``status`` (an intent or task status to keep), ``page``.
+    Returns:
+        ``intents`` ([(depth, intent, [(depth, task)])]), ``orphans``
+        ([(depth, task)]), ``page``, ``more``, ``total`` (intents), ``tasks``
+        (how many), ``status``.
+    Raises:
+        BadParameter: a malformed ``page``.
+    """
+    page = _page(params)
+    status = _word(params, "status", 40)
+    intents = list(view.store.intents.intents.values())
+    tasks = list(view.store.tasks.tasks.values())
+    if status:
+        intents = [i for i in intents if i.status == status]
+        tasks = [t for t in tasks if t.status == status]
+    by_intent: dict[str, list[Any]] = {}
+    for t in tasks:
+        by_intent.setdefault(t.intent_id, []).append(t)
+    rows = _forest(intents, lambda i: i.parent_id)
+    starts = [n for n, (depth, _) in enumerate(rows) if depth == 0]
+    first = (page - 1) * PAGE_SIZE
+    begin = starts[first] if first < len(starts) else len(rows)
+    end = starts[first + PAGE_SIZE] if first + PAGE_SIZE < len(starts) else len(rows)
+    shown = [
+        (depth, i, _forest(by_intent.get(i.id, []), lambda t: t.parent_id))
+        for depth, i in rows[begin:end]
+    ]
+    known = {i.id for i in view.store.intents.intents.values()}
+    orphans = [t for t in tasks if t.intent_id not in known]
+    return {
+        "intents": shown,
+        "orphans": _forest(orphans, lambda t: t.parent_id) if page == 1 else [],
+        "page": page,
+        "more": first + PAGE_SIZE < len(starts),
+        "total": len(intents),
+        "tasks": len(tasks),
+        "status": status,
+    }
