@@ -683,9 +683,18 @@ def test_damaged_records_are_passed_over_when_the_index_is_built(tmp_path: Path)
         warnings.simplefilter("ignore")  # opening reports the damaged record itself
         store = MemexStore.open(path, snapshots=False)
     with store:
-        entries = store.history("tea")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            entries = store.history("tea")
         assert [e.position for e in entries] == [1, 4, 5, 7, 8, 9, 9, 9]
         assert entries[1].time is None and entries[0].time is not None
+        # record 3 (importance 0.8) is left out, by replay as by the history: the entries
+        # after it show what the state holds, with a warning naming each position
+        assert entries[1].entity is not None and "importance" not in entries[1].entity
+        assert sorted(str(w.message).split(" has ")[0][-13:] for w in caught) == [
+            "at position 4",
+            "at position 9",
+        ]
         plain: Any = _PlainLog(store.log)  # the scan of a log without an index goes on too
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -719,8 +728,9 @@ def test_rebuild_after_the_tables_were_dropped_under_an_open_log(target: str) ->
         assert [e.position for e in store.history("coffee")] == [2, 5, 9]
 
 
-def test_a_malformed_event_gives_the_commands_entry(tmp_path: Path) -> None:
-    with SQLiteEventLog(tmp_path / "m.db") as lg:
+def test_malformed_stored_events_are_replaced_by_the_commands_events(tmp_path: Path) -> None:
+    with SQLiteEventLog(tmp_path / "m.db") as lg, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         lg.append(
             [_env(1, {"type": "memory.create", "item": _TEA})],
             events=[[{"namespace": "memory", "type": "memory.created", "item": {"id": "tea"}}]],
@@ -735,9 +745,13 @@ def test_a_malformed_event_gives_the_commands_entry(tmp_path: Path) -> None:
             events=[[{"type": "memory.retracted"}]],  # names no entity
         )
         assert [(e.type, e.kind, e.author, e.changes) for e in history_of(lg, "tea")] == [
-            ("memory.created", "item", None, {}),
-            ("memory.retract", "item", "user:ada", None),
+            ("memory.created", "item", "user:ada", {}),
+            ("memory.retracted", "item", "user:ada", {}),
         ]
+    assert sorted(str(w.message)[:40] for w in caught) == [
+        "memex: the record at position 1 has stor",
+        "memex: the record at position 2 has stor",
+    ]
 
 
 def test_appends_go_on_while_another_log_object_builds_the_index(target: str) -> None:
@@ -768,3 +782,64 @@ def test_appends_go_on_while_another_log_object_builds_the_index(target: str) ->
             assert reader.history_index_gap() == 0  # type: ignore[attr-defined]
         rows = _sql(target, "SELECT count(*) FROM history_index")[0][0]
         assert rows == head  # one row per record, none lost, none twice
+
+
+def _edit_record(path: Path, position: int, column: str, edit: Any) -> None:
+    """Rewrite one JSON column of one stored record (as an attacker with the file would)."""
+    import json
+
+    with sqlite3.connect(path) as db:
+        (raw,) = db.execute(
+            f"SELECT {column} FROM records WHERE position = ?", (position,)
+        ).fetchone()
+        value = json.loads(bytes(raw))
+        edit(value)
+        db.execute(
+            f"UPDATE records SET {column} = ? WHERE position = ?",
+            (json.dumps(value).encode(), position),
+        )
+
+
+def test_a_record_that_replay_leaves_out_is_left_out_of_the_history_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    """Regression: a record whose command was edited into one replay refuses (authority 7)
+    is left out of the state and reported by replay and audit, yet history showed its
+    stored memory.created event as if the item had existed."""
+    path = tmp_path / "m.db"
+    with MemexStore.open(path) as store:
+        _story(store)
+    _edit_record(path, 2, "envelope", lambda env: env["payload"]["item"].update(authority=7))
+    with MemexStore.open(path, read_only=True) as store:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            coffee = store.history("coffee")
+            tea = store.history("tea")
+    assert [(e.position, e.type) for e in coffee] == [(5, "edge.created"), (9, "edge.retracted")]
+    assert 2 not in [e.position for e in tea]
+    messages = [str(w.message) for w in caught]
+    assert any("position 2" in m and "item.authority" in m for m in messages), messages
+
+
+def test_events_stored_apart_from_their_command_are_shown_as_the_command_gives_them(
+    tmp_path: Path,
+) -> None:
+    """Regression: history read the derived events column and never checked it against
+    the envelope, so an edit of that column alone (the hash chain covers the envelope)
+    showed values no command ever wrote."""
+    path = tmp_path / "m.db"
+    with MemexStore.open(path) as store:
+        _story(store)
+        honest = _brief(store.history("tea"))
+
+    def forge(events: Any) -> None:
+        events[0]["item"]["importance"] = 0.01
+
+    _edit_record(path, 3, "events", forge)
+    with MemexStore.open(path, read_only=True) as store:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            entries = store.history("tea")
+    assert _brief(entries) == honest
+    assert entries[1].entity is not None and entries[1].entity["importance"] == 0.8
+    assert any("position 3" in str(w.message) and "do not match" in str(w.message) for w in caught)

@@ -22,7 +22,7 @@ from memex.errors import MemexError, UnreadableRecordError, ValidationError
 from memex.log import EventLog, LogRecord
 from memex.log.chain import envelope_ts_ms
 from memex.log.history import event_ids, touched_ids
-from memex.state.namespaces import EMPTY_STATES, FOLD_ERRORS, apply, fold
+from memex.state.namespaces import EMPTY_STATES, FOLD_ERRORS, NAMESPACES, apply, fold
 
 __all__ = ["HistoryEntry", "history_of", "StoreHistory"]
 
@@ -232,8 +232,47 @@ def _replayed(
     return [e.to_dict() if hasattr(e, "to_dict") else e for e in events]
 
 
+def _refused(namespace: Any, payload: Any) -> str | None:
+    """Why replay refuses the command ``payload`` of ``namespace`` (``"path: message"``),
+    or ``None`` when it is a valid command."""
+    space = NAMESPACES.get(namespace, NAMESPACES["memory"]) if isinstance(namespace, str) else None
+    if space is None:
+        return f"namespace: expected one of {', '.join(NAMESPACES)}, got {namespace!r}"
+    try:
+        space.adapter.validate_python(payload)
+    except (ValidationError, ValueError, TypeError) as e:
+        return str(e)
+    return None
+
+
+def _touching(entity_id: str, events: list[Any]) -> list[tuple[Any, Any]]:
+    """``(type, entity)`` of the events of ``events`` that touch ``entity_id``."""
+    out = []
+    for ev in events:
+        found = _entity(ev) if isinstance(ev, Mapping) else None
+        if found is not None and entity_id in event_ids(ev):
+            out.append((ev.get("type"), found[2]))
+    return out
+
+
+def _warn(position: int, what: str) -> None:
+    warnings.warn(f"memex: the record at position {position} {what}", RuntimeWarning, stacklevel=4)
+
+
 def _entries(entity_id: str, records: Iterator[LogRecord]) -> list[HistoryEntry]:
-    """The entries of ``entity_id`` in ``records`` (candidates, in position order)."""
+    """The entries of ``entity_id`` in ``records`` (candidates, in position order).
+
+    Each record's command is checked as replay checks it: one replay refuses is
+    left out, with a ``RuntimeWarning`` naming its position and the field, as
+    replay leaves it out of the state. Its stored events (a column derived from
+    the command, outside the hash chain) are compared with the events the
+    command gives when applied to the versions the earlier entries carry; when
+    they differ (the column was edited, or a record before it was left out,
+    whose changes the state lacks too), the command's events are shown, with a
+    ``RuntimeWarning``, so the history agrees with the replayed state. When
+    the command does not apply to those versions alone (e.g. a cascade from an
+    item this history never saw), the stored events are shown as they are.
+    """
     out: list[HistoryEntry] = []
     versions: dict[tuple[str, str], dict[str, Any]] = {}  # (kind, id) -> its latest version
     for rec in records:
@@ -241,6 +280,23 @@ def _entries(entity_id: str, records: Iterator[LogRecord]) -> list[HistoryEntry]
         events = rec.events if isinstance(rec.events, list) else []
         if entity_id not in touched_ids(payload, events):
             continue  # an index row that does not match its record: not shown
+        refused = _refused(rec.envelope.namespace, payload)
+        if refused is not None:
+            _warn(
+                rec.position, f"holds a command replay refuses ({refused}); left out of the history"
+            )
+            continue
+        if events:
+            replayed = _replayed(rec.envelope.namespace, payload, versions)
+            if replayed is not None and _touching(entity_id, replayed) != _touching(
+                entity_id, events
+            ):
+                _warn(
+                    rec.position,
+                    "has stored events that do not match its command applied after the "
+                    "records before it; shown as the command gives them",
+                )
+                events = replayed
         fields: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
         command = _text(fields.get("type")) or _text(rec.envelope.type)
         author, reason = _text(fields.get("author")), _text(fields.get("reason"))
