@@ -73,7 +73,7 @@ def when(ms: Any) -> str:
         return "-"
     try:
         return ms_to_iso(int(ms)).replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC")
-    except (ValueError, OverflowError, MemexError):
+    except (ValueError, OverflowError, OSError, MemexError):
         return "-"
 
 
@@ -874,7 +874,8 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
     cursor = hi
     scanned = 0
     while cursor >= lo and len(rows) < LOG_PAGE and scanned < LOG_SCAN:
-        start = max(lo, cursor - (LOG_PAGE if not filtered else 500) + 1)
+        step = min(LOG_PAGE if not filtered else 500, LOG_SCAN - scanned)
+        start = max(lo, cursor - step + 1)
         chunk = _read_rows(log, start, cursor)
         scanned += cursor - start + 1
         for row in reversed(chunk):
