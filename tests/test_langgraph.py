@@ -720,3 +720,47 @@ def test_a_filtered_query_reads_past_the_first_candidates(store: BeliefStore) ->
     hits = store.search(NS, query="tea", filter={"n": {"$gte": 205}}, limit=10)
     assert sorted(h.key for h in hits) == [f"k{i}" for i in range(205, 210)]
     assert all(h.score is not None for h in hits)
+
+
+def test_tuples_are_stored_as_json_arrays_and_numbers_as_javascript_writes_them(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "json.db")
+    with BeliefStore.open(path) as store:
+        store.put(NS, "k", {"pair": (1, 2), "f": 1.0, "big": 2**60})
+        assert store.get(NS, "k").value == {"pair": [1, 2], "f": 1.0, "big": 2**60}  # type: ignore[union-attr]
+    with BeliefStore.open(path) as store:  # read back from the log: 1.0 is the JSON number 1
+        value = store.get(NS, "k").value  # type: ignore[union-attr]
+        assert value == {"pair": [1, 2], "f": 1, "big": 2**60}
+        assert type(value["f"]) is int
+
+
+def test_regression_a_value_nested_far_past_the_bound_is_not_a_recursion_error(
+    store: BeliefStore,
+) -> None:
+    deep: list[Any] = []
+    cur = deep
+    for _ in range(20_000):
+        cur.append([])
+        cur = cur[0]
+    with pytest.raises(memex.ValidationError) as e:
+        store.put(NS, "k", {"x": deep})
+    assert e.value.path.startswith("value.x[0][0]")
+    assert store.store.log.head() == 0  # type: ignore[union-attr]
+
+
+def test_index_config_leaves_items_without_a_key_unmatched(store: BeliefStore) -> None:
+    store.store.remember("Ada drinks tea, noted by another tool", scope="users/ada")
+    configured = BeliefStore(store.store, index={"fields": ["text"]})
+    configured.put(NS, "k", {"text": "Ada drinks tea"})
+    assert [h.key for h in configured.search(NS, query="tea")] == ["k"]
+
+
+def test_a_past_state_read_through_the_adapter(store: BeliefStore) -> None:
+    store.put(NS, "k", {"v": 1})
+    position = store.store.position
+    store.put(NS, "k", {"v": 2})
+    past = BeliefStore(store.store.as_of(position=position))
+    assert past.get(NS, "k").value == {"v": 1}  # type: ignore[union-attr]
+    with pytest.raises(memex.ReadOnlyStoreError):
+        past.put(NS, "k", {"v": 3})

@@ -53,6 +53,7 @@ from memex.langgraph.mapping import (
     namespace_to_scope,
     scope_to_namespace,
 )
+from memex.limits import get_limits
 from memex.models import MemoryItem, MemoryRetract, ScoredItem
 from memex.retrieval.relevance import DEFAULT_CANDIDATES
 from memex.retrieval.search import RECALL_WEIGHTS, TextIndex, token_cost
@@ -653,7 +654,7 @@ class BeliefStore(BaseStore):
             extra = dict(extras.get((labels, key), {}))
             if extra.get("author") is not None:
                 extra["author"] = check_author(extra["author"])
-            value = None if op.value is None else copy.deepcopy(dict(op.value))
+            value = None if op.value is None else _plain(op.value)
             prepared.append((namespace_to_scope(labels), key, op, value, extra))
 
         def plan(states: States) -> list[tuple[str, Any]]:
@@ -938,6 +939,19 @@ class BeliefStore(BaseStore):
                 prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
             )
         )
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """A copy of a value with its mappings as dicts and its tuples as lists (JSON arrays, as
+    LangGraph's SQL stores read them back); anything else, and whatever lies deeper than
+    memex's depth limit, as it is, for memex to check (and refuse, naming the field)."""
+    if depth > get_limits().max_depth:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _plain(x, depth + 1) for k, x in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(x, depth + 1) for x in value]
+    return copy.deepcopy(value)
 
 
 def _paths(index: Any) -> bool:
