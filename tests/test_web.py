@@ -211,7 +211,7 @@ def test_item_page_shows_content_scores_relations_and_history(
     r = client.get(f"/item/{ids['tea']}")
     assert r.status_code == 200
     assert 'id="item-text">Ada drinks green tea every morning<' in r.text
-    assert "Superseded by" in r.text and ids["tea2"][:8] in r.text
+    assert "Superseded by" in r.text and ids["tea2"][-4:] in r.text
     assert "Supported by" in r.text and "Receipt: two boxes of green tea" in r.text
     assert "Contradicts" in r.text and "Ordered a double espresso" in r.text
     assert "Derived from it" in r.text and "Offer tea at the meeting" in r.text
@@ -269,7 +269,7 @@ def test_contradictions_open_and_resolved_with_who_resolved(
     open_part, resolved_part = r.text.split("<h2>Resolved")
     assert "Ordered a double espresso" in open_part and "Ada likes coffee" not in open_part
     assert "user:ada" in resolved_part and "she said so" in resolved_part
-    assert "edge.retract" in resolved_part and ids["water"][:8] in resolved_part
+    assert "edge.retract" in resolved_part and f"{ids['water'][:8]}…{ids['water'][-4:]}" in resolved_part
     assert '<span class="tag ok">won</span>' in resolved_part
     # before it was resolved, it is open and not in the resolved list
     before = client.get("/contradictions", params={"as_of": f"@{db[1].positions['water'] + 1}"})

@@ -67,7 +67,15 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = _num
     env.filters["pct"] = lambda v: "-" if v is None else f"{100 * float(v):.0f}%"
     env.filters["idpath"] = lambda i: quote(str(i), safe="")
+    env.filters["short"] = _short_id
     return env
+
+
+def _short_id(value: Any) -> str:
+    """An id as links show it: a UUID's first 8 and last 4 digits (ids made in one
+    millisecond share their first 12), any other id up to 14 characters."""
+    text = str(value)
+    return text if len(text) <= 14 else f"{text[:8]}…{text[-4:]}"
 
 
 def _num(value: Any, digits: int = 3) -> str:
