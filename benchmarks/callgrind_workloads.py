@@ -6,9 +6,16 @@ counts under callgrind repeat exactly. Each workload builds the seeded
 ``(count(OP, N) - count(OP, 0)) / N``. Compare two checkouts with::
 
     for n in 0 500; do
-      valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+      PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
         .venv/bin/python -m benchmarks.callgrind_workloads update $n 2>&1 | grep Collected
     done
+
+Two things made the counts of one tree differ between runs (24K against 69K
+instructions for a create), and both are fixed here: string hashes are
+salted per process, so the tries' shapes differed (the workloads refuse to run
+without ``PYTHONHASHSEED`` set), and numpy's OpenBLAS threads spin for as long
+as the scheduler lets them (``OPENBLAS_NUM_THREADS=1`` is set before numpy
+loads). Run from the repository root.
 
 OP: ``update``, ``retract``, ``create`` (one command each, on the same
 base state), ``build`` (``create_memory_item`` + ``memory.create``, growing the state), ``cascade`` (a 300-long parent chain), ``replay`` (2,000 mixed
@@ -20,11 +27,14 @@ every time.
 """
 
 import gc
+import os
 import sys
 
-import memex
-from benchmarks import _gen
-from memex import MemoryCreate, MemoryRetract, MemoryUpdate, apply_command
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads (see above)
+
+import memex  # noqa: E402
+from benchmarks import _gen  # noqa: E402
+from memex import MemoryCreate, MemoryRetract, MemoryUpdate, apply_command  # noqa: E402
 
 
 def main(op: str, n: int) -> None:
@@ -172,4 +182,8 @@ def main(op: str, n: int) -> None:
 
 
 if __name__ == "__main__":
+    if os.environ.get("PYTHONHASHSEED") in (None, "random"):
+        sys.exit(
+            "set PYTHONHASHSEED (e.g. PYTHONHASHSEED=0): salted string hashes change the counts"
+        )
     main(sys.argv[1], int(sys.argv[2]))

@@ -235,3 +235,30 @@ def test_rerooted_prototype_reads_every_version_right_after_rerooting(
     R.memory(300)
     out = capsys.readouterr().out
     assert "per alternation" in out and "bytes per item beyond the records" in out
+
+
+def test_callgrind_workloads_run_only_with_a_fixed_hash_seed() -> None:
+    """Regression: the instruction counts of one tree differed between runs (salted
+    string hashes reshaped the tries; OpenBLAS threads spun), so the workloads refuse
+    to run unsalted and pin OpenBLAS to one thread."""
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONHASHSEED", "OPENBLAS_NUM_THREADS")
+    }
+    cmd = [sys.executable, "-m", "benchmarks.callgrind_workloads", "create", "2"]
+    refused = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    assert refused.returncode == 1 and "PYTHONHASHSEED" in refused.stderr
+    probe = "import os, benchmarks.callgrind_workloads; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    ran = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=root,
+        env={**env, "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert (ran.returncode, ran.stdout.strip()) == (0, "1")
+    done = subprocess.run(cmd, cwd=root, env={**env, "PYTHONHASHSEED": "0"}, capture_output=True)
+    assert done.returncode == 0, done.stderr
