@@ -350,9 +350,11 @@ class BeliefStore(BaseStore):
         Returns:
             The store; use it as a context manager or call :meth:`close`.
         Raises:
-            ValidationError, FileAccessError, StoreBusyError,
-            StoreUnavailableError, StorageError: as :meth:`MemexStore.open
-            <memex.MemexStore.open>` raises them.
+            ValidationError: a bad option or ``index`` (naming it).
+            FileAccessError: the path is not a memex log, or cannot be opened.
+            StorageError: the log cannot be opened or read (``StoreBusyError``:
+                locked; ``StoreUnavailableError``: the server is down), as
+                :meth:`MemexStore.open <memex.MemexStore.open>` raises them.
         """
         memex_store = MemexStore.open(db, **options)
         try:
