@@ -764,3 +764,9 @@ def test_a_past_state_read_through_the_adapter(store: BeliefStore) -> None:
     assert past.get(NS, "k").value == {"v": 1}  # type: ignore[union-attr]
     with pytest.raises(memex.ReadOnlyStoreError):
         past.put(NS, "k", {"v": 3})
+
+
+def test_an_empty_query_is_no_query_as_in_langgraph(store: BeliefStore) -> None:
+    store.put(NS, "a", {"text": "first"}, authority=1.0)
+    store.put(NS, "b", {"text": "second"}, authority=0.1)
+    assert [(i.key, i.score) for i in store.search(NS, query="")] == [("b", None), ("a", None)]

@@ -112,5 +112,45 @@ def test_graph_remembers_across_a_process_restart(tmp_path: Path) -> None:
         assert isinstance(store.store, MemexStore)
 
 
+async def aremember(state: Turn, *, store: BaseStore) -> dict[str, Any]:
+    """The async twin of :func:`remember`."""
+    if not state["message"].endswith("?"):
+        await store.aput(
+            ("users", state["user"], "facts"), state["topic"], {"text": state["message"]}
+        )
+    return {}
+
+
+async def arecall(state: Turn, *, store: BaseStore) -> dict[str, Any]:
+    """The async twin of :func:`recall`."""
+    hits = await store.asearch(("users", state["user"]), query=state["message"], limit=3)
+    recalled = [h.value["text"] for h in hits if h.score is not None]
+    return {"recalled": recalled, "answer": recalled[0] if recalled else "I don't know yet."}
+
+
+def test_async_graph_with_the_store(tmp_path: Path) -> None:
+    import asyncio
+
+    from memex.langgraph import BeliefStore
+
+    builder = StateGraph(Turn)
+    builder.add_node("remember", aremember)
+    builder.add_node("recall", arecall)
+    builder.add_edge(START, "remember")
+    builder.add_edge("remember", "recall")
+    builder.add_edge("recall", END)
+
+    async def run(store: BaseStore) -> list[str]:
+        graph = builder.compile(store=store)
+        await graph.ainvoke({"user": "ada", "topic": "pet", "message": "I have a cat"})
+        await graph.ainvoke({"user": "ada", "topic": "pet", "message": "I have a dog now"})
+        out = await graph.ainvoke({"user": "ada", "topic": "q", "message": "do I have a cat?"})
+        return list(out["recalled"])
+
+    with BeliefStore.open(str(tmp_path / "async.db")) as store:
+        assert asyncio.run(run(store)) == ["I have a dog now"]
+        assert len(store.versions(("users", "ada", "facts"), "pet")) == 2
+
+
 if __name__ == "__main__":  # the second process of the test above
     print(json.dumps(run_turns(sys.argv[1], json.loads(sys.argv[2]))))

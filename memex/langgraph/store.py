@@ -556,7 +556,7 @@ class BeliefStore(BaseStore):
         if flt:
             matches_filter({}, flt)  # an unknown operator is refused even when nothing is stored
         stop = op.offset + op.limit
-        if op.query is None:
+        if not op.query:  # None or "": no query, as in LangGraph's stores
             rows = self._listing(mem, prefix, flt)[op.offset : stop]
             return [
                 _search_item(scope_to_namespace(it.scope), key, it, None) for _, _, key, it in rows
@@ -742,7 +742,7 @@ class BeliefStore(BaseStore):
             query: words to rank by, as :meth:`MemexStore.recall
                 <memex.MemexStore.recall>` ranks (the matches first, best
                 first, ``score`` the fused score; then the other items,
-                newest first, with ``score=None``); ``None``: newest
+                newest first, with ``score=None``); ``None`` or ``""``: newest
                 ``updated_at`` first, ``score=None``.
             filter: conditions on the value (``{"field": value}``, or
                 ``{"field": {"$gt": 3}}`` with ``$eq $ne $gt $gte $lt
