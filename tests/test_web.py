@@ -269,7 +269,10 @@ def test_contradictions_open_and_resolved_with_who_resolved(
     open_part, resolved_part = r.text.split("<h2>Resolved")
     assert "Ordered a double espresso" in open_part and "Ada likes coffee" not in open_part
     assert "user:ada" in resolved_part and "she said so" in resolved_part
-    assert "edge.retract" in resolved_part and f"{ids['water'][:8]}…{ids['water'][-4:]}" in resolved_part
+    assert (
+        "edge.retract" in resolved_part
+        and f"{ids['water'][:8]}…{ids['water'][-4:]}" in resolved_part
+    )
     assert '<span class="tag ok">won</span>' in resolved_part
     # before it was resolved, it is open and not in the resolved list
     before = client.get("/contradictions", params={"as_of": f"@{db[1].positions['water'] + 1}"})
@@ -907,3 +910,49 @@ def test_serve_socket_ipv6_loopback() -> None:
         assert sock.getsockname()[0] == "::1"
     finally:
         sock.close()
+
+
+def test_browse_without_a_question_ranks_as_recall_does(db: tuple[Path, Built]) -> None:
+    with MemexStore.open(db[0], read_only=True, fresh_reads=False) as store:
+        for scope, flt in (("", {}), ("user:ada", {"kind": "observation"}), ("user:bob", {})):
+            expected = store.recall(None, scope_prefix=scope, filter=flt or None, limit=12)
+            got = web_pages._browse(store.mem, scope, flt, 12, store.scored)
+            assert [s.item.id for s in got] == [s.item.id for s in expected]
+        assert db[1].ids["tea"] not in [
+            s.item.id for s in web_pages._browse(store.mem, "", {}, 99, store.scored)
+        ]
+
+
+def test_browse_fetches_more_when_superseded_items_fill_the_first_fetch(
+    db: tuple[Path, Built],
+) -> None:
+    with MemexStore.open(db[0], read_only=True, fresh_reads=False) as store:
+        calls: list[int] = []
+
+        def scored(weights: Any, options: Any) -> Any:
+            calls.append(options["limit"])
+            return store.scored(weights, options)
+
+        got = web_pages._browse(store.mem, "", {}, 1, scored)
+        assert len(got) == 1 and calls[0] == 10
+
+
+def test_open_contradictions_are_paginated(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_pages, "PAGE_SIZE", 1)
+    first = client.get("/contradictions")
+    assert "Open <small>1</small>" in first.text and "Ordered a double espresso" in first.text
+    second = client.get("/contradictions", params={"page": "2"})
+    assert "No more open contradictions on this page." in second.text
+
+
+def test_settle_builds_the_text_index_and_freezes_the_state(source: StoreSource) -> None:
+    import gc
+
+    try:
+        source.settle()
+        assert gc.get_freeze_count() > 0
+        assert source.store._text is not None
+    finally:
+        gc.unfreeze()

@@ -137,6 +137,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         raise CliError(
             f"--as-of {one_line(args.as_of)}: {str(e).removeprefix('as_of: ')}"
         ) from None
+    source.settle()
     try:
         sock = serve_socket(args.host, args.port)
         port = sock.getsockname()[1]

@@ -30,6 +30,7 @@ from memex.retrieval.query import get_children
 from memex.retrieval.search import default_text
 from memex.state.graph import GraphState
 from memex.stats import GraphStats, get_stats
+from memex.store.everyday import RECALL_BELIEF_WEIGHTS
 from memex.store.history import HistoryEntry, history_of
 from memex.web.source import BadParameter, NotFound, View
 
@@ -63,6 +64,8 @@ DRAWING_NODES = 150
 #: The most nodes of the support tree listed under the drawing.
 TREE_NODES = 200
 _RECENT = 12  # records on the overview
+_BESIDE = 40  # supporting and contradicting items drawn beside an item, at most
+_COLUMN = 4  # ... in columns of this many
 _TOP = 12  # rows of each count table on the overview
 
 
@@ -367,6 +370,42 @@ class _Hit(NamedTuple):
     scored: ScoredItem
     text: str
     explanation: dict[str, Any] | None
+    contradicted_by: list[str]
+
+
+def _contradicting(mem: GraphState, item_id: str) -> list[str]:
+    """The items on the other side of the active contradictions of ``item_id``."""
+    out: list[str] = []
+    for e in mem.edges_of(item_id):
+        if e.kind == "CONTRADICTS" and e.active:
+            other = e.to if e.from_ == item_id else e.from_
+            if other != item_id and other in mem.items and other not in out:
+                out.append(other)
+    return out
+
+
+def _browse(
+    mem: GraphState,
+    scope: str,
+    flt: dict[str, Any],
+    limit: int,
+    scored: Callable[..., list[ScoredItem]],
+) -> list[ScoredItem]:
+    """Without a question: the first ``limit`` items by :meth:`~memex.MemexStore.recall`'s
+    belief weights (:data:`~memex.store.everyday.RECALL_BELIEF_WEIGHTS`), superseded items
+    left out, as recall ranks them; read from the score columns, O(n) in numpy and
+    O(limit log n) in Python, where recall's policies walk every item."""
+    pre = dict(flt)
+    if scope:
+        pre["scope_prefix"] = scope
+    fetch = 2 * limit + 8
+    while True:
+        ranked = scored(RECALL_BELIEF_WEIGHTS, {"pre": pre or None, "limit": fetch})
+        superseded = mem.superseded_among({s.item.id for s in ranked})
+        kept = [s for s in ranked if s.item.id not in superseded]
+        if len(kept) >= limit or len(ranked) < fetch:
+            return kept[:limit]
+        fetch *= 4
 
 
 def _explained(s: ScoredItem) -> dict[str, Any] | None:
@@ -433,18 +472,27 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
     store = view.store
     limit = page * PAGE_SIZE + 1
     try:
-        found = store.recall(
-            query or None,
-            scope_prefix=scope,
-            filter=flt or None,
-            limit=limit,
-            now=None if view.live else view.time,
-        )
+        if query:
+            found = store.recall(
+                query,
+                scope_prefix=scope,
+                filter=flt or None,
+                limit=limit,
+                now=None if view.live else view.time,
+            )
+        else:
+            found = _browse(store.mem, scope, flt, limit, store.scored)
     except ValidationError as e:
         raise BadParameter(e.path or "q", str(e)) from None
     shown = found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     hits = [
-        _Hit((page - 1) * PAGE_SIZE + n, s, _text(s.item, 400), _explained(s))
+        _Hit(
+            (page - 1) * PAGE_SIZE + n,
+            s,
+            _text(s.item, 400),
+            _explained(s),
+            _contradicting(store.mem, s.item.id),
+        )
         for n, s in enumerate(shown, 1)
     ]
     stats: GraphStats = memo.get("stats", store.mem, lambda: get_stats(store.mem))
@@ -507,27 +555,33 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
         for p, c, _ in parent_links
         if p in shown and c in shown
     ]
-    y = 0.0
+    beside: list[tuple[str, _Link]] = []
     for role in ("supported_by", "contradicts"):
         for link in links.get(role, []):
-            if link.item is None or link.other in shown:
-                if link.other in shown and link.other != item_id:
+            if link.other in shown:
+                if link.other != item_id:
                     edges.append({"source": link.other, "target": item_id, "kind": role})
-                continue
-            shown.add(link.other)
-            nodes.append(
-                {
-                    "id": link.other,
-                    "label": _text(link.item, 38),
-                    "kind": link.item.kind,
-                    "authority": link.item.authority,
-                    "x": 230.0,
-                    "y": y,
-                    "role": role,
-                }
-            )
-            edges.append({"source": link.other, "target": item_id, "kind": role})
-            y += 70.0
+            elif link.item is not None and len(beside) < _BESIDE:
+                shown.add(link.other)
+                beside.append((role, link))
+                edges.append({"source": link.other, "target": item_id, "kind": role})
+    # to the right of the item, in columns of _COLUMN, centred on the item's height
+    root_y = pos[item_id][1] * 70.0
+    for k, (role, link) in enumerate(beside):
+        column, row = divmod(k, _COLUMN)
+        rows = min(_COLUMN, len(beside) - column * _COLUMN)
+        assert link.item is not None
+        nodes.append(
+            {
+                "id": link.other,
+                "label": _text(link.item, 38),
+                "kind": link.item.kind,
+                "authority": link.item.authority,
+                "x": 230.0 * (1 + column),
+                "y": root_y + (row - (rows - 1) / 2) * 70.0,
+                "role": role,
+            }
+        )
     return {"nodes": nodes, "edges": edges, "cut": cut}
 
 
@@ -794,19 +848,23 @@ def contradictions_page(
 
     Args:
         view: the state shown.
-        params: ``page`` (of the resolved list).
+        params: ``page`` (of both lists, :data:`PAGE_SIZE` entries each).
         ledger: the source's :class:`ContradictionLedger` (caught up here).
     Returns:
         ``open`` ([(:class:`~memex.integrity.Contradiction`, text a, text b)]),
-        ``resolved`` ([(:class:`Closed`, item a or None, item b or None, winner id or None)]),
-        ``page``, ``more``, ``total_resolved``.
+        ``total_open``, ``resolved`` ([(:class:`Closed`, item a or None, item b or
+        None, winner id or None)]), ``total_resolved``, ``page``, ``more``.
     Raises:
         BadParameter: a malformed ``page``.
     """
     page = _page(params)
     ledger.catch_up(view.log, view.head)
     mem = view.store.mem
-    open_ = [(c, _text(c.a, 200), _text(c.b, 200)) for c in get_contradictions(mem)]
+    every = get_contradictions(mem)
+    open_ = [
+        (c, _text(c.a, 200), _text(c.b, 200))
+        for c in every[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    ]
     closed = [c for c in ledger.closed if c.position <= view.position]
     closed.reverse()
     shown = closed[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
@@ -820,9 +878,10 @@ def contradictions_page(
         resolved.append((c, a, b, winner))
     return {
         "open": open_,
+        "total_open": len(every),
         "resolved": resolved,
         "page": page,
-        "more": len(closed) > page * PAGE_SIZE,
+        "more": max(len(closed), len(every)) > page * PAGE_SIZE,
         "total_resolved": len(closed),
     }
 

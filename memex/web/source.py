@@ -16,6 +16,7 @@ its own, and reports its progress.
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -153,6 +154,19 @@ class StoreSource:
         except BaseException:
             store.close()
             raise
+
+    def settle(self) -> None:
+        """Move every object alive now (the store's state: about 10^7 objects at 10^6
+        items) out of the garbage collector's reach (:func:`gc.freeze`), so that its
+        full collections, which a page's allocations trigger now and then, do not walk
+        them: a server keeps this state for its whole life. The store's text index is
+        built first (O(n + total text): the first search is then as fast as the next).
+        ``memex serve`` calls it once the store is open. Objects of states folded later
+        are collected as usual."""
+        with self.lock:
+            _ = self.store.text_index
+        gc.collect()
+        gc.freeze()
 
     def close(self) -> None:
         """Close the store (a running verification finishes on its own connection)."""
