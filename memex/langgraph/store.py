@@ -591,12 +591,10 @@ class BeliefStore(BaseStore):
             out: list[tuple[MemoryItem, float]] = []
             for s in found:
                 it = s.item
-                key = _key_of(it)
-                if key is None:
-                    continue
-                now = _current(mem, it.scope).get(key)
+                key = _key_of(it)  # always set: the filter asks for meta_has
+                now = None if key is None else _current(mem, it.scope).get(key)
                 if now is None or now[1].id != it.id:
-                    continue
+                    continue  # not the current version of its key
                 if self._projection is not None and (it.meta or {}).get(META_INDEX) is False:
                     continue  # put with index=False: never matched by a query
                 if flt and not matches_filter(it.content, flt):
