@@ -40,7 +40,7 @@ from langgraph.store.base import (
 )
 
 from memex import _validate as v
-from memex.errors import MemoryNotFoundError, ValidationError
+from memex.errors import MemexError, MemoryNotFoundError, ValidationError
 from memex.langgraph.mapping import (
     META_CREATED,
     META_INDEX,
@@ -231,8 +231,11 @@ class _Projection:
             if index is None or store.log is None or position < self.position:
                 index = TextIndex.from_state(mem, text_fn=self.text_fn, embed=self.embed)
             elif position > self.position:
-                for rec in store.read_log(self.position + 1, position):
-                    index.apply(rec.events)
+                try:
+                    for rec in store.read_log(self.position + 1, position):
+                        index.apply(rec.events)
+                except MemexError:  # a record that cannot be read: index the state itself
+                    index = TextIndex.from_state(mem, text_fn=self.text_fn, embed=self.embed)
             self.index, self.mem, self.position = index, mem, position
             return index
 
