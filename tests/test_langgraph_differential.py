@@ -18,6 +18,9 @@ What is compared, and the documented differences the comparison allows for
   all deleted (or that was only read); BeliefStore lists the namespaces that
   hold an item, so the reference leaves the empty ones out.
 
+The state machine also closes the store and opens its log again at random
+points: after a restart BeliefStore answers as before.
+
 The PostgreSQL runs use the session's server (``pg_dsn``, tests/conftest.py):
 skipped locally without one, a failure under ``CI=true``.
 """
@@ -192,31 +195,33 @@ class Pair:
 @pytest.fixture(params=["sqlite", "postgres"])
 def open_store(
     request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[Callable[[], BeliefStore]]:
-    """A factory of fresh BeliefStores (each on its own file or database) on one backend."""
+) -> Iterator[Callable[..., BeliefStore]]:
+    """A factory of BeliefStores on one backend: ``make()`` opens a fresh one (its own file
+    or database), ``make(store)`` opens the same log again (as after a restart)."""
     opened: list[BeliefStore] = []
     dropped: list[str] = []
+    targets: dict[int, str] = {}
     counter = itertools.count()
-    if request.param == "postgres":
-        server = request.getfixturevalue("pg_server")
+    server = request.getfixturevalue("pg_server") if request.param == "postgres" else None
 
-        def make() -> BeliefStore:
-            dsn = server.new_database()
-            dropped.append(dsn)
-            opened.append(BeliefStore.open(dsn))
-            return opened[-1]
-
-    else:
-
-        def make() -> BeliefStore:
-            path = tmp_path / f"lg{next(counter)}.db"
-            opened.append(BeliefStore.open(str(path), synchronous="OFF"))
-            return opened[-1]
+    def make(again: BeliefStore | None = None) -> BeliefStore:
+        if again is not None:
+            target = targets[id(again)]
+        elif server is not None:
+            target = server.new_database()
+            dropped.append(target)
+        else:
+            target = str(tmp_path / f"lg{next(counter)}.db")
+        store = BeliefStore.open(target) if server else BeliefStore.open(target, synchronous="OFF")
+        targets[id(store)] = target
+        opened.append(store)
+        return store
 
     yield make
     for s in opened:
         s.close()
     for dsn in dropped:
+        assert server is not None
         server.drop_database(dsn)
 
 
@@ -449,7 +454,7 @@ FILTERS = st.one_of(
 class DifferentialMachine(RuleBasedStateMachine):
     """Random put / delete / get / search / list / batch programs on both stores."""
 
-    make: Callable[[], BeliefStore]
+    make: Callable[..., BeliefStore]
 
     def __init__(self) -> None:
         super().__init__()
@@ -457,6 +462,12 @@ class DifferentialMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.pair.ours.close()
+
+    @rule()
+    def restart(self) -> None:
+        """Close the store and open its log again: it answers as before."""
+        self.pair.ours.close()
+        self.pair.ours = type(self).make(self.pair.ours)
 
     @rule(ns=NAMESPACES, key=KEYS, value=VALUES)
     def put(self, ns: tuple[str, ...], key: str, value: dict[str, Any]) -> None:
