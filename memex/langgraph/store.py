@@ -595,7 +595,9 @@ class BeliefStore(BaseStore):
             for s in found:
                 it = s.item
                 key = _key_of(it)  # always set: the filter asks for meta_has
-                now = None if key is None else _current(mem, it.scope).get(key)
+                if key is None or not _in_prefix(it.scope, prefix):
+                    continue  # (what a hit brings along passes the same filter)
+                now = _current(mem, it.scope).get(key)
                 if now is None or now[1].id != it.id:
                     continue  # not the current version of its key
                 if self._projection is not None and (it.meta or {}).get(META_INDEX) is False:
