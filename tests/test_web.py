@@ -44,7 +44,7 @@ class Built:
         self.positions: dict[str, int] = {}
 
 
-def build_store(path: Path) -> Built:
+def build_store(path: Path | str) -> Built:
     """A store with every kind of thing the pages show, and hostile texts.
 
     tea (supported by the receipt, contradicted by the espresso, superseded by
@@ -74,6 +74,37 @@ def build_store(path: Path) -> Built:
         add("espresso", "Ordered a double espresso", authority=0.6)
         store.contradict(ids["espresso"], ids["tea"], reason="coffee or tea?")
         add("plan", "Offer tea at the meeting", parents=[ids["tea"], ids["receipt"]])
+        for kind, frm, active in (("SUPPORTS", "receipt", True), ("ABOUT", "espresso", True)):
+            store.add_edge(
+                from_=ids[frm],
+                to=ids["plan"],
+                kind=kind,
+                author="agent:aria",
+                source_kind="agent_inferred",
+                authority=0.5,
+                active=active,
+            )
+        store.add_edge(
+            from_=ids["espresso"],
+            to=ids["plan"],
+            kind="SUPPORTS",
+            author="agent:aria",
+            source_kind="agent_inferred",
+            authority=0.5,
+            active=False,
+        )
+        add("doubt", "Ada may not like tea at all", authority=0.4)
+        store.contradict(ids["doubt"], ids["plan"])
+        paused = next(e for e in store.mem.edges_of(ids["doubt"]) if e.kind == "CONTRADICTS")
+        for active in (False, True, False):
+            store.apply(
+                memex.EdgeUpdate(
+                    edge_id=paused.edge_id,
+                    partial={"active": active},
+                    author="user:ada",
+                    reason="paused" if not active else "again",
+                )
+            )
         add("coffee", "Ada likes coffee", authority=0.5)
         add("water", "Ada drinks only water", authority=0.5)
         store.contradict(ids["coffee"], ids["water"])
@@ -277,7 +308,11 @@ def test_contradictions_open_and_resolved_with_who_resolved(
     # before it was resolved, it is open and not in the resolved list
     before = client.get("/contradictions", params={"as_of": f"@{db[1].positions['water'] + 1}"})
     open_part, resolved_part = before.text.split("<h2>Resolved")
-    assert "Ada likes coffee" in open_part and "None resolved" in resolved_part
+    assert "Ada likes coffee" in open_part and "she said so" not in resolved_part
+    # an edge.update that set a contradiction inactive closed it; its reopening opened it again
+    assert "edge.update" in resolved_part and "paused" in resolved_part
+    before_all = client.get("/contradictions", params={"as_of": "@3"})
+    assert "None resolved up to @3" in before_all.text
 
 
 def test_log_lists_newest_first_and_links_touched_items(
@@ -444,6 +479,7 @@ def test_malformed_as_of_is_a_400_page_naming_it(client: TestClient, as_of: str)
         ("/search?page=abc", "page"),
         ("/search?min_authority=2", "min_authority"),
         ("/search?min_authority=nan", "min_authority"),
+        ("/search?min_authority=high", "min_authority"),
         ("/search?after=last+week", "after"),
         ("/search?q=" + "a" * 600, "q"),
         ("/log?upto=x", "upto"),
@@ -796,6 +832,16 @@ def test_unreadable_records_are_rows_saying_so(db: tuple[Path, Built]) -> None:
         ledger = web_pages.ContradictionLedger()
         ledger.catch_up(lg, lg.head())
         assert ledger.position == lg.head()
+    with pytest.warns(RuntimeWarning, match="position 2"):
+        src = StoreSource.open(path, snapshots=False)
+    try:
+        assert src.time_at(2) is None and src.time_at(3) is not None
+        client = TestClient(create_app(src), base_url=BASE)
+        log = client.get("/log")
+        assert log.status_code == 200 and "(unreadable record)" in log.text
+        assert client.get("/", params={"as_of": "@2"}).status_code == 200
+    finally:
+        src.close()
 
 
 def test_import_memex_does_not_import_the_web_stack() -> None:
@@ -956,3 +1002,178 @@ def test_settle_builds_the_text_index_and_freezes_the_state(source: StoreSource)
         assert source.store._text is not None
     finally:
         gc.unfreeze()
+
+
+# -- the corners of the page data ----------------------------------------------------------------
+def _record(position: int, payload: Any, events: Any, ts: Any = "2024-03-04T08:31:01.000Z") -> Any:
+    from types import SimpleNamespace
+
+    envelope = SimpleNamespace(payload=payload, namespace="memory", type="memory.x", ts=ts)
+    return SimpleNamespace(position=position, envelope=envelope, events=events, hash="0" * 64)
+
+
+def test_log_rows_of_odd_records() -> None:
+    row = web_pages.log_row(_record(7, "not a mapping", "not a list", ts="garbage"))
+    assert (row.position, row.time, row.type, row.author, row.touched) == (
+        7,
+        "-",
+        "memory.x",
+        None,
+        [],
+    )
+    row = web_pages.log_row(
+        _record(
+            8, {"type": "task.create", "task": {"id": "t1", "label": "L"}}, ["junk", {"type": 1}]
+        )
+    )
+    assert row.touched == [web_pages.Touched("t1", "task", "L")] and row.events == []
+
+
+def test_the_ledger_skips_what_it_cannot_read() -> None:
+    ledger = web_pages.ContradictionLedger()
+    edge = {
+        "edge_id": "e1",
+        "from": "a",
+        "to": "b",
+        "kind": "CONTRADICTS",
+        "author": "x",
+        "source_kind": "observed",
+        "authority": 1,
+        "active": True,
+    }
+    ledger._record(
+        _record(1, {"type": "edge.create"}, ["junk", {"type": "edge.created", "edge": edge}])
+    )
+    ledger._record(
+        _record(
+            2,
+            {"type": "edge.create"},
+            [{"type": "edge.created", "edge": {**edge, "edge_id": "e2", "authority": "high"}}],
+        )
+    )
+    ledger._record(
+        _record(
+            3,
+            {"type": "edge.retract", "author": "u"},
+            [{"type": "edge.retracted", "edge": edge}],
+            ts="bad",
+        )
+    )
+    assert [(c.edge.edge_id, c.position, c.time, c.author) for c in ledger.closed] == [
+        ("e1", 3, "-", "u")
+    ]
+
+
+def test_pieces_of_the_item_page(db: tuple[Path, Built], monkeypatch: pytest.MonkeyPatch) -> None:
+    path, built = db
+    with _opened(path) as src, src.view(None) as view:
+        with pytest.raises(web_pages.NotFound, match="not an id"):
+            web_pages.item_page(view, "\ud800")
+        monkeypatch.setattr(web_pages, "TREE_NODES", 1)
+        page = web_pages.item_page(view, built.ids["plan"])
+        assert len(page["tree"]) == 1 and page["tree_left"] == 2
+        assert [k.edge.kind for k in page["other_edges"]] == ["ABOUT"]
+        kinds = {(e["source"], e["kind"]) for e in page["drawing"]["edges"]}
+        assert (built.ids["receipt"], "supported_by") in kinds  # a parent that also supports it
+        assert all(k.edge.active for ks in page["links"].values() for k in ks)
+        assert web_pages._pretty(object()).startswith("<object")
+        assert (
+            web_pages._explained(
+                memex.ScoredItem(item=view.store.mem.items[built.ids["plan"]], score=0.5)
+            )
+            is None
+        )
+
+
+class _opened:
+    def __init__(self, path: Path) -> None:
+        self.src = StoreSource.open(path)
+
+    def __enter__(self) -> StoreSource:
+        return self.src
+
+    def __exit__(self, *_: object) -> None:
+        self.src.close()
+
+
+def test_forest_rows_survive_cycles() -> None:
+    from types import SimpleNamespace as N
+
+    nodes = [
+        N(id="a", parent_id="b"),
+        N(id="b", parent_id="a"),
+        N(id="c", parent_id="a"),
+        N(id="d", parent_id="d"),
+    ]
+    rows = web_pages._forest(nodes, lambda n: n.parent_id)
+    assert [(d, n.id) for d, n in rows] == [(0, "d"), (0, "a"), (1, "b"), (1, "c")]
+
+
+def test_browse_fetches_again_when_superseded_items_crowd_the_first_fetch(
+    db: tuple[Path, Built],
+) -> None:
+    with MemexStore.open(db[0], read_only=True, fresh_reads=False) as store:
+        tea = db[1].ids["tea"]
+        first = [
+            s
+            for s in store.scored(web_pages.RECALL_BELIEF_WEIGHTS, {"limit": 99})
+            if s.item.id == tea
+        ]
+        calls: list[int] = []
+
+        def scored(weights: Any, options: Any) -> Any:
+            calls.append(options["limit"])
+            return first * options["limit"] if len(calls) == 1 else store.scored(weights, options)
+
+        got = web_pages._browse(store.mem, "", {}, 1, scored)
+        assert calls == [10, 40] and len(got) == 1 and got[0].item.id != tea
+
+
+def test_a_recall_refusal_is_a_400_page(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_: Any, **__: Any) -> None:
+        raise memex.ValidationError("filter.kind: expected valid Unicode", "filter.kind")
+
+    monkeypatch.setattr(MemexStore, "recall", refuse)
+    r = client.get("/search", params={"q": "tea"})
+    assert r.status_code == 400 and "Bad parameter: filter.kind" in r.text
+
+
+def test_log_page_stops_inside_a_filtered_chunk(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_pages, "LOG_PAGE", 2)
+    r = client.get("/log", params={"author": "agent:aria"})
+    rows = re.findall(r'<td class="pos"><a href="/log\?upto=(\d+)">', r.text)
+    older = re.search(r'id="older" href="/log\?upto=(\d+)&amp;author=agent%3Aaria"', r.text)
+    assert len(rows) == 2 and older is not None and int(older.group(1)) == int(rows[-1]) - 1
+
+
+def test_source_corners(source: StoreSource, client: TestClient, db: tuple[Path, Built]) -> None:
+    head = db[1].positions["head"]
+    assert source.past(head) is source.store
+    assert "as of @" in client.get("/", params={"as_of": f"@{head}"}).text
+    source._times.update({-n: None for n in range(1, 4100)})
+    assert source.time_at(1) is not None and len(source._times) == 1
+
+
+def test_the_guard_passes_other_scopes_on() -> None:
+    import asyncio
+
+    seen: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(scope["type"])
+
+    guard = security.Guard(app, allowed_hosts=frozenset(), token="t", refuse=lambda *_: (b"", "x"))
+    asyncio.run(guard({"type": "lifespan"}, None, None))  # type: ignore[arg-type]
+    assert seen == ["lifespan"]
+
+
+def test_number_formats() -> None:
+    from memex.web.app import _num, _short_id
+
+    assert (_num(None), _num("x"), _num(0.123456), _num(3)) == ("-", "x", "0.123", "3")
+    assert _short_id("018e1533-2080-731d-bc9e-bdc0ca7d6d73") == "018e1533…6d73"
+    assert _short_id("short-id") == "short-id"

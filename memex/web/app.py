@@ -224,8 +224,6 @@ class _Pages:
                 "Not found",
                 "The inspector has no page at this address.",
             )
-        if status == 405:
-            return self._error(405, "Method not allowed", "The inspector answers GET and HEAD.")
         return self._error(status, "Error", str(getattr(exc, "detail", "")))
 
     async def server_error(self, request: Request, exc: Exception) -> Response:

@@ -592,7 +592,7 @@ def _tree(mem: GraphState, item_id: str) -> tuple[list[tuple[int, MemoryItem, bo
     rows: list[tuple[int, MemoryItem, bool, str]] = []
     seen: set[str] = set()
     left = 0
-    if root is None:
+    if root is None:  # pragma: no cover - called for an item of mem only
         return rows, 0
     for depth, node in root.walk():
         if len(rows) >= TREE_NODES:
