@@ -581,6 +581,8 @@ def test_index_config_whole_value_by_default(store: BeliefStore) -> None:
 
 def test_index_config_without_embed_and_refused_configs() -> None:
     store = BeliefStore(MemexStore(), index={"fields": ["title"]})
+    assert store.index_config == {"fields": ["title"]}
+    assert BeliefStore(MemexStore()).index_config is None
     store.put(NS, "a", {"title": "alpha", "body": "beta"})
     assert store.search(NS, query="alpha")[0].score is not None
     assert store.search(NS, query="beta")[0].score is None

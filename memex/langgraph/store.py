@@ -331,6 +331,12 @@ class BeliefStore(BaseStore):
         self._index = dict(index)  # type: ignore[assignment]
         self._projection = _Projection(self.store, self._text, embed_fn)
 
+    @property
+    def index_config(self) -> IndexConfig | None:
+        """The ``index`` config the store was made with (a copy of the mapping), or ``None``;
+        the attribute LangGraph's own stores have."""
+        return None if self._index is None else IndexConfig(**self._index)
+
     @classmethod
     def open(
         cls,
