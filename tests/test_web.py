@@ -1178,3 +1178,22 @@ def test_number_formats() -> None:
     assert (_num(None), _num("x"), _num(0.123456), _num(3)) == ("-", "x", "0.123", "3")
     assert _short_id("018e1533-2080-731d-bc9e-bdc0ca7d6d73") == "018e1533…6d73"
     assert _short_id("short-id") == "short-id"
+
+
+def test_an_item_page_lists_at_most_relations_and_pages_its_history(
+    client: TestClient, db: tuple[Path, Built], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = db[1].ids
+    monkeypatch.setattr(web_pages, "RELATIONS", 1)
+    monkeypatch.setattr(web_pages, "HISTORY_PAGE", 2)
+    r = client.get(f"/item/{ids['receipt']}")
+    assert "Supports <small>2</small>" in r.text and "and 1 more" in r.text
+    assert 'id="history-next"' in r.text and "; page 1" in r.text
+    positions = re.findall(r'<td class="pos"><a href="/item/[^"]+\?as_of=%40(\d+)"', r.text)
+    assert len(positions) == 2
+    r2 = client.get(f"/item/{ids['receipt']}", params={"history_page": "2"})
+    later = re.findall(r'<td class="pos"><a href="/item/[^"]+\?as_of=%40(\d+)"', r2.text)
+    assert later and min(map(int, later)) > max(map(int, positions)) and "← earlier" in r2.text
+    r3 = client.get(f"/item/{ids['tea']}")
+    assert "Derived from it <small>1</small>" in r3.text
+    assert client.get(f"/item/{ids['tea']}?history_page=0").status_code == 400

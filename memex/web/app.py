@@ -172,7 +172,9 @@ class _Pages:
 
     def item(self, request: Request) -> Response:
         item_id = str(request.path_params["id"])
-        return self.page(request, "item.html", lambda view, _: pages.item_page(view, item_id))
+        return self.page(
+            request, "item.html", lambda view, params: pages.item_page(view, item_id, params)
+        )
 
     def contradictions(self, request: Request) -> Response:
         return self.page(

@@ -39,6 +39,9 @@ __all__ = [
     "LOG_PAGE",
     "LOG_SCAN",
     "DRAWING_NODES",
+    "TREE_NODES",
+    "RELATIONS",
+    "HISTORY_PAGE",
     "Touched",
     "LogRow",
     "Memo",
@@ -63,6 +66,10 @@ LOG_SCAN = 5000
 DRAWING_NODES = 150
 #: The most nodes of the support tree listed under the drawing.
 TREE_NODES = 200
+#: The most items an item page lists per relation (supported by, contradicts, ...).
+RELATIONS = 100
+#: History entries per page of an item.
+HISTORY_PAGE = 100
 _RECENT = 12  # records on the overview
 _BESIDE = 40  # supporting and contradicting items drawn beside an item, at most
 _COLUMN = 4  # ... in columns of this many
@@ -616,7 +623,7 @@ _ROLES = {
 }
 
 
-def item_page(view: View, item_id: str) -> dict[str, Any]:
+def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
     """An item: content, scores, source, meta, its provenance (drawing and tree), the
     items it supports or that support or contradict it, its alias group, what
     supersedes it, the items derived from it, and its full history up to the view.
@@ -624,18 +631,25 @@ def item_page(view: View, item_id: str) -> dict[str, Any]:
     Args:
         view: the state shown.
         item_id: the id from the address.
+        params: ``history_page`` (1, 2, ...: :data:`HISTORY_PAGE` entries a page,
+            oldest first).
     Returns:
         ``item`` (``None`` when the id is not in the state
         shown: retracted, not created yet, or not an item), ``last`` (its
         latest version the history holds), ``history``
-        (:class:`~memex.store.history.HistoryEntry` with ``time`` as text),
-        and for an item in the state ``links`` ({role: [link]}),
-        ``aliases``, ``children``, ``tree``, ``drawing``, ``content``, ``meta``.
+        (:class:`~memex.store.history.HistoryEntry` with ``time`` as text, one
+        page), ``history_total``, ``history_page``, ``history_more``, and for an
+        item in the state ``links`` ({role: [link]}, at most :data:`RELATIONS`
+        each), ``counts`` ({role: how many}), ``aliases``, ``children``,
+        ``tree``, ``drawing``, ``content``, ``meta``.
     Raises:
+        BadParameter: a malformed ``history_page``.
         NotFound: no record up to the view's position names the id (the
             message says where it first appears when a later record does).
     """
     mem = view.store.mem
+    hpage = _page(params or {}, "history_page")
+    first = (hpage - 1) * HISTORY_PAGE
     try:
         history = history_of(view.log, item_id, to_position=view.position)
     except ValidationError:
@@ -657,7 +671,10 @@ def item_page(view: View, item_id: str) -> dict[str, Any]:
         "last": last,
         "last_json": None if last is None else _pretty(last),
         "entity_kind": own[-1].kind if own else "item",
-        "history": [_entry(h, item_id, mem) for h in history],
+        "history": [_entry(h, item_id, mem) for h in history[first : first + HISTORY_PAGE]],
+        "history_total": len(history),
+        "history_page": hpage,
+        "history_more": len(history) > first + HISTORY_PAGE,
         "retracted": bool(own) and own[-1].type.endswith(".retracted"),
     }
     if item is None:
@@ -675,18 +692,24 @@ def item_page(view: View, item_id: str) -> dict[str, Any]:
         else:
             links[role].append(_link(mem, e, other))
     tree, tree_left = _tree(mem, item_id)
+    aliases = [a for a in get_alias_group(mem, item_id) if a.id != item_id]
+    children = get_children(mem, item_id)
     out.update(
         {
             "text": default_text(item),
             "content": _pretty(item.content),
             "meta": None if item.meta is None else _pretty(item.meta),
             "created": when(item.created_at),
-            "links": links,
-            "other_edges": other_edges,
-            "aliases": [
-                (a, _text(a, 100)) for a in get_alias_group(mem, item_id) if a.id != item_id
-            ],
-            "children": [(c, _text(c, 100)) for c in get_children(mem, item_id)[:100]],
+            "links": {role: rows[:RELATIONS] for role, rows in links.items()},
+            "other_edges": other_edges[:RELATIONS],
+            "counts": {
+                **{role: len(rows) for role, rows in links.items()},
+                "other": len(other_edges),
+                "aliases": len(aliases),
+                "children": len(children),
+            },
+            "aliases": [(a, _text(a, 100)) for a in aliases[:RELATIONS]],
+            "children": [(c, _text(c, 100)) for c in children[:RELATIONS]],
             "tree": tree,
             "tree_left": tree_left,
             "drawing": _drawing(mem, item_id, links),
