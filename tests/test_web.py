@@ -1197,3 +1197,9 @@ def test_an_item_page_lists_at_most_relations_and_pages_its_history(
     r3 = client.get(f"/item/{ids['tea']}")
     assert "Derived from it <small>1</small>" in r3.text
     assert client.get(f"/item/{ids['tea']}?history_page=0").status_code == 400
+
+
+def test_log_labels_an_updated_edge_with_its_kind(client: TestClient) -> None:
+    r = client.get("/log", params={"type": "edge.update"})
+    assert r.text.count('<span class="edge-ref"') == 3
+    assert r.text.count(">CONTRADICTS</span>") == 3

@@ -305,14 +305,18 @@ def _read_rows(log: EventLog, lo: int, hi: int) -> list[LogRow]:
 
 
 def _labelled(rows: list[LogRow], mem: GraphState) -> list[LogRow]:
-    """``rows`` with each touched item present in ``mem`` labelled with its text."""
-    items = mem.items
+    """``rows`` with each touched item present in ``mem`` labelled with its text, and each
+    edge a command named by its id alone labelled with its kind."""
+    items, edges = mem.items, mem.edges
     out = []
     for row in rows:
-        touched = [
-            t._replace(label=_text(items[t.id], 60)) if t.kind == "item" and t.id in items else t
-            for t in row.touched
-        ]
+        touched = []
+        for t in row.touched:
+            if t.kind == "item" and t.id in items:
+                t = t._replace(label=_text(items[t.id], 60))
+            elif t.kind == "edge" and not t.label and t.id in edges:
+                t = t._replace(label=edges[t.id].kind)
+            touched.append(t)
         out.append(row._replace(touched=touched))
     return out
 
