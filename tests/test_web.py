@@ -999,8 +999,10 @@ def test_settle_builds_the_text_index_and_freezes_the_state(source: StoreSource)
 
     try:
         source.settle()
-        assert gc.get_freeze_count() > 0
-        assert source.store._text is not None
+        frozen = gc.get_freeze_count()
+        assert frozen > 0 and source.store._text is not None
+        source.past(3)
+        assert gc.get_freeze_count() > frozen
     finally:
         gc.unfreeze()
 

@@ -121,6 +121,7 @@ class StoreSource:
         self._past_size = max(1, past_states)
         self._times: dict[int, int | None] = {}
         self.verification = Verification(self)
+        self._settled = False
         self.default_as_of: str | None = None
         if as_of is not None:
             self.resolve(as_of)  # a malformed --as-of is refused at start
@@ -162,11 +163,14 @@ class StoreSource:
         them: a server keeps this state for its whole life. The store's text index is
         built first (O(n + total text): the first search is then as fast as the next).
         ``memex serve`` calls it once the store is open. Objects of states folded later
-        are collected as usual."""
+        are collected as usual; after it, each past state built for a page is frozen
+        too (a past state is kept for many pages, and folding one makes enough objects
+        to trigger a full collection on the next page)."""
         with self.lock:
             _ = self.store.text_index
-        gc.collect()
-        gc.freeze()
+            gc.collect()
+            gc.freeze()
+            self._settled = True
 
     def close(self) -> None:
         """Close the store (a running verification finishes on its own connection)."""
@@ -234,6 +238,8 @@ class StoreSource:
                 self._past.move_to_end(position)
                 return known
             past = self.store.as_of(position=position)
+            if self._settled:  # a server: the new state joins the frozen ones (see settle)
+                gc.freeze()
             self._past[position] = past
             while len(self._past) > self._past_size:
                 self._past.popitem(last=False)
