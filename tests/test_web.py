@@ -1205,3 +1205,49 @@ def test_log_labels_an_updated_edge_with_its_kind(client: TestClient) -> None:
     r = client.get("/log", params={"type": "edge.update"})
     assert r.text.count('<span class="edge-ref"') == 3
     assert r.text.count(">CONTRADICTS</span>") == 3
+
+
+def test_a_token_redirect_stays_on_this_site() -> None:
+    import asyncio
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # pragma: no cover - refused
+        raise AssertionError("the guard answers a ?token= itself")
+
+    guard = security.Guard(
+        app, allowed_hosts=frozenset({"localhost"}), token="t0k", refuse=lambda *_: (b"", "x")
+    )
+
+    def location(path: str, raw: bytes | None) -> str:
+        sent: list[Any] = []
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": path,
+            "query_string": b"token=t0k&q=1",
+            "headers": [(b"host", b"localhost")],
+        }
+        if raw is not None:
+            scope["raw_path"] = raw
+        asyncio.run(guard(scope, None, send))  # type: ignore[arg-type]
+        assert sent[0]["status"] == 303
+        return dict(sent[0]["headers"])[b"location"].decode("latin-1")
+
+    assert location("//evil.example/x", b"//evil.example/x") == "/evil.example/x?q=1"
+    assert location("/item/a\r\nSet-Cookie: x=1", b"/item/a%0D%0ASet-Cookie:%20x=1") == (
+        "/item/a%0D%0ASet-Cookie:%20x=1?q=1"
+    )
+    assert location("/item/\u00e9", None) == "/item/\u00c3\u00a9?q=1"
+
+
+@pytest.mark.parametrize("token", ["has space", "semi;colon", 'quo"te', "com,ma", "tab\t"])
+def test_tokens_that_would_break_a_cookie_are_refused(
+    source: StoreSource, token: str, db: tuple[Path, Built], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(memex.ValidationError, match="token"):
+        create_app(source, token=token)
+    assert main(["serve", "--db", str(db[0]), "--token", token, "--port", "0"]) == 2
+    assert "--token: use letters, digits" in capsys.readouterr().err

@@ -114,7 +114,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         0 when stopped.
     Raises:
         CliError: the ``web`` extra is not installed; a non-loopback
-            ``--host`` without a token; a port out of 0..65535 or one that
+            ``--host`` without a token; a token with a space, quote, ``;`` or ``,``; a port out of 0..65535 or one that
             cannot be bound; a malformed ``--as-of`` (exit code 2).
         FileAccessError, StorageError: the store cannot be opened (exit code 2).
     """
@@ -128,6 +128,10 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         raise CliError("serve: --port must be from 0 to 65535")
     web = _import("memex.web", "starlette")
     uvicorn = _import("uvicorn", "uvicorn")
+    try:
+        token = web.check_token(token)
+    except ValueError as e:
+        raise CliError(f"serve: --token: {str(e).removeprefix('token: ')}") from None
     refusal = web.bind_rule(args.host, token)
     if refusal is not None:
         raise CliError(f"serve: {refusal}")

@@ -18,7 +18,7 @@ This package imports Starlette and Jinja2 (and ``memex serve`` uvicorn):
 """
 
 from memex.web.app import create_app
-from memex.web.security import bind_rule
+from memex.web.security import bind_rule, check_token
 from memex.web.source import BadParameter, StoreSource
 
-__all__ = ["create_app", "StoreSource", "BadParameter", "bind_rule"]
+__all__ = ["create_app", "StoreSource", "BadParameter", "bind_rule", "check_token"]

@@ -256,6 +256,8 @@ def create_app(
     Returns:
         An ASGI application (run it with uvicorn, or test it with
         Starlette's ``TestClient``).
+    Raises:
+        ValidationError: a token :func:`~memex.web.security.check_token` refuses.
     """
     handlers = _Pages(source)
     static = resources.files("memex.web") / "static"

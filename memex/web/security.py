@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
+
+from memex.errors import ValidationError
 
 __all__ = [
     "SECURITY_HEADERS",
@@ -35,6 +38,7 @@ __all__ = [
     "LOOPBACK_NAMES",
     "Guard",
     "bind_rule",
+    "check_token",
     "is_loopback",
     "allowed_host_names",
     "host_name",
@@ -139,6 +143,31 @@ def allowed_host_names(host: str, extra: Iterable[str] = ()) -> frozenset[str]:
     return frozenset(names)
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9._~+/=!#$%&'*^`|-]+")
+
+
+def check_token(token: str | None) -> str | None:
+    """``token`` if it can travel in a header and a cookie as it is; ``None`` for ``None`` or ``""``.
+
+    Args:
+        token: the token requests must carry.
+    Returns:
+        The token, or ``None`` (no token).
+    Raises:
+        ValidationError: a token with a character other than letters, digits
+            and ``._~+/=!#$%&'*^`|-`` (a space, ``;``, ``,`` or a quote would
+            break the cookie or the header), naming ``token``.
+    """
+    if not token:
+        return None
+    if not _TOKEN.fullmatch(token):
+        raise ValidationError(
+            "token: use letters, digits and ._~+/=!#$%&'*^`|- only (no spaces, quotes, ; or ,)",
+            "token",
+        )
+    return token
+
+
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
@@ -172,6 +201,8 @@ class Guard:
         token: the token requests must carry, or ``None`` for none.
         refuse: ``refuse(status, title, message) -> (body bytes, content type)``,
             the page of a refused request (the inspector's error page).
+    Raises:
+        ValidationError: a token :func:`check_token` refuses.
     """
 
     def __init__(
@@ -184,7 +215,7 @@ class Guard:
     ) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts
-        self.token = token or None
+        self.token = check_token(token)
         self.refuse = refuse
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -228,7 +259,11 @@ class Guard:
         offered = [v for k, v in query if k == "token"]
         if offered and _same(offered[-1], self.token):
             rest = urlencode([(k, v) for k, v in query if k != "token"])
-            location = scope.get("root_path", "") + scope["path"] + (f"?{rest}" if rest else "")
+            # the path as sent (percent-encoded: no line break can reach the header), on
+            # this site ("//other.example" would be another site's address)
+            raw = scope.get("raw_path") or scope["path"].encode("utf-8")
+            path = "/" + bytes(raw).decode("latin-1").lstrip("/")
+            location = path + (f"?{rest}" if rest else "")
             cookie = f"{TOKEN_COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/"
             await self._send(
                 send,
