@@ -666,3 +666,21 @@ def test_related_does_not_count_the_word_naming_the_scope_s_subject(store: Memex
     assert store.remember("Alice likes quiet hotels", scope=alice).related == []
     related = store.remember("Alice drinks espresso now", scope=alice).related
     assert [r.id for r in related] == [coffee.id]
+
+
+def test_recall_ranks_with_a_text_index_given_to_it() -> None:
+    """recall(index=) ranks with another text projection of the same state, keeping
+    recall's defaults; a value that is not a TextIndex is refused, naming index."""
+    from memex import TextIndex
+
+    store = MemexStore(scope="u")
+    store.remember({"text": "the office opens at nine", "label": "tea preference"})
+    store.remember("Ada drinks green tea")
+    assert [s.item.content["text"] for s in store.recall("tea")] == ["Ada drinks green tea"]
+    labels = TextIndex.from_state(store.states.mem, text_fn=lambda it: it.content.get("label", ""))
+    found = store.recall("tea", index=labels)
+    assert [s.item.content["text"] for s in found] == ["the office opens at nine"]
+    assert found[0].relevance == 1.0
+    with pytest.raises(ValidationError) as err:
+        store.recall("tea", index="x")  # type: ignore[arg-type]
+    assert err.value.path == "index"

@@ -56,12 +56,11 @@ from memex.langgraph.mapping import (
 from memex.limits import get_limits
 from memex.models import MemoryItem, MemoryRetract, ScoredItem
 from memex.retrieval.relevance import DEFAULT_CANDIDATES
-from memex.retrieval.search import RECALL_WEIGHTS, TextIndex, token_cost
+from memex.retrieval.search import TextIndex
 from memex.state.graph import GraphState
 from memex.state.namespaces import States
 from memex.store.core import DEFAULT_DB, MemexStore
 from memex.store.everyday import (
-    NO_BUDGET,
     REMEMBER_AUTHORITY,
     REMEMBER_IMPORTANCE,
     check_author,
@@ -618,24 +617,15 @@ class BeliefStore(BaseStore):
     def _recall(
         self, query: str, prefix: str, where: dict[str, Any], candidates: int
     ) -> list[ScoredItem]:
-        """``store.recall(query)`` over the scopes under ``prefix`` (the store's own text
-        index), or the same ranking over the ``index`` config's projection."""
-        if self._projection is None:
-            return self.store.recall(
-                query, scope_prefix=prefix, filter=where, limit=None, candidates=candidates
-            )
-        flt = dict(where)
-        if prefix:
-            flt["scope_prefix"] = prefix
-        return self.store.smart_retrieve(
-            budget=NO_BUDGET,
-            cost_fn=token_cost,
-            weights=RECALL_WEIGHTS,
-            filter=flt,
-            contradictions="surface",
-            query=query,
+        """``store.recall(query)`` over the scopes under ``prefix``, ranked by the store's
+        own text index, or by the ``index`` config's projection."""
+        return self.store.recall(
+            query,
+            scope_prefix=prefix,
+            filter=where,
+            limit=None,
             candidates=candidates,
-            index=self._projection.current(),
+            index=None if self._projection is None else self._projection.current(),
         )
 
     def _list(self, mem: GraphState, op: ListNamespacesOp) -> list[tuple[str, ...]]:

@@ -52,7 +52,13 @@ from memex.models import (
 )
 from memex.models.queries import check_filter_depth
 from memex.retrieval.relevance import DEFAULT_CANDIDATES
-from memex.retrieval.search import RECALL_WEIGHTS, default_text, query_terms, token_cost
+from memex.retrieval.search import (
+    RECALL_WEIGHTS,
+    TextIndex,
+    default_text,
+    query_terms,
+    token_cost,
+)
 from memex.state.graph import GraphState
 from memex.state.namespaces import States
 
@@ -559,6 +565,7 @@ class StoreEveryday:
         contradictions: str = RECALL_CONTRADICTIONS,
         now: int | None = None,
         candidates: int | None = None,
+        index: TextIndex | None = None,
     ) -> list[ScoredItem]:
         """The items that answer ``query``, best first: the retrieval ``memex recall`` and
         the MCP ``recall`` tool run.
@@ -597,6 +604,10 @@ class StoreEveryday:
                 time expressions ("last week"); default the current time.
             candidates: the text matches scored per question (int >= 1);
                 default ``max(200, limit)``.
+            index: a :class:`~memex.TextIndex` that follows this store's state
+                (another text projection, or one with an ``embed`` function,
+                whose vectors are fused with BM25 by reciprocal rank) to rank
+                with instead of the store's own; ``None``: the store's own.
         Returns:
             :class:`~memex.ScoredItem` entries, best first (``relevance`` set
             with a query; ``explanation`` says why each was retrieved).
@@ -643,6 +654,7 @@ class StoreEveryday:
                 candidates if candidates is not None else max(DEFAULT_CANDIDATES, limit or 0)
             ),
             now=now,
+            **({} if index is None else {"index": index}),
         )
         return found if limit is None else found[:limit]
 
