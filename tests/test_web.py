@@ -858,12 +858,15 @@ def test_import_memex_does_not_import_the_web_stack() -> None:
 # -- the command -------------------------------------------------------------------------------------------
 class _FakeServer:
     runs: list[Any] = []
+    interrupt = False
 
     def __init__(self, config: Any) -> None:
         self.config = config
 
     def run(self, sockets: list[Any]) -> None:
         _FakeServer.runs.append((self.config, sockets[0].getsockname()))
+        if _FakeServer.interrupt:
+            raise KeyboardInterrupt
 
 
 @pytest.fixture
@@ -871,6 +874,7 @@ def fake_uvicorn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     import uvicorn
 
     _FakeServer.runs = []
+    _FakeServer.interrupt = False
     monkeypatch.setattr(uvicorn, "Server", _FakeServer)
     monkeypatch.delenv("MEMEX_SERVE_TOKEN", raising=False)
     return _FakeServer.runs
@@ -1251,3 +1255,11 @@ def test_tokens_that_would_break_a_cookie_are_refused(
         create_app(source, token=token)
     assert main(["serve", "--db", str(db[0]), "--token", token, "--port", "0"]) == 2
     assert "--token: use letters, digits" in capsys.readouterr().err
+
+
+def test_serve_stopped_with_ctrl_c_exits_quietly_with_0(
+    db: tuple[Path, Built], fake_uvicorn: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _FakeServer.interrupt = True  # uvicorn shuts down on SIGINT, then raises it again
+    assert main(["serve", "--db", str(db[0]), "--port", "0"]) == 0
+    assert "interrupted" not in capsys.readouterr().err

@@ -111,7 +111,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     (``--token`` or ``MEMEX_SERVE_TOKEN``) and refuses to start without one.
 
     Returns:
-        0 when stopped.
+        0 when stopped (Ctrl-C, or SIGTERM).
     Raises:
         CliError: the ``web`` extra is not installed; a non-loopback
             ``--host`` without a token; a token with a space, quote, ``;`` or ``,``; a port out of 0..65535 or one that
@@ -157,6 +157,8 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         )
         try:
             uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:  # Ctrl-C: uvicorn shut down, then raised the signal again
+            pass
         finally:
             sock.close()
     finally:
