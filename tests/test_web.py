@@ -1263,3 +1263,15 @@ def test_serve_stopped_with_ctrl_c_exits_quietly_with_0(
     _FakeServer.interrupt = True  # uvicorn shuts down on SIGINT, then raises it again
     assert main(["serve", "--db", str(db[0]), "--port", "0"]) == 0
     assert "interrupted" not in capsys.readouterr().err
+
+
+def test_past_states_kept_are_bounded_by_their_items(db: tuple[Path, Built]) -> None:
+    with _opened(db[0]) as src:
+        src._past_items = 20
+        for position in (30, 31, 32):
+            src.past(position)
+        assert src.cached_positions == [32]  # each holds more than 10 items: one at a time
+        src._past_items = 10**6
+        src.past(5)
+        src.past(6)
+        assert src.cached_positions == [32, 5, 6]

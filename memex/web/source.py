@@ -32,10 +32,21 @@ from memex.log.chain import envelope_ts_ms
 from memex.log.protocol import resolve_as_of
 from memex.store import MemexStore, verify_store
 
-__all__ = ["PAST_STATES", "BadParameter", "NotFound", "View", "StoreSource", "Verification"]
+__all__ = [
+    "PAST_STATES",
+    "PAST_ITEMS",
+    "BadParameter",
+    "NotFound",
+    "View",
+    "StoreSource",
+    "Verification",
+]
 
-#: How many past states (with their text indexes) a :class:`StoreSource` keeps.
+#: How many past states (with their text indexes) a :class:`StoreSource` keeps at most.
 PAST_STATES = 8
+#: ... and how many items they may hold together (a past state costs about 1 KB per
+#: item: 8 states of 10^5 items would be about 800 MB); the latest is always kept.
+PAST_ITEMS = 400_000
 
 
 class BadParameter(MemexError):
@@ -97,7 +108,9 @@ class StoreSource:
             own connection (``None``: verification uses the store's log).
         as_of: the position shown when a page names none (``--as-of``), or
             ``None`` for the head, followed live.
-        past_states: how many past states to keep (>= 1).
+        past_states: how many past states to keep at most (>= 1).
+        past_items: how many items the past states kept may hold together
+            (the latest one is kept whatever its size).
     Raises:
         ValidationError: ``store`` has no event log.
         BadParameter: ``as_of`` does not name a position (naming ``as_of``).
@@ -110,6 +123,7 @@ class StoreSource:
         target: str | None = None,
         as_of: str | None = None,
         past_states: int = PAST_STATES,
+        past_items: int = PAST_ITEMS,
     ) -> None:
         if store.log is None:
             raise ValidationError("store: the inspector needs a durable store", "store")
@@ -119,6 +133,7 @@ class StoreSource:
         self.lock = threading.RLock()
         self._past: OrderedDict[int, MemexStore] = OrderedDict()
         self._past_size = max(1, past_states)
+        self._past_items = past_items
         self._times: dict[int, int | None] = {}
         self.verification = Verification(self)
         self._settled = False
@@ -241,8 +256,11 @@ class StoreSource:
             if self._settled:  # a server: the new state joins the frozen ones (see settle)
                 gc.freeze()
             self._past[position] = past
-            while len(self._past) > self._past_size:
-                self._past.popitem(last=False)
+            held = sum(len(p.mem.items) for p in self._past.values())
+            while len(self._past) > self._past_size or (
+                len(self._past) > 1 and held > self._past_items
+            ):
+                held -= len(self._past.popitem(last=False)[1].mem.items)
             return past
 
     @property
