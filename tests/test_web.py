@@ -1275,3 +1275,15 @@ def test_past_states_kept_are_bounded_by_their_items(db: tuple[Path, Built]) -> 
         src.past(5)
         src.past(6)
         assert src.cached_positions == [32, 5, 6]
+
+
+def test_memo_keeps_the_values_of_the_last_states() -> None:
+    memo = web_pages.Memo()
+    calls: list[int] = []
+    states = [object() for _ in range(6)]
+
+    def value(n: int) -> Any:
+        return memo.get("x", states[n], lambda: calls.append(n) or n)
+
+    assert [value(n) for n in (0, 1, 0, 2, 3, 4, 0, 5, 1)] == [0, 1, 0, 2, 3, 4, 0, 5, 1]
+    assert calls == [0, 1, 2, 3, 4, 5, 1]  # 0 was used again before it aged out; 1 was not

@@ -153,19 +153,26 @@ def _word(params: Mapping[str, str], name: str, limit: int = 500) -> str:
 class Memo:
     """Values computed once per state (a state is immutable: its identity is its version).
 
-    Keeps the last value of each name with the state it was computed from.
+    Keeps, for each name, the values of the last :attr:`SIZE` states it was
+    computed for (the head and the past states a slider visits), holding those
+    states alive while they are kept.
     """
 
+    SIZE = 4
+
     def __init__(self) -> None:
-        self._values: dict[str, tuple[Any, Any]] = {}
+        self._values: dict[str, list[tuple[Any, Any]]] = {}
 
     def get(self, name: str, state: Any, compute: Callable[[], Any]) -> Any:
-        """``compute()`` for ``state``, or the value kept from the last call with that state."""
-        known = self._values.get(name)
-        if known is not None and known[0] is state:
-            return known[1]
+        """``compute()`` for ``state``, or the value kept from a call with that state."""
+        kept = self._values.setdefault(name, [])
+        for n, (known, value) in enumerate(kept):
+            if known is state:
+                kept.append(kept.pop(n))
+                return value
         value = compute()
-        self._values[name] = (state, value)
+        kept.append((state, value))
+        del kept[: -self.SIZE]
         return value
 
 
