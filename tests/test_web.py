@@ -1287,3 +1287,10 @@ def test_memo_keeps_the_values_of_the_last_states() -> None:
 
     assert [value(n) for n in (0, 1, 0, 2, 3, 4, 0, 5, 1)] == [0, 1, 0, 2, 3, 4, 0, 5, 1]
     assert calls == [0, 1, 2, 3, 4, 5, 1]  # 0 was used again before it aged out; 1 was not
+
+
+def test_another_site_cannot_start_a_verification(client: TestClient, source: StoreSource) -> None:
+    r = client.get("/verify?run=1", headers={"sec-fetch-site": "cross-site"})
+    assert r.status_code == 403 and source.verification.state == "idle"
+    r = client.get("/verify?run=1", headers={"sec-fetch-site": "same-origin"})
+    assert r.status_code == 303

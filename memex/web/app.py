@@ -191,6 +191,11 @@ class _Pages:
 
     def verify(self, request: Request) -> Response:
         if request.query_params.get("run"):
+            # the one request that starts work: not from another site's page (an <img>)
+            if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+                return self._error(
+                    403, "Forbidden", "Start a verification from the inspector's own page."
+                )
             self.source.verification.start()
             rest = {k: v for k, v in request.query_params.items() if k != "run"}
             return RedirectResponse(
