@@ -100,6 +100,7 @@ def main() -> None:
         ("intents and tasks", "/tasks"),
         (f"overview as of @{past}", f"/?as_of=@{past}"),
         (f"item as of @{past}", f"/item/{hub}?as_of=@{past}"),
+        (f"search as of @{past}", f"/search?q=deploy+failed+on+staging&as_of=@{past}"),
     ]
 
     def timed(get: Callable[[], object]) -> float:
