@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -108,6 +109,7 @@ def browser() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _wait(driver: Any, seconds: float = 15) -> Any:
