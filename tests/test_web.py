@@ -1161,8 +1161,22 @@ def test_source_corners(source: StoreSource, client: TestClient, db: tuple[Path,
     head = db[1].positions["head"]
     assert source.past(head) is source.store
     assert "as of @" in client.get("/", params={"as_of": f"@{head}"}).text
-    source._times.update({-n: None for n in range(1, 4100)})
+    source._times.clear()
+    source._times.update({-n: None for n in range(1, 4 * 200 + 4098)})
     assert source.time_at(1) is not None and len(source._times) == 1
+
+
+def test_the_slider_gets_sampled_times(source: StoreSource, client: TestClient) -> None:
+    head = source.store.position
+    samples = source.timeline(head)
+    assert [p for p, _ in samples] == list(range(1, head + 1))
+    assert all(t is not None for _, t in samples)
+    assert source.timeline(0) == []
+    long = [p for p, _ in source.timeline(1000)]  # positions past the head: no time
+    assert long[:3] == [8, 16, 24] and long[-1] == 1000 and len(long) == 125
+    page = client.get("/").text
+    data = json.loads(re.search(r'id="timeline">(.*?)</script>', page).group(1))
+    assert data[0][0] == 1 and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", data[0][1])
 
 
 def test_the_guard_passes_other_scopes_on() -> None:

@@ -113,8 +113,12 @@ class _Pages:
             for k, v in request.query_params.multi_items()
             if k not in ("as_of", "page", "upto")
         ]
+        timeline = (
+            [(p, pages.when(t)[:16]) for p, t in self.source.timeline(view.head)] if view else []
+        )
         html = self.env.get_template(template).render(
             request_path=request.url.path,
+            timeline=timeline,
             navigation=NAVIGATION,
             version=__version__,
             view=view,
@@ -133,6 +137,7 @@ class _Pages:
             navigation=NAVIGATION,
             version=__version__,
             view=None,
+            timeline=[],
             as_of="",
             default_as_of=None,
             kept=[],

@@ -42,6 +42,8 @@ __all__ = [
     "Verification",
 ]
 
+#: How many sample times of the log the time slider is given, at most.
+TIMELINE = 200
 #: How many past states (with their text indexes) a :class:`StoreSource` keeps at most.
 PAST_STATES = 8
 #: ... and how many items they may hold together (a past state costs about 1 KB per
@@ -215,10 +217,25 @@ class StoreSource:
                     found = envelope_ts_ms(rec.envelope)
             except MemexError:
                 found = None
-        if len(self._times) > 4096:
+        if len(self._times) > 4 * TIMELINE + 4096:
             self._times.clear()
         self._times[position] = found
         return found
+
+    def timeline(self, head: int) -> list[tuple[int, int | None]]:
+        """Sample times of the log for the time slider: ``(position, unix ms)`` at most
+        :data:`TIMELINE` positions ``step, 2*step, ...`` up to ``head``, and ``head``.
+
+        ``step`` is a power of two, so the samples stay the same (and their
+        times cached) while the log grows, until its length doubles.
+        """
+        step = 1
+        while head // step > TIMELINE:
+            step *= 2
+        positions = list(range(step, head + 1, step))
+        if head > 0 and (not positions or positions[-1] != head):
+            positions.append(head)
+        return [(p, self.time_at(p)) for p in positions]
 
     @contextmanager
     def view(self, as_of: str | None) -> Iterator[View]:

@@ -9,8 +9,19 @@ function memexSlider() {
   var asOf = document.getElementById("as-of");
   var label = document.getElementById("when-label");
   if (!form || !slider || !asOf) return;
+  var timeline = [];
+  var data = document.getElementById("timeline");
+  if (data) timeline = JSON.parse(data.textContent);
+  var time = form.querySelector(".time");
   slider.addEventListener("input", function () {
-    if (label) label.textContent = "as of @" + slider.value;
+    var at = parseInt(slider.value, 10);
+    if (label) label.textContent = "as of @" + at;
+    // the time of the nearest sampled position at or after it (the records up to then)
+    var shown = "";
+    for (var i = 0; i < timeline.length; i++) {
+      if (timeline[i][0] >= at) { shown = (timeline[i][0] === at ? "" : "≈ ") + timeline[i][1]; break; }
+    }
+    if (time) time.textContent = at === 0 ? "the empty store" : shown;
   });
   slider.addEventListener("change", function () {
     var head = document.body.getAttribute("data-head");
