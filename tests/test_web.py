@@ -1308,3 +1308,31 @@ def test_another_site_cannot_start_a_verification(client: TestClient, source: St
     assert r.status_code == 403 and source.verification.state == "idle"
     r = client.get("/verify?run=1", headers={"sec-fetch-site": "same-origin"})
     assert r.status_code == 303
+
+
+def test_hostile_scopes_authors_meta_and_reasons_show_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.db"
+    evil = '<img src=x onerror="window.pwned=9">'
+    with MemexStore.open(path, author=f"agent:{evil}", scope=f"user:{evil}") as store:
+        a = store.remember(f"text {evil}", meta={evil: evil}, kind="observation").item
+        b = store.remember("another").item
+        store.contradict(a.id, b.id, reason=evil)
+        store.create_intent(label=evil, priority=0.5, owner=evil, description=evil)
+    with _opened(path) as src:
+        client = TestClient(create_app(src), base_url=BASE)
+        for p in (
+            "/",
+            "/search",
+            "/search?q=text",
+            f"/item/{a.id}",
+            f"/item/{b.id}",
+            "/contradictions",
+            "/log",
+            "/tasks",
+            "/?as_of=@1",
+        ):
+            html = client.get(p).text
+            assert "<img src=x" not in html, p
+            assert (
+                "&lt;img src=x onerror=&#34;window.pwned=9&#34;&gt;" in html or "\\u003cimg" in html
+            ), p
