@@ -626,7 +626,7 @@ def test_as_of_shows_the_past_state(
     assert f'id="count-items">{past_items}<' in r.text
     assert f"as of @{pos}" in r.text
     assert f'max="{built.positions["head"]}" value="{pos}"' in r.text
-    assert "back to now" in r.text
+    assert 'class="now" href="/">back to now' in r.text
     tea = client.get(f"/item/{built.ids['tea']}", params={"as_of": f"@{pos}"})
     assert "Superseded by" not in tea.text  # not yet
     assert f"up to @{pos}" in tea.text
@@ -664,8 +664,10 @@ def test_a_default_as_of_pins_every_page(db: tuple[Path, Built]) -> None:
     src = StoreSource.open(path, as_of="@4")
     try:
         client = TestClient(create_app(src), base_url=BASE)
-        r = client.get("/")
-        assert "as of @4" in r.text
+        r = client.get("/", params={"q": "x"})
+        assert "as of @4" in r.text and 'data-pinned="1"' in r.text
+        head = built.positions["head"]
+        assert f'class="now" href="/?q=x&amp;as_of=%40{head}">back to now' in r.text
         assert "as of @6" in client.get("/", params={"as_of": "@6"}).text
     finally:
         src.close()

@@ -111,14 +111,18 @@ class _Pages:
         kept = [
             (k, v)
             for k, v in request.query_params.multi_items()
-            if k not in ("as_of", "page", "upto")
+            if k not in ("as_of", "page", "upto", "history_page")
         ]
         timeline = (
             [(p, pages.when(t)[:16]) for p, t in self.source.timeline(view.head)] if view else []
         )
+        # the head: the page without as_of, unless memex serve --as-of pins another default
+        now = kept + ([("as_of", f"@{view.head}")] if view and self.source.default_as_of else [])
+        now_href = request.url.path + (f"?{urlencode(now)}" if now else "")
         html = self.env.get_template(template).render(
             request_path=request.url.path,
             timeline=timeline,
+            now_href=now_href,
             navigation=NAVIGATION,
             version=__version__,
             view=view,
@@ -138,6 +142,7 @@ class _Pages:
             version=__version__,
             view=None,
             timeline=[],
+            now_href="/",
             as_of="",
             default_as_of=None,
             kept=[],

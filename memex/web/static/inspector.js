@@ -25,7 +25,8 @@ function memexSlider() {
   });
   slider.addEventListener("change", function () {
     var head = document.body.getAttribute("data-head");
-    asOf.value = slider.value === head ? "" : "@" + slider.value;
+    var pinned = document.body.getAttribute("data-pinned") === "1";
+    asOf.value = slider.value === head && !pinned ? "" : "@" + slider.value;
     if (!asOf.value) asOf.disabled = true; // the head: a live page, no as_of
     form.submit();
   });
