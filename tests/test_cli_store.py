@@ -270,8 +270,8 @@ def _parsers(
 def test_every_subcommand_has_a_description_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
     parsers = _parsers(build_parser())
     assert (
-        len(parsers) == 17
-    )  # 10 commands, slice export|import, log init|import|export|tail, audit verify
+        len(parsers) == 18
+    )  # 11 commands, slice export|import, log init|import|export|tail, audit verify
     for name, parser in parsers:
         assert parser.description, name
         code, out, _ = run(capsys, *name.split()[1:], "--help")
