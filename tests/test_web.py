@@ -1176,6 +1176,7 @@ def test_the_slider_gets_sampled_times(source: StoreSource, client: TestClient) 
     assert source.timeline(0) == []
     long = [p for p, _ in source.timeline(1000)]  # positions past the head: no time
     assert long[:3] == [8, 16, 24] and long[-1] == 1000 and len(long) == 125
+    assert [p for p, _ in source.timeline(1003)][-2:] == [1000, 1003]  # and the head
     page = client.get("/").text
     data = json.loads(re.search(r'id="timeline">(.*?)</script>', page).group(1))
     assert data[0][0] == 1 and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", data[0][1])
