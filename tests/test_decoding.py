@@ -882,7 +882,7 @@ def test_decoding_through_the_record_builder_equals_the_constructor(
         target = wire
         for key in path[:-1]:
             target = target[key] if isinstance(target.get(key), dict) else {}
-        target[path[-1]] = value
+        target[path[-1]] = json.loads(json.dumps(value))  # a fresh copy each time
     text = json.dumps(wire).encode()
     fast = _decoded(cls, text)
     with pytest.MonkeyPatch.context() as m:
