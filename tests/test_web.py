@@ -872,14 +872,29 @@ class _FakeServer:
 
 
 @pytest.fixture
-def fake_uvicorn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def fake_uvicorn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """uvicorn's server replaced by one that records its runs; the collector's frozen
+    objects (``memex serve`` freezes the loaded state) are thawed after the test, so
+    that the rest of the session collects as usual."""
+    import gc
+
     import uvicorn
 
     _FakeServer.runs = []
     _FakeServer.interrupt = False
     monkeypatch.setattr(uvicorn, "Server", _FakeServer)
     monkeypatch.delenv("MEMEX_SERVE_TOKEN", raising=False)
-    return _FakeServer.runs
+    yield _FakeServer.runs
+    gc.unfreeze()
+
+
+def test_serve_leaves_no_object_frozen_after_the_tests(
+    fake_uvicorn: list[Any], db: tuple[Path, Built]
+) -> None:
+    import gc
+
+    assert main(["serve", "--db", str(db[0]), "--port", "0"]) == 0
+    assert gc.get_freeze_count() > 0  # memex serve froze the loaded state; the fixture thaws it
 
 
 def test_serve_binds_loopback_and_prints_the_address(
