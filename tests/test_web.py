@@ -464,7 +464,9 @@ def test_an_item_not_yet_created_at_as_of_says_where_it_first_appears(
     )
 
 
-@pytest.mark.parametrize("as_of", ["bad", "@x", "@99999", "2024-13-45", "@-1", "yesterday"])
+@pytest.mark.parametrize(
+    "as_of", ["bad", "@x", "@99999", "2024-13-45", "@-1", "yesterday", "@" + "9" * 5000]
+)
 def test_malformed_as_of_is_a_400_page_naming_it(client: TestClient, as_of: str) -> None:
     for path in ("/", "/search", "/log", "/contradictions", "/tasks", "/verify"):
         r = client.get(path, params={"as_of": as_of})

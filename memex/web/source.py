@@ -205,6 +205,10 @@ class StoreSource:
             return resolve_as_of(self.log, when)
         except ValidationError as e:
             raise BadParameter("as_of", f"{str(e)} (got {when[:80]!r})") from None
+        except ValueError:  # int() of @ and more than 4300 digits (resolve_as_of lets it out)
+            raise BadParameter(
+                "as_of", f"position out of range 0..{self.log.head()} (got {when[:80]!r})"
+            ) from None
 
     def time_at(self, position: int) -> int | None:
         """The time (unix ms) of the record at ``position``; ``None`` for 0 or an unreadable one."""
