@@ -114,8 +114,9 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         0 when stopped (Ctrl-C, or SIGTERM).
     Raises:
         CliError: the ``web`` extra is not installed; a non-loopback
-            ``--host`` without a token; a token with a space, quote, ``;`` or ``,``; a port out of 0..65535 or one that
-            cannot be bound; a malformed ``--as-of`` (exit code 2).
+            ``--host`` without a token; a token with a space, quote, ``;``
+            or ``,``; a port out of 0..65535 or one that cannot be bound; a
+            malformed ``--as-of`` (exit code 2).
         FileAccessError, StorageError: the store cannot be opened (exit code 2).
     """
     token: str | None
@@ -139,7 +140,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         source = web.StoreSource.open(args.db, as_of=args.as_of, snapshots=not args.no_snapshot)
     except web.BadParameter as e:
         raise CliError(
-            f"--as-of {one_line(args.as_of)}: {str(e).removeprefix('as_of: ')}"
+            f"--as-of {one_line(args.as_of[:80])}: {str(e).removeprefix('as_of: ')}"
         ) from None
     source.settle()
     try:
