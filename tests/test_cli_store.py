@@ -133,6 +133,26 @@ def test_as_of_a_date_is_its_midnight_utc(
         assert resolve_as_of(lg, "2025-01-01") == lg.head()
 
 
+def test_a_position_of_thousands_of_digits_is_out_of_range_not_a_value_error(
+    capsys: pytest.CaptureFixture[str], store_db: str
+) -> None:
+    """Regression: ``--as-of @`` followed by 5,000 digits let Python's ValueError for
+    long digit strings escape (``memex: error: unexpected ValueError``)."""
+    with memex.open_log(store_db, read_only=True) as lg:
+        head = lg.head()
+        for when in ("@" + "9" * 5000, "@" + "1" * 20):
+            with pytest.raises(memex.ValidationError) as err:
+                resolve_as_of(lg, when)
+            assert (err.value.path, str(err.value)) == (
+                "as_of",
+                f"position out of range 0..{head}",
+            )
+        assert resolve_as_of(lg, "@" + "0" * 5000) == 0
+        assert resolve_as_of(lg, "@000" + str(head)) == head
+    code, _, err_text = run(capsys, "replay", "--db", store_db, "--as-of", "@" + "9" * 5000)
+    assert code != 0 and "out of range" in err_text and "ValueError" not in err_text
+
+
 @pytest.mark.parametrize(
     ("when", "message"),
     [

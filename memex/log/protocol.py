@@ -326,7 +326,10 @@ def resolve_as_of(log: EventLog, when: str | None) -> int:
     if when.startswith("@"):
         if not re.fullmatch(r"@[0-9]+", when, re.ASCII):
             raise ValidationError("expected @POSITION with an integer position", "as_of")
-        pos = int(when[1:])
+        digits = when[1:].lstrip("0") or "0"
+        # a position has at most 19 digits (int64): int() of thousands of digits raises
+        # ValueError (Python's limit on converting long digit strings)
+        pos = int(digits) if len(digits) <= 19 else head + 1
         if not 0 <= pos <= head:
             raise ValidationError(f"position out of range 0..{head}", "as_of")
         return pos
