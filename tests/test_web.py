@@ -1030,6 +1030,29 @@ def test_settle_builds_the_text_index_and_freezes_the_state(source: StoreSource)
         gc.unfreeze()
 
 
+def test_a_past_state_freezes_no_garbage_cycle_of_earlier_pages(source: StoreSource) -> None:
+    """Regression: building a past state froze every object alive, garbage cycles included
+    (an error page's traceback): frozen, they were never collected for the server's life."""
+    import gc
+    import weakref
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    gc.disable()  # no automatic collection: only what past() does itself counts
+    try:
+        source.settle()
+        garbage = Cycle()
+        alive = weakref.ref(garbage)
+        del garbage
+        source.past(2)
+        assert alive() is None  # collected before the freeze, not frozen with the state
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
 # -- the corners of the page data ----------------------------------------------------------------
 def _record(position: int, payload: Any, events: Any, ts: Any = "2024-03-04T08:31:01.000Z") -> Any:
     from types import SimpleNamespace

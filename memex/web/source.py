@@ -182,7 +182,9 @@ class StoreSource:
         ``memex serve`` calls it once the store is open. Objects of states folded later
         are collected as usual; after it, each past state built for a page is frozen
         too (a past state is kept for many pages, and folding one makes enough objects
-        to trigger a full collection on the next page)."""
+        to trigger a full collection on the next page; a collection comes first each
+        time, so that no garbage cycle, e.g. an error page's traceback, is frozen for
+        the server's life)."""
         with self.lock:
             _ = self.store.text_index
             gc.collect()
@@ -275,6 +277,7 @@ class StoreSource:
                 return known
             past = self.store.as_of(position=position)
             if self._settled:  # a server: the new state joins the frozen ones (see settle)
+                gc.collect()  # first, so no garbage cycle of earlier pages is frozen for good
                 gc.freeze()
             self._past[position] = past
             held = sum(len(p.mem.items) for p in self._past.values())
