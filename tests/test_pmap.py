@@ -179,6 +179,29 @@ def test_sort_keys_by_position() -> None:
         m.sort_keys_by_position(["a", "zz"])
 
 
+def test_positioned_from_reads_the_entries_added_since_a_position() -> None:
+    m = PMap({"a": 1, "b": 2})
+    end = m.end
+    grown = m.set("c", 3).set("a", 10).delete("b").set("d", 4)
+    # what was added since: c and d (a kept its position 0, b left a hole at 1)
+    assert grown.positioned_from(end) == [(2, "c", 3), (3, "d", 4)]
+    assert grown.positioned_from(0) == [(0, "a", 10), (2, "c", 3), (3, "d", 4)]
+    assert grown.positioned_from(1) == [(2, "c", 3), (3, "d", 4)]
+    assert grown.positioned_from(-5) == list(grown.positioned())
+    assert grown.positioned_from(grown.end) == []
+    assert grown.positioned_from(99) == []
+    assert PMap().positioned_from(0) == []
+
+
+def test_positioned_from_after_compaction_resumes_after_a_known_key() -> None:
+    m = PMap((f"k{i}", i) for i in range(100))
+    for i in range(51):
+        m = m.delete(f"k{i}")  # compacted: k51..k99 renumbered 0..48
+    m = m.set("new", -1)
+    after = m.position("k99") + 1
+    assert m.positioned_from(after) == [(49, "new", -1)]
+
+
 # ----------------------------------------------------------------------------- compaction
 def test_holes_are_compacted_once_they_outnumber_the_live_entries() -> None:
     m = PMap((f"k{i}", i) for i in range(100))

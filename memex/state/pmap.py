@@ -220,6 +220,27 @@ class PMap(Mapping[K, V], Generic[K, V]):
             if e is not None:
                 yield i, e[0], e[1]
 
+    def positioned_from(self, start: int) -> list[tuple[int, K, V]]:
+        """``(position, key, value)`` for the entries at positions ``>= start``, in
+        insertion order: what was added since :attr:`end` was ``start`` (as long as
+        no compaction renumbered the map in between: follow a key's
+        :meth:`position` to resume after it instead).
+
+        Args:
+            start: a position (an int; below 0 counts as 0, past :attr:`end` gives ``[]``).
+        Returns:
+            A list of ``(position, key, value)`` triples.
+
+        Complexity: O(k log n) for the k positions in ``[start, end)`` (holes included).
+        """
+        get = self._slots.get
+        out: list[tuple[int, K, V]] = []
+        for i in range(max(start, 0), self._next):
+            e = get(i)
+            if e is not None:
+                out.append((i, e[0], e[1]))
+        return out
+
     def set(self, key: K, value: V) -> PMap[K, V]:
         """Return a new map with ``key`` bound to ``value``.
 
