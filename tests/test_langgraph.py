@@ -259,7 +259,7 @@ def test_search_filters_on_the_value(store: BeliefStore) -> None:
     assert keys({"tag": "x"}, query="anything") == ["a", "c"]
     with pytest.raises(ValidationError) as e:
         store.search(NS, filter={"n": {"$regex": "1"}})
-    assert e.value.path == "filter"
+    assert e.value.path == "filter.n"
 
 
 def test_matches_filter_json_semantics() -> None:
@@ -787,3 +787,314 @@ def test_the_index_projection_is_rebuilt_when_the_log_tail_cannot_be_read(
         monkeypatch.setattr(MemexStore, "read_log", unreadable)
         store.put(NS, "b", {"text": "beta"})
         assert store.search(NS, query="beta")[0].key == "b"
+
+
+# -- regressions of the black-box review ---------------------------------------------------------
+@pytest.mark.parametrize("query", ["How are you?", "Who am I?", "the"])
+def test_regression_a_query_of_stop_words_matches_nothing(store: BeliefStore, query: str) -> None:
+    store.put(NS + ("facts",), "diet", {"text": "I am vegetarian"}, authority=1.0)
+    store.put(NS + ("facts",), "city", {"text": "I live in Leeds"}, authority=0.1)
+    # recall ranks every item by its belief weights for such a question (relevance 0)...
+    assert [s.relevance for s in store.store.recall(query, scope_prefix="users/")] == [0.0, 0.0]
+    # ...but no text matched: no score, the newest update first, as for any non-matching item
+    hits = store.search(NS, query=query)
+    assert [(h.key, h.score) for h in hits] == [("city", None), ("diet", None)]
+    assert [(h.key, h.score is None) for h in store.search(NS, query=query, limit=1)] == [
+        ("city", True)
+    ]
+    # a word that matches still scores
+    assert [(h.key, h.score is not None) for h in store.search(NS, query="vegetarian")] == [
+        ("diet", True),
+        ("city", False),
+    ]
+
+
+class AxisVectors:
+    """One axis per word family ("red", "pear", any other text): unrelated texts are orthogonal."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [
+            [float("red" in t), float("pear" in t), float("red" not in t and "pear" not in t)]
+            for t in texts
+        ]
+
+
+def _embedded(embed: AxisVectors) -> list[str]:
+    return [t for call in embed.calls for t in call]
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_regression_items_without_indexed_text_are_never_embedded_nor_scored(
+    tmp_path: Path, durable: bool
+) -> None:
+    embed = AxisVectors()
+    memex_store = (
+        MemexStore.open(str(tmp_path / "e.db"), synchronous="NORMAL") if durable else MemexStore()
+    )
+    store = BeliefStore(memex_store, index={"dims": 3, "embed": embed, "fields": ["text"]})
+    store.put(NS, "apple", {"text": "red apple"})
+    store.put(NS, "pear", {"text": "pear"})
+    store.put(NS, "no-text", {"count": 1})  # nothing under "text"
+    store.put(NS, "hidden", {"text": "red hidden"}, index=False)
+    scored = [(h.key, h.score is not None) for h in store.search(NS, query="red")]
+    assert scored == [("apple", True), ("hidden", False), ("no-text", False), ("pear", False)]
+    # the embedder saw the two texts and the query, never an empty text
+    assert _embedded(embed) == ["red apple", "pear", "red"]
+    store.put(NS, "plum", {"text": "plum"})
+    store.put(NS, "empty", {"text": ""})
+    store.search(NS, query="plum")
+    assert "" not in _embedded(embed) and _embedded(embed)[-2:] == ["plum", "plum"]
+    memex_store.close()
+
+
+def test_regression_a_query_dissimilar_to_every_vector_matches_nothing(
+    store: BeliefStore,
+) -> None:
+    embed = AxisVectors()
+    configured = BeliefStore(store.store, index={"dims": 3, "embed": embed, "fields": ["text"]})
+    configured.put(NS, "apple", {"text": "red apple"})
+    configured.put(NS, "pear", {"text": "pear"})
+    # "banana" matches no word, and its vector is orthogonal to both items: no match
+    assert [(h.key, h.score) for h in configured.search(NS, query="banana")] == [
+        ("pear", None),
+        ("apple", None),
+    ]
+    # "red" matches the apple by word and vector; the pear (similarity 0) is not a match
+    hits = configured.search(NS, query="red")
+    assert [(h.key, h.score is not None) for h in hits] == [("apple", True), ("pear", False)]
+    # a vector match alone (no word in common, similarity > 0) is still a match
+    configured.put(NS, "pears", {"text": "pears in syrup"})
+    assert configured.search(NS, query="pear", limit=2)[1].score is not None
+
+
+def test_regression_an_index_config_without_dims_learns_the_dimension(
+    store: BeliefStore,
+) -> None:
+    embed = AxisVectors()
+    configured = BeliefStore(store.store, index={"embed": embed, "fields": ["text"]})  # type: ignore[typeddict-item]
+    configured.put(NS, "no-text", {"count": 1})
+    # every text of the first call is empty and no dims are given: "" is embedded once
+    assert configured.search(NS, query="red")[0].score is None
+    assert embed.calls[0] == [""]
+    configured.put(NS, "apple", {"text": "red apple"})
+    assert [h.key for h in configured.search(NS, query="red") if h.score is not None] == ["apple"]
+    # with dims, the zero vectors take that size and "" is never embedded
+    with_dims = AxisVectors()
+    other = BeliefStore(MemexStore(), index={"dims": 3, "embed": with_dims, "fields": ["text"]})
+    other.put(NS, "no-text", {"count": 1})
+    other.put(NS, "apple", {"text": "red apple"})
+    assert [h.score is not None for h in other.search(NS, query="red")] == [True, False]
+    assert "" not in _embedded(with_dims)
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (lambda texts: [[1.0, "x"] for _ in texts], "numeric array"),
+        (lambda texts: [[1.0, 2.0]], "shape"),
+        (lambda texts: [[] for _ in texts], "shape"),
+    ],
+)
+def test_an_embedder_answering_a_bad_array_is_refused(answer: Any, message: str) -> None:
+    store = BeliefStore(MemexStore(), index={"dims": 2, "embed": answer, "fields": ["text"]})
+    store.put(NS, "a", {"text": "alpha"})
+    store.put(NS, "b", {"text": "beta"})
+    with pytest.raises(ValidationError) as e:
+        store.search(NS, query="alpha")
+    assert e.value.path == "embed" and message in str(e.value)
+
+
+def test_regression_put_cost_does_not_grow_with_the_namespace(
+    store: BeliefStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memex.state.graph import GraphState
+
+    scans: list[str] = []
+    real = GraphState.scope_entries
+
+    def counted(self: GraphState, scope: str) -> list[tuple[int, memex.MemoryItem]]:
+        scans.append(scope)
+        return real(self, scope)
+
+    monkeypatch.setattr(GraphState, "scope_entries", counted)
+    keys = store._keys
+    read = []
+    for i in range(300):
+        store.put(NS, f"k{i}", {"text": f"value {i}"})
+        read.append(keys.read)
+    store.put(NS, "k7", {"text": "value 7, again"})
+    assert store.get(NS, "k7").value == {"text": "value 7, again"}  # type: ignore[union-attr]
+    # no put scanned the namespace, and each put read only the item the one before it wrote
+    assert scans == []
+    assert [b - a for a, b in zip(read, read[1:], strict=False)] == [1] * 299
+    assert keys.read == 301 and keys.restarts == 0
+    # the whole-namespace listing still reads the scope
+    assert len(store.search(NS, limit=1000)) == 300 and scans == ["users/ada"]
+
+
+def test_regression_the_key_index_sees_writes_around_it_and_by_other_stores(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "shared.db")
+    with BeliefStore.open(path) as a, BeliefStore.open(path) as b:
+        a.put(NS, "k", {"v": 1})
+        assert b.get(NS, "k").value == {"v": 1}  # type: ignore[union-attr]
+        b.put(NS, "k", {"v": 2})  # another store (another process alike) supersedes it
+        assert a.get(NS, "k").value == {"v": 2}  # type: ignore[union-attr]
+        a.put(NS, "k", {"v": 3})
+        assert [i.content for i in b.versions(NS, "k")] == [{"v": 3}, {"v": 2}, {"v": 1}]
+        # a plain remember with the key's meta, around the adapter: the later item counts
+        around = a.store.remember("around", scope="users/ada", meta={META_KEY: "k"}).item
+        assert a.item_id(NS, "k") == around.id and b.item_id(NS, "k") == around.id
+        # a plain supersede of the key's current version by an item without the key
+        a.store.supersede(around.id, "no key any more", meta={})
+        assert a.get(NS, "k").value == {"v": 3}  # type: ignore[union-attr]
+
+
+def test_regression_the_key_index_survives_retractions_compaction_and_an_older_state(
+    store: BeliefStore,
+) -> None:
+    keys = store._keys
+    for i in range(40):
+        store.put(NS, f"k{i}", {"v": i})
+    old_mem = store.store.mem
+    # retract the last 20 items, every place the index could resume from: it reads again
+    store.batch([PutOp(NS, f"k{i}", None) for i in range(20, 40)])
+    assert store.get(NS, "k39") is None and store.get(NS, "k3").value == {"v": 3}  # type: ignore[union-attr]
+    assert keys.restarts == 1
+    # an older state (the state went backwards): what it holds is found, nothing else
+    assert store._lookup(old_mem, "users/ada", "k39") is not None
+    assert store.get(NS, "k39") is None
+    # enough retractions for the item map to compact (positions renumbered), then new puts
+    for i in range(100):
+        store.put(NS, f"n{i}", {"v": i})
+    store.batch([PutOp(NS, f"n{i}", None) for i in range(99)])
+    items = store.store.mem.items
+    assert items.end == len(items)  # compacted
+    store.put(NS, "after", {"v": "after"})
+    store.put(NS, "k5", {"v": "k5 again"})
+    assert store.get(NS, "after").value == {"v": "after"}  # type: ignore[union-attr]
+    assert store.get(NS, "k5").value == {"v": "k5 again"}  # type: ignore[union-attr]
+    assert store.get(NS, "n99").value == {"v": 99}  # type: ignore[union-attr]
+    assert store.get(NS, "n3") is None
+
+
+def test_the_key_lookup_agrees_with_the_namespace_listing(store: BeliefStore) -> None:
+    import random
+
+    rng = random.Random(31)
+    memex_store = store.store
+    for step in range(300):
+        key = f"k{rng.randrange(12)}"
+        ns = NS if rng.random() < 0.7 else ("users", "bo")
+        roll = rng.random()
+        if roll < 0.6:
+            store.put(ns, key, {"step": step})
+        elif roll < 0.75:
+            store.delete(ns, key)
+        else:  # around the adapter
+            memex_store.remember(f"step {step}", scope=namespace_to_scope(ns), meta={META_KEY: key})
+        mem = memex_store.mem
+        for scope in ("users/ada", "users/bo"):
+            from memex.langgraph.store import _current
+
+            listed = {k: it.id for k, (_, it) in _current(mem, scope).items()}
+            looked = {}
+            for k in (f"k{j}" for j in range(12)):
+                found = store._lookup(mem, scope, k)
+                if found is not None:
+                    looked[k] = found.id
+            assert looked == listed, step
+
+
+def test_regression_str_int_float_subclasses_are_stored_as_plain_values(tmp_path: Path) -> None:
+    import enum
+
+    import numpy as np
+
+    class Colour(enum.StrEnum):
+        RED = "red"
+
+    class Size(enum.IntEnum):
+        BIG = 3
+
+    class Word(str):
+        def __str__(self) -> str:
+            return "not the text"
+
+    path = str(tmp_path / "sub.db")
+    value = {
+        "colour": Colour.RED,
+        Colour.RED: "a StrEnum key",
+        "size": Size.BIG,
+        "ratio": np.float64(1.5),
+        "word": Word("plain"),
+        "flags": [True, False],
+        "nested": ({"n": Size.BIG},),
+    }
+    expected = {
+        "colour": "red",
+        "red": "a StrEnum key",
+        "size": 3,
+        "ratio": 1.5,
+        "word": "plain",
+        "flags": [True, False],
+        "nested": [{"n": 3}],
+    }
+    with BeliefStore.open(path) as store:
+        store.put(NS, "k", value)
+        got = store.get(NS, "k").value  # type: ignore[union-attr]
+        assert got == expected
+        kinds = {k: type(x) for k, x in got.items()}
+        assert kinds["colour"] is str and kinds["size"] is int and kinds["ratio"] is float
+        assert kinds["word"] is str and [type(f) for f in got["flags"]] == [bool, bool]
+        assert all(type(k) is str for k in got)
+        # other objects are refused as before (numpy's int64 is no int subclass)
+        for bad in (np.int64(3), np.array([1]), {1, 2}):
+            with pytest.raises(ValidationError) as e:
+                store.put(NS, "bad", {"x": bad})
+            assert e.value.path == "value.x"
+        with pytest.raises(ValidationError) as e:
+            store.put(NS, "bad", {"x": {(1, 2): "a tuple key"}})
+        assert "keys must be strings" in str(e.value)
+    with BeliefStore.open(path) as store:
+        assert store.get(NS, "k").value == expected  # type: ignore[union-attr]
+
+
+def test_regression_filter_errors_name_the_key_path(store: BeliefStore) -> None:
+    store.put(NS, "k", {"status": "open", "profile": {"age": 3}, "tags": ["a", "b"]})
+    for flt, path in [
+        ({"status": {"$in": ["open"]}}, "filter.status"),
+        ({"status": "open", "profile": {"age": {"$between": [1, 5]}}}, "filter.profile.age"),
+        ({"tags": ["a", {"$nin": "c"}]}, "filter.tags[1]"),
+        ({"missing": 1, "status": {"$gt": 1, "$in": 2}}, "filter.status"),
+    ]:
+        with pytest.raises(ValidationError) as e:
+            store.search(NS, filter=flt)
+        assert e.value.path == path
+        assert str(e.value).startswith(f"{path}: unsupported operator '$")
+        with pytest.raises(ValidationError) as e:
+            matches_filter({}, flt)
+        assert e.value.path == path
+
+
+def test_regression_a_current_version_without_indexed_text_is_no_match(
+    store: BeliefStore,
+) -> None:
+    configured = BeliefStore(store.store, index={"fields": ["text"]})
+    configured.put(NS, "k", {"text": "red apple"})
+    configured.put(NS, "k", {"count": 1})  # the new version has no text under "text"
+    configured.put(NS, "other", {"text": "green pear"})
+    # the old version matches "red" and hands its relevance to its current version (as
+    # recall does), which has nothing to index: not a match
+    assert [s.item.content for s in store.store.recall("red", scope="users/ada")] == [
+        {"count": 1}
+    ]
+    assert [(h.key, h.score) for h in configured.search(NS, query="red")] == [
+        ("other", None),
+        ("k", None),
+    ]

@@ -1,6 +1,6 @@
 """memex as LangGraph's long-term memory store (the ``langgraph`` extra).
 
-``pip install 'memex-belief[langgraph]'``, then::
+``pip install '.[langgraph]'`` from a clone of memex, then::
 
     from memex.langgraph import BeliefStore
 

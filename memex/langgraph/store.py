@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from langgraph.store.base import (
     NOT_PROVIDED,
     BaseStore,
@@ -46,6 +47,7 @@ from memex.langgraph.mapping import (
     META_INDEX,
     META_KEY,
     InvalidNamespaceError,
+    check_filter,
     check_key,
     check_namespace,
     matches_condition,
@@ -59,6 +61,7 @@ from memex.retrieval.relevance import DEFAULT_CANDIDATES
 from memex.retrieval.search import TextIndex
 from memex.state.graph import GraphState
 from memex.state.namespaces import States
+from memex.state.pmap import PMap
 from memex.store.core import DEFAULT_DB, MemexStore
 from memex.store.everyday import (
     REMEMBER_AUTHORITY,
@@ -96,12 +99,15 @@ def _key_of(item: MemoryItem) -> str | None:
 
 
 def _current(mem: GraphState, scope: str) -> dict[str, tuple[int, MemoryItem]]:
-    """``key -> (sequence number, current version)`` of the LangGraph items of ``scope``.
+    """``key -> (sequence number, current version)`` of the LangGraph items of ``scope``:
+    the whole-namespace listing (a search without a query, ``list_namespaces``).
 
     An item is current when no active ``SUPERSEDES`` edge points at it; of two
     current items with one key (possible only through writes made around the
     adapter) the later one counts. Kept in the state's memo: O(k) for the k
-    items of the scope once per state, O(1) after.
+    items of the scope once per state, O(1) after. One key's current version
+    is :meth:`BeliefStore._lookup` (O(versions of the key), what ``get``,
+    ``put`` and ``delete`` use), which decides alike.
     """
     memo = mem.memo()
     entry = (_MEMO, scope)
@@ -119,6 +125,69 @@ def _current(mem: GraphState, scope: str) -> dict[str, tuple[int, MemoryItem]]:
             found[key] = (seq, it)
     memo[entry] = found
     return found
+
+
+#: How many of the last items the key index read it keeps as places to resume from.
+_ANCHORS = 16
+
+
+class _KeyIndex:
+    """``(scope, key) -> ids`` of the items written with that LangGraph key, followed along
+    the items of the states it is shown, so a lookup costs O(versions of the key), not
+    O(items of the scope).
+
+    It reads each item once: the items a state holds past the last item it read
+    (``mem.items`` is insertion ordered, :meth:`PMap.positioned_from
+    <memex.state.pmap.PMap.positioned_from>`). It resumes after the newest of its
+    last :data:`_ANCHORS` read items the state still holds (found by its position
+    in that state, so a compaction that renumbered the map does no harm); when the
+    state holds none of them (they were retracted, or the state went back before
+    them) it reads the state again from the start. The ids are candidates only:
+    :meth:`BeliefStore._lookup` checks them against the state (ids the state does
+    not hold, or that name another key since, are skipped). An item given a
+    ``langgraph_key`` afterwards by a ``memory.update`` of an older item is not
+    seen (the listing, :func:`_current`, sees it). Thread safe (one lock).
+    """
+
+    __slots__ = ("lock", "ids", "anchors", "seen", "read", "restarts")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.ids: dict[tuple[str, str], dict[str, None]] = {}
+        self.anchors: list[str] = []  # the last items read, oldest first
+        self.seen: PMap[str, MemoryItem] | None = None
+        self.read = 0  # item entries read so far (for tests and benchmarks)
+        self.restarts = 0  # reads from the start again (the state held none of the anchors)
+
+    def candidates(self, items: PMap[str, MemoryItem], scope: str, key: str) -> list[str]:
+        """The ids ever read with ``(scope, key)``, oldest first, after reading what
+        ``items`` holds past the last item read. O(k log n) for k new items, then
+        O(ids of the key)."""
+        with self.lock:
+            if items is not self.seen:
+                self._follow(items)
+            return list(self.ids.get((scope, key), ()))
+
+    def _follow(self, items: PMap[str, MemoryItem]) -> None:
+        start = 0  # nothing read yet: from the start
+        if self.anchors:
+            for anchor in reversed(self.anchors):
+                if anchor in items:
+                    start = items.position(anchor) + 1
+                    break
+            else:  # the state holds none of the last items read: read it all again
+                self.ids.clear()
+                self.anchors.clear()
+                self.restarts += 1
+        fresh = items.positioned_from(start)
+        self.read += len(fresh)
+        for _, item_id, it in fresh:
+            key = _key_of(it)
+            if key is not None:
+                self.ids.setdefault((it.scope, key), {})[item_id] = None
+        if fresh:
+            self.anchors = (self.anchors + [e[1] for e in fresh[-_ANCHORS:]])[-_ANCHORS:]
+        self.seen = items
 
 
 def _versions(mem: GraphState, item: MemoryItem) -> list[str]:
@@ -203,6 +272,70 @@ def _ttl_error(store: BaseStore) -> NotImplementedError:
     )
 
 
+class _Embedder:
+    """The ``embed`` of an ``index`` config as :class:`~memex.TextIndex` calls it
+    (``list[str] -> array (n, d)``), embedding only the texts that are not empty.
+
+    An item with no text under the config's fields (or put with ``index=False``)
+    is never embedded, as in LangGraph's stores: it gets a zero vector, whose
+    cosine similarity to any query is 0, so it is never a vector match. The
+    dimension of the zero vectors is the embedder's, learnt from its first
+    answer; before any (every text of the first call empty) it is the config's
+    ``dims``, or, without one, learnt by embedding ``""`` once.
+    """
+
+    __slots__ = ("embeddings", "dims", "calls")
+
+    def __init__(self, embeddings: Any, dims: int | None) -> None:
+        self.embeddings = embeddings
+        self.dims = dims
+        self.calls: list[list[str]] = []  # the texts of each call to the embedder (for tests)
+
+    def _embed(self, texts: list[str]) -> npt.NDArray[np.float64]:
+        self.calls.append(texts)
+        try:
+            out = np.asarray(self.embeddings.embed_documents(texts), dtype=np.float64)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ValidationError(f"embed must return a numeric array: {exc}", "embed") from None
+        if out.ndim != 2 or out.shape[0] != len(texts) or out.shape[1] == 0:
+            raise ValidationError(
+                f"embed must return an array of shape ({len(texts)}, d), got {out.shape}", "embed"
+            )
+        self.dims = out.shape[1]
+        return out
+
+    def __call__(self, texts: list[str]) -> npt.NDArray[np.float64]:
+        """Vectors of ``texts``, one row each (zero rows for the empty texts).
+
+        Raises:
+            ValidationError: the embedder's answer is not a numeric array of one
+                row per text (naming ``embed``).
+        """
+        full = [i for i, t in enumerate(texts) if t]
+        if len(full) == len(texts):
+            return self._embed(list(texts))
+        got = self._embed([texts[i] for i in full]) if full else None
+        if self.dims is None:
+            self._embed([""])  # no text yet to learn the dimension from
+        assert self.dims is not None
+        out = np.zeros((len(texts), self.dims))
+        if got is not None:
+            out[full] = got
+        return out
+
+
+class _MatchIndex(TextIndex):
+    """The projection's :class:`~memex.TextIndex`: its vector ranking keeps only the items
+    whose cosine similarity to the query is positive, so a query that matches no word
+    of an item and whose vector is orthogonal or opposed to the item's does not make
+    it a match (and an item with a zero vector, one without text, never is)."""
+
+    def nearest(self, query: str, k: int) -> list[tuple[str, float]]:
+        """:meth:`TextIndex.nearest <memex.TextIndex.nearest>` without the items of
+        similarity <= 0."""
+        return [(item_id, sim) for item_id, sim in super().nearest(query, k) if sim > 0]
+
+
 class _Projection:
     """The text (and vector) index of an ``index`` config, kept current with the store.
 
@@ -228,13 +361,13 @@ class _Projection:
             if index is not None and self.mem is mem:
                 return index
             if index is None or store.log is None or position < self.position:
-                index = TextIndex.from_state(mem, text_fn=self.text_fn, embed=self.embed)
+                index = _MatchIndex.from_state(mem, text_fn=self.text_fn, embed=self.embed)
             elif position > self.position:
                 try:
                     for rec in store.read_log(self.position + 1, position):
                         index.apply(rec.events)
                 except MemexError:  # a record that cannot be read: index the state itself
-                    index = TextIndex.from_state(mem, text_fn=self.text_fn, embed=self.embed)
+                    index = _MatchIndex.from_state(mem, text_fn=self.text_fn, embed=self.embed)
             self.index, self.mem, self.position = index, mem, position
             return index
 
@@ -258,14 +391,19 @@ class BeliefStore(BaseStore):
     conviction and importance; superseded versions never come back) and
     ``SearchItem.score`` is that fused score; the namespace's other items
     follow with ``score=None`` (as LangGraph's stores fill a search with
-    unindexed items). Without ``query`` the newest ``updated_at`` comes
-    first, as in LangGraph's SQLite and PostgreSQL stores.
+    unindexed items), among them those recall ranked with relevance 0 (no
+    word matched: a question of stop words only). Without ``query`` the
+    newest ``updated_at`` comes first, as in LangGraph's SQLite and
+    PostgreSQL stores.
 
     Every batch reads the state after folding what other processes appended
     (one head check on SQLite, a round trip on PostgreSQL), so a read sees
     every write acknowledged before it began; all the ``put`` and ``delete``
-    operations of a batch are one atomic append, planned again on the newer
-    state when another writer appended first. Within a batch, reads see the
+    operations of a batch are one atomic append (of several log records: a
+    superseding ``put`` writes ``memory.create`` then ``edge.create``, which
+    ``memex replay --as-of`` can separate), planned again on the newer
+    state when another writer appended first. A ``get``, ``put`` or
+    ``delete`` costs O(versions of its key), not O(items of the namespace). Within a batch, reads see the
     state before the batch's writes and the last ``put`` of a key wins, as in
     LangGraph's stores. TTLs are not supported (``supports_ttl = False``:
     ``put(..., ttl=...)`` raises ``NotImplementedError``).
@@ -278,8 +416,15 @@ class BeliefStore(BaseStore):
             overrides them for that item; with ``embed`` (a LangChain
             ``Embeddings``, a function ``list[str] -> list[list[float]]`` or
             a provider string) the text matches are fused with vector
-            similarity by reciprocal rank, as :class:`~memex.TextIndex` does;
-            ``dims`` is accepted and not needed. Without ``index`` a query
+            similarity by reciprocal rank, as :class:`~memex.TextIndex` does,
+            an item being a vector match only at a cosine similarity above 0.
+            An item with no text under the fields (or put with
+            ``index=False``) is never embedded nor matched (``score=None``).
+            ``dims``, when given, is the embedder's dimension (it sizes those
+            items' zero vectors before anything was embedded). The vectors
+            are computed at the first query search after a put, in memory
+            (not persisted: each process embeds every item again at its
+            first search). Without ``index`` a query
             matches the string leaves of the value and a put's ``index`` is
             ignored, as LangGraph documents for a store without one.
     Raises:
@@ -300,7 +445,7 @@ class BeliefStore(BaseStore):
     """
 
     supports_ttl: bool = False
-    __slots__ = ("store", "_owns", "_index", "_fields", "_projection")
+    __slots__ = ("store", "_owns", "_index", "_fields", "_projection", "_keys")
 
     def __init__(self, store: MemexStore, *, index: IndexConfig | None = None) -> None:
         if not isinstance(store, MemexStore):
@@ -310,6 +455,7 @@ class BeliefStore(BaseStore):
         self._index: IndexConfig | None = None
         self._fields: list[tuple[str, str | list[str]]] = []
         self._projection: _Projection | None = None
+        self._keys = _KeyIndex()
         if index is not None:
             self._configure(index)
 
@@ -320,13 +466,11 @@ class BeliefStore(BaseStore):
         if not isinstance(fields, list | tuple) or not all(isinstance(f, str) for f in fields):
             raise v.fail("index.fields", "a list of field paths", fields)
         self._fields = [(f, f if f == "$" else tokenize_path(f)) for f in fields]
-        embed_fn: Any = None
+        embed_fn: _Embedder | None = None
         if index.get("embed") is not None:
-            embeddings = ensure_embeddings(index["embed"])
-
-            def embed_fn(texts: list[str]) -> Any:
-                return np.asarray(embeddings.embed_documents(texts), dtype=np.float64)
-
+            dims = index.get("dims")
+            known = isinstance(dims, int) and not isinstance(dims, bool) and dims >= 1
+            embed_fn = _Embedder(ensure_embeddings(index["embed"]), dims if known else None)
         self._index = dict(index)  # type: ignore[assignment]
         self._projection = _Projection(self.store, self._text, embed_fn)
 
@@ -406,6 +550,22 @@ class BeliefStore(BaseStore):
         return "\n".join(texts)
 
     # -- lookups -------------------------------------------------------------------------
+    def _lookup(self, mem: GraphState, scope: str, key: str) -> MemoryItem | None:
+        """The current version of ``(scope, key)`` in ``mem``, or ``None``: of the items the
+        key index names that ``mem`` holds with that scope and key, and that no active
+        ``SUPERSEDES`` edge points at, the latest inserted (as :func:`_current` decides).
+        The candidates are in insertion order, so they are tried newest first: O(log n)
+        when the newest is current, O(v log n) at worst for the v versions of the key
+        ever read (plus the items added since the index last followed the state)."""
+        items = mem.items
+        for item_id in reversed(self._keys.candidates(items, scope, key)):
+            it = items.get(item_id)
+            if it is None or it.scope != scope or _key_of(it) != key:
+                continue
+            if not mem.superseded_among((item_id,)):
+                return it
+        return None
+
     def item_id(self, namespace: tuple[str, ...], key: str) -> str | None:
         """The memex id of the current version of ``(namespace, key)``, for ``memex why`` and
         ``memex history``; ``None`` when there is none.
@@ -416,8 +576,8 @@ class BeliefStore(BaseStore):
         labels = check_namespace(namespace)
         key = check_key(key)
         self.store.refresh()
-        found = _current(self.store.mem, namespace_to_scope(labels)).get(key)
-        return None if found is None else found[1].id
+        found = self._lookup(self.store.mem, namespace_to_scope(labels), key)
+        return None if found is None else found.id
 
     def versions(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """Every version of ``(namespace, key)`` still in the graph, newest first: the current
@@ -432,10 +592,10 @@ class BeliefStore(BaseStore):
         key = check_key(key)
         self.store.refresh()
         mem = self.store.mem
-        found = _current(mem, namespace_to_scope(labels)).get(key)
+        found = self._lookup(mem, namespace_to_scope(labels), key)
         if found is None:
             return []
-        return [mem.items[i] for i in _versions(mem, found[1])]
+        return [mem.items[i] for i in _versions(mem, found)]
 
     # -- the operations -----------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -539,8 +699,8 @@ class BeliefStore(BaseStore):
     # -- reads ---------------------------------------------------------------------------------
     def _get(self, mem: GraphState, op: GetOp) -> Item | None:
         labels = tuple(op.namespace)
-        found = _current(mem, namespace_to_scope(labels)).get(op.key)
-        return None if found is None else _item(labels, op.key, found[1])
+        found = self._lookup(mem, namespace_to_scope(labels), op.key)
+        return None if found is None else _item(labels, op.key, found)
 
     def _listing(
         self, mem: GraphState, prefix: str, flt: Mapping[str, Any] | None
@@ -562,7 +722,7 @@ class BeliefStore(BaseStore):
         prefix = namespace_to_scope(tuple(op.namespace_prefix))
         flt = op.filter or None
         if flt:
-            matches_filter({}, flt)  # an unknown operator is refused even when nothing is stored
+            check_filter(flt)  # an unknown operator is refused even when nothing is stored
         stop = op.offset + op.limit
         if not op.query:  # None or "": no query, as in LangGraph's stores
             rows = self._listing(mem, prefix, flt)[op.offset : stop]
@@ -602,15 +762,22 @@ class BeliefStore(BaseStore):
                 key = _key_of(it)  # always set: the filter asks for meta_has
                 if key is None or not _in_prefix(it.scope, prefix):
                     continue  # (what a hit brings along passes the same filter)
-                now = _current(mem, it.scope).get(key)
-                if now is None or now[1].id != it.id:
+                if not s.relevance:
+                    continue  # no word (nor vector) matched it: ranked by weights alone, no match
+                now = self._lookup(mem, it.scope, key)
+                if now is None or now.id != it.id:
                     continue  # not the current version of its key
-                if self._projection is not None and (it.meta or {}).get(META_INDEX) is False:
-                    continue  # put with index=False: never matched by a query
+                if self._projection is not None and not self._text(it):
+                    continue  # no text under the fields, or put with index=False: no match
                 if flt and not matches_filter(it.content, flt):
                     continue
                 out.append((it, s.score))
-            if len(out) >= want or len(found) < candidates or candidates >= len(mem.items):
+            if (
+                len(out) >= want
+                or len(found) < candidates
+                or candidates >= len(mem.items)
+                or not any(s.relevance for s in found)  # nothing matched: more will not either
+            ):
                 return out, mem
             candidates *= 4
 
@@ -644,6 +811,9 @@ class BeliefStore(BaseStore):
         return namespaces[op.offset : op.offset + op.limit]
 
     # -- writes --------------------------------------------------------------------------------
+    def _parents(self, mem: GraphState, parents: Any) -> list[str]:
+        return _parent_ids(parents, lambda scope, key: self._lookup(mem, scope, key))
+
     def _write(
         self,
         puts: dict[tuple[tuple[str, ...], str], PutOp],
@@ -662,13 +832,13 @@ class BeliefStore(BaseStore):
             mem = states.mem
             out: list[tuple[str, Any]] = []
             for scope, key, op, value, extra in prepared:
-                found = _current(mem, scope).get(key)
+                found = self._lookup(mem, scope, key)
                 who = extra.get("author") or author
                 if value is None:
                     if found is not None:
                         out.extend(
                             ("memory", MemoryRetract(item_id=i, author=who, reason=DELETE_REASON))
-                            for i in _versions(mem, found[1])
+                            for i in _versions(mem, found)
                         )
                     continue
                 meta: dict[str, Any] = {META_KEY: key}
@@ -677,10 +847,10 @@ class BeliefStore(BaseStore):
                 options = {
                     "authority": extra.get("authority", REMEMBER_AUTHORITY),
                     "importance": extra.get("importance", REMEMBER_IMPORTANCE),
-                    "parents": _parents(mem, extra.get("parents")),
+                    "parents": self._parents(mem, extra.get("parents")),
                 }
                 if found is not None:
-                    old = found[1]
+                    old = found
                     meta[META_CREATED] = _first_created(old)
                     _, commands = plan_supersede(
                         mem, old.id, value, author=who, options={**options, "meta": meta}
@@ -741,8 +911,10 @@ class BeliefStore(BaseStore):
             query: words to rank by, as :meth:`MemexStore.recall
                 <memex.MemexStore.recall>` ranks (the matches first, best
                 first, ``score`` the fused score; then the other items,
-                newest first, with ``score=None``); ``None`` or ``""``: newest
-                ``updated_at`` first, ``score=None``.
+                newest first, with ``score=None``: those no word matched,
+                as for a query of stop words only, and with an ``embed``
+                index no vector of similarity above 0); ``None`` or ``""``:
+                newest ``updated_at`` first, ``score=None``.
             filter: conditions on the value (``{"field": value}``, or
                 ``{"field": {"$gt": 3}}`` with ``$eq $ne $gt $gte $lt
                 $lte``; see :func:`memex.langgraph.mapping.matches_filter`).
@@ -752,7 +924,8 @@ class BeliefStore(BaseStore):
             A list of ``SearchItem`` (never a superseded version).
         Raises:
             InvalidNamespaceError: a bad label. ValidationError: an unknown
-                operator, a bad limit or offset.
+                operator (naming its key path: ``filter.status``), a bad
+                limit or offset.
         """
         labels = check_namespace(namespace_prefix, "namespace_prefix")
         op = SearchOp(labels, filter, limit, offset, query)
@@ -779,7 +952,10 @@ class BeliefStore(BaseStore):
         Args:
             namespace: the labels (not empty; the root is not ``"langgraph"``).
             key: the key.
-            value: a mapping of JSON values (it becomes the item's ``content``).
+            value: a mapping of JSON values (it becomes the item's ``content``;
+                a ``str``, ``int`` or ``float`` subclass such as a ``StrEnum``,
+                an ``IntEnum`` or a ``numpy.float64``, as a value or a key, is
+                stored as the plain ``str``, ``int`` or ``float``).
             index: ``None`` (the store's ``index`` fields), ``False`` (a query
                 never matches it) or a list of field paths to match it by;
                 ignored without an ``index`` config, as in LangGraph.
@@ -942,16 +1118,37 @@ class BeliefStore(BaseStore):
         )
 
 
+def _scalar(value: Any) -> Any:
+    """A ``str``, ``int`` or ``float`` subclass (``StrEnum``, ``IntEnum``, ``numpy.float64``)
+    as the plain value it stands for, as LangGraph's SQL stores serialise it: a ``str``
+    subclass as its text (``str.__str__``), an ``int`` or ``float`` subclass as ``int()`` /
+    ``float()``; ``bool`` stays a bool, anything else is returned as it is."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return value
+
+
 def _plain(value: Any, depth: int = 0) -> Any:
-    """A copy of a value with its mappings as dicts and its tuples as lists (JSON arrays, as
-    LangGraph's SQL stores read them back); anything else, and whatever lies deeper than
-    memex's depth limit, as it is, for memex to check (and refuse, naming the field)."""
+    """A copy of a value with its mappings as dicts, its tuples as lists (JSON arrays, as
+    LangGraph's SQL stores read them back) and its ``str``, ``int`` and ``float``
+    subclasses (keys too) as plain values (:func:`_scalar`); anything else, and whatever
+    lies deeper than memex's depth limit, as it is, for memex to check (and refuse,
+    naming the field)."""
     if depth > get_limits().max_depth:
         return value
     if isinstance(value, Mapping):
-        return {k: _plain(x, depth + 1) for k, x in value.items()}
+        return {_scalar(k): _plain(x, depth + 1) for k, x in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(x, depth + 1) for x in value]
+    if isinstance(value, str | int | float):
+        return _scalar(value)
     return copy.deepcopy(value)
 
 
@@ -959,8 +1156,9 @@ def _paths(index: Any) -> bool:
     return isinstance(index, list | tuple) and all(isinstance(p, str) for p in index)
 
 
-def _parents(mem: GraphState, parents: Any) -> list[str]:
-    """Parent ids: each a memex id, or a ``(namespace, key)`` pair read as its current version."""
+def _parent_ids(parents: Any, lookup: Callable[[str, str], MemoryItem | None]) -> list[str]:
+    """Parent ids: each a memex id, or a ``(namespace, key)`` pair read as its current
+    version (``lookup(scope, key)``)."""
     if parents is None:
         return []
     out: list[str] = []
@@ -973,8 +1171,8 @@ def _parents(mem: GraphState, parents: Any) -> list[str]:
         labels = check_namespace(p[0], f"parents[{i}][0]")
         if not isinstance(p[1], str):
             raise v.fail(f"parents[{i}][1]", "a key (a string)", p[1])
-        found = _current(mem, namespace_to_scope(labels)).get(p[1])
+        found = lookup(namespace_to_scope(labels), p[1])
         if found is None:
             raise MemoryNotFoundError(f"{labels}/{p[1]}")
-        out.append(found[1].id)
+        out.append(found.id)
     return out
