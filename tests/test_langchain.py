@@ -122,3 +122,98 @@ def test_short_explanation_of_a_brought_item_and_a_note() -> None:
     brought = next(d for d in docs if d.metadata["id"] == root.id)
     assert brought.metadata["why"]["brought_by"][1] == "parent"
     assert "brought along" in brought.metadata["why"]["note"]
+
+
+# -- regressions of the black-box review ---------------------------------------------------------
+def test_regression_namespace_keeps_label_boundaries() -> None:
+    from memex.langchain import namespace_scope
+    from memex.langgraph import BeliefStore, namespace_to_scope
+
+    with BeliefStore.open(":memory:") as store:
+        store.put(("users", "ada"), "k", {"text": "Ada drinks tea"})
+        store.put(("users", "ada", "facts"), "k", {"text": "Ada drinks green tea"})
+        store.put(("users", "adam"), "k", {"text": "Adam drinks tea"})
+        store.put(("users", "a/b"), "k", {"text": "A slash drinks tea"})
+        memex_store = store.store
+
+        def scopes(**options: object) -> list[str]:
+            docs = BeliefRetriever(store=memex_store, **options).invoke("who drinks tea?")
+            return sorted(d.metadata["scope"] for d in docs)
+
+        # scope_prefix is a plain string prefix (it says so); namespace keeps the labels
+        assert scopes(scope_prefix="users/ada") == ["users/ada", "users/ada/facts", "users/adam"]
+        assert scopes(namespace=("users", "ada")) == ["users/ada", "users/ada/facts"]
+        assert scopes(namespace=["users", "ada", "facts"]) == ["users/ada/facts"]
+        assert scopes(namespace=("users", "a/b")) == ["users/a%2Fb"]
+        assert len(scopes(namespace=())) == 4
+        # a filter is kept beside the namespace, and a call may override it
+        assert scopes(namespace=("users",), filter={"meta": {"langgraph_key": "k"}}) == [
+            "users/a%2Fb",
+            "users/ada",
+            "users/ada/facts",
+            "users/adam",
+        ]
+        retriever = BeliefRetriever(store=memex_store, namespace=("users", "ada"))
+        assert retriever.namespace == ("users", "ada")
+        docs = retriever.invoke("tea", namespace=("users", "adam"))
+        assert [d.metadata["scope"] for d in docs] == ["users/adam"]
+        with pytest.raises(ValidationError) as e:
+            retriever.invoke("tea", scope="users/adam")
+        assert e.value.path == "namespace"
+        with pytest.raises(ValidationError) as e:
+            retriever.invoke("tea", filter=3)
+        assert e.value.path == "filter"
+    # the encoding is memex.langgraph's
+    for ns in [("users", "ada"), ("a/b", "c"), ("100%",), ("%2F", "x%/y"), ()]:
+        assert namespace_scope(ns) == namespace_to_scope(ns)
+
+
+@pytest.mark.parametrize(
+    ("options", "path"),
+    [
+        ({"limit": -3}, "limit"),
+        ({"limit": "3"}, "limit"),
+        ({"budget_tokens": 0}, "budget_tokens"),
+        ({"candidates": True}, "candidates"),
+        ({"contradictions": "never"}, "contradictions"),
+        ({"now": 1.5}, "now"),
+        ({"weights": {"autority": 1.0}}, "weights.autority"),
+        ({"filter": {"scop": "x"}}, "filter.scop"),
+        ({"filter": "scope"}, "filter"),
+        ({"scope": ""}, "scope"),
+        ({"scope_prefix": 3}, "scope_prefix"),
+        ({"namespace": "users/ada"}, "namespace"),
+        ({"namespace": ("users", "")}, "namespace[1]"),
+        ({"namespace": ("a.b",)}, "namespace[0]"),
+        ({"namespace": ("a", "\ud800")}, "namespace[1]"),
+        ({"namespace": ("users",), "scope_prefix": "users/"}, "namespace"),
+        ({"namespace": ("users",), "filter": {"scope": "users"}}, "namespace"),
+    ],
+)
+def test_regression_bad_options_are_refused_at_construction(
+    store: MemexStore, options: dict[str, object], path: str
+) -> None:
+    with pytest.raises(ValidationError) as e:
+        BeliefRetriever(store=store, **options)
+    assert e.value.path == path
+
+
+def test_a_retriever_needs_a_memex_store() -> None:
+    with pytest.raises(ValidationError) as e:
+        BeliefRetriever(store="memex.db")
+    assert e.value.path == "store"
+    # no scope yet is no error: a call may give one
+    retriever = BeliefRetriever(store=MemexStore())
+    assert retriever.invoke("x", scope="anywhere") == []
+
+
+def test_a_namespace_beside_a_memory_filter_instance() -> None:
+    from memex import MemoryFilter
+
+    s = MemexStore()
+    s.remember("tea at five", scope="users/ada", kind="observation")
+    s.remember("tea at six", scope="users/ada/facts", kind="fact")
+    s.remember("tea at seven", scope="users/adam", kind="fact")
+    retriever = BeliefRetriever(store=s, namespace=("users", "ada"))
+    docs = retriever.invoke("tea", filter=MemoryFilter(kind="fact"))  # a call may give one
+    assert [d.page_content for d in docs] == ["tea at six"]

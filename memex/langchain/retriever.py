@@ -12,12 +12,19 @@ from pydantic import ConfigDict
 
 from memex import _validate as v
 from memex.errors import ValidationError
-from memex.models import ScoredItem
+from memex.models import MemoryFilter, ScoredItem
 from memex.retrieval.search import default_text
 from memex.store.core import MemexStore
-from memex.store.everyday import RECALL_CONTRADICTIONS, RECALL_LIMIT
+from memex.store.everyday import (
+    CONTRADICTION_POLICIES,
+    RECALL_CONTRADICTIONS,
+    RECALL_LIMIT,
+    _at_least_one,
+    _recall_filter,
+    _recall_weights,
+)
 
-__all__ = ["BeliefRetriever", "short_explanation", "RECALL_OPTIONS"]
+__all__ = ["BeliefRetriever", "short_explanation", "namespace_scope", "RECALL_OPTIONS"]
 
 #: The keywords of :meth:`MemexStore.recall <memex.MemexStore.recall>` a retriever takes
 #: (as fields, and per call as keywords of ``invoke``).
@@ -32,6 +39,92 @@ RECALL_OPTIONS = (
     "now",
     "candidates",
 )
+
+# the options a call may override: recall's, and the LangGraph namespace
+_OPTIONS = (*RECALL_OPTIONS, "namespace")
+
+
+def namespace_scope(namespace: Any, path: str = "namespace") -> str:
+    """The memex scope of a LangGraph namespace, as :class:`memex.langgraph.BeliefStore`
+    keeps it: the labels joined with ``/``, each label's ``%`` written ``%25`` and ``/``
+    written ``%2F`` first (:func:`memex.langgraph.namespace_to_scope`, without
+    importing LangGraph: the ``langchain`` extra does not install it).
+
+    Args:
+        namespace: a tuple (or list) of labels: non-empty strings of valid Unicode
+            without ``.`` or NUL (LangGraph's label rules).
+        path: the name errors give.
+    Returns:
+        The scope (``""`` for ``()``).
+    Raises:
+        ValidationError: not a tuple or list (a ``str`` included), or a bad
+            label (naming ``path[i]``).
+
+    Example:
+        >>> namespace_scope(("users", "ada/bo"))
+        'users/ada%2Fbo'
+    """
+    if not isinstance(namespace, tuple | list):
+        raise v.fail(path, "a tuple of labels (strings)", namespace)
+    parts = []
+    for i, label in enumerate(namespace):
+        where = f"{path}[{i}]"
+        if not isinstance(label, str) or not label or "." in label or "\x00" in label:
+            raise v.fail(where, "a non-empty label without '.' or NUL", label)
+        if not v.valid_text(label):
+            raise ValidationError(
+                f"{where}: expected valid Unicode text (it holds a lone surrogate)", where
+            )
+        parts.append(label.replace("%", "%25").replace("/", "%2F"))
+    return "/".join(parts)
+
+
+def _in_namespace(options: dict[str, Any], namespace: Any) -> None:
+    """Narrow recall's ``options`` to the scope of ``namespace`` and the scopes below it
+    (label boundaries kept: ``("users", "ada")`` is not ``users/adam``)."""
+    scope = namespace_scope(namespace)
+    flt = options.get("filter")
+    if flt is None:
+        base: dict[str, Any] = {}
+    elif isinstance(flt, MemoryFilter):
+        base = flt.to_dict()
+    elif isinstance(flt, Mapping):
+        base = dict(flt)
+    else:
+        raise v.fail("filter", "a MemoryFilter or a mapping", flt)
+    for key in ("scope", "scope_prefix"):
+        if options.get(key) is not None or base.get(key) is not None:
+            raise ValidationError(
+                f"namespace: give a namespace or a scope ({key}), not both", "namespace"
+            )
+    options["scope_prefix"] = scope  # "" (the empty namespace): every scope
+    if scope:
+        options["filter"] = {
+            "or": [{**base, "scope": scope}, {**base, "scope_prefix": scope + "/"}]
+        }
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Check a retriever's options as :meth:`MemexStore.recall <memex.MemexStore.recall>`
+    will (without a scope being required yet: a call may give it).
+
+    Args:
+        options: some of :data:`RECALL_OPTIONS` and ``namespace``.
+    Raises:
+        ValidationError: a bad option, naming it (``limit``, ``filter.scop``, ...).
+    """
+    for name in ("limit", "budget_tokens", "candidates"):
+        if options.get(name) is not None:
+            _at_least_one(options[name], name)
+    if "contradictions" in options and options["contradictions"] not in CONTRADICTION_POLICIES:
+        raise v.fail("contradictions", '"surface", "filter" or "ignore"', options["contradictions"])
+    if options.get("now") is not None:
+        v.now_ms(options["now"])
+    if options.get("weights") is not None:
+        _recall_weights(options["weights"], True)
+    _recall_filter(options.get("filter"), options.get("scope"), options.get("scope_prefix"), "")
+    if options.get("namespace") is not None:
+        _in_namespace(dict(options), options["namespace"])
 
 
 def short_explanation(hit: ScoredItem) -> dict[str, Any]:
@@ -87,18 +180,27 @@ class BeliefRetriever(BaseRetriever):
       (``True`` only under ``contradictions="ignore"``);
     * ``why``: :func:`short_explanation` of the result.
 
-    The fields are ``store`` and :meth:`~memex.MemexStore.recall`'s options
-    (``scope``, ``scope_prefix``, ``filter``, ``limit`` default 10,
+    The fields are ``store``, ``namespace`` and :meth:`~memex.MemexStore.recall`'s
+    options (``scope``, ``scope_prefix``, ``filter``, ``limit`` default 10,
     ``budget_tokens``, ``weights``, ``contradictions`` default
     ``"surface"``, ``now`` in unix ms, ``candidates``); a call may override
     any of them as a keyword: ``retriever.invoke(q, limit=3)``. Without a
     scope, the store's own ``scope`` is used; ``scope_prefix=""`` searches
-    every scope.
+    every scope. ``scope_prefix`` is a plain string prefix (``"users/ada"``
+    also finds ``users/adam``); ``namespace`` is a LangGraph namespace of
+    :class:`memex.langgraph.BeliefStore` (a tuple of labels): the items of
+    that namespace and of the namespaces below it (``("users", "ada")``
+    finds ``("users", "ada", "facts")``, never ``("users", "adam")``);
+    ``()`` is every scope. It is given instead of ``scope`` and
+    ``scope_prefix`` (also those of ``filter``), and is combined with the
+    rest of ``filter``.
 
-    Raises (from ``invoke``):
-        ValidationError: an unknown keyword (naming it), or what
-            :meth:`~memex.MemexStore.recall` refuses (no scope, a bad
-            option, naming it).
+    Raises:
+        ValidationError: at construction, a bad option (naming it: ``limit``,
+            ``namespace[0]``, ``filter.scop``; ``store`` not a
+            :class:`~memex.MemexStore`); from ``invoke``, an unknown keyword
+            or a bad override (naming it), or no scope (from the arguments,
+            the filter or the store; naming ``scope``).
 
     Example:
         >>> from memex import MemexStore
@@ -113,6 +215,7 @@ class BeliefRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     store: MemexStore
+    namespace: tuple[str, ...] | None = None
     scope: str | None = None
     scope_prefix: str | None = None
     filter: Mapping[str, Any] | None = None
@@ -123,17 +226,32 @@ class BeliefRetriever(BaseRetriever):
     now: int | None = None
     candidates: int | None = None
 
+    def __init__(self, **data: Any) -> None:
+        """Make the retriever, checking its options first (see the class docstring).
+
+        Raises:
+            ValidationError: ``store`` is not a :class:`~memex.MemexStore`, or a
+                bad option (naming it: ``limit``, ``namespace[1]``, ``filter.scop``).
+        """
+        if "store" in data and not isinstance(data["store"], MemexStore):
+            raise v.fail("store", "a MemexStore", data["store"])
+        _check_options({k: x for k, x in data.items() if k in _OPTIONS})
+        super().__init__(**data)
+
     def _options(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
-        unknown = [k for k in overrides if k not in RECALL_OPTIONS]
+        unknown = [k for k in overrides if k not in _OPTIONS]
         if unknown:
             key = unknown[0]
-            hint = v.did_you_mean(key, RECALL_OPTIONS, "")
+            hint = v.did_you_mean(key, _OPTIONS, "")
             raise ValidationError(
                 f"{v.key_text(key)}: not an option of recall" + (f" ({hint})" if hint else ""),
                 str(key),
             )
-        options = {name: getattr(self, name) for name in RECALL_OPTIONS}
+        options = {name: getattr(self, name) for name in _OPTIONS}
         options.update(overrides)
+        namespace = options.pop("namespace")
+        if namespace is not None:
+            _in_namespace(options, namespace)
         return options
 
     def _get_relevant_documents(
