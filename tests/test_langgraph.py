@@ -1091,9 +1091,7 @@ def test_regression_a_current_version_without_indexed_text_is_no_match(
     configured.put(NS, "other", {"text": "green pear"})
     # the old version matches "red" and hands its relevance to its current version (as
     # recall does), which has nothing to index: not a match
-    assert [s.item.content for s in store.store.recall("red", scope="users/ada")] == [
-        {"count": 1}
-    ]
+    assert [s.item.content for s in store.store.recall("red", scope="users/ada")] == [{"count": 1}]
     assert [(h.key, h.score) for h in configured.search(NS, query="red")] == [
         ("other", None),
         ("k", None),
