@@ -1096,3 +1096,16 @@ def test_regression_a_current_version_without_indexed_text_is_no_match(
         ("other", None),
         ("k", None),
     ]
+
+
+def test_a_key_given_by_a_later_update_is_listed_and_found_by_a_new_store() -> None:
+    memex_store = MemexStore()
+    store = BeliefStore(memex_store)
+    store.put(NS, "a", {"text": "first"})
+    old = memex_store.remember("older", scope="users/ada").item
+    assert store.get(NS, "a") is not None  # the key index has read both items
+    memex_store.update(old.id, {"meta": {META_KEY: "b"}}, "tool")
+    # as the how-to says: listed at once, found by get from a store made after the update
+    assert [h.key for h in store.search(NS)] == ["b", "a"]
+    assert store.get(NS, "b") is None
+    assert BeliefStore(memex_store).get(NS, "b").value == {"text": "older"}  # type: ignore[union-attr]
