@@ -843,3 +843,28 @@ def test_events_stored_apart_from_their_command_are_shown_as_the_command_gives_t
     assert _brief(entries) == honest
     assert entries[1].entity is not None and entries[1].entity["importance"] == 0.8
     assert any("position 3" in str(w.message) and "do not match" in str(w.message) for w in caught)
+
+
+def test_a_history_replays_each_record_once_not_every_version_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: each record's command was checked by folding every version the
+    history had seen so far, then applying it: O(k²) for an item with k edges (2,000
+    SUPPORTS edges: 13 s for `memex history`, and every item page of `memex serve`).
+    The records are now applied one after the other to one running state."""
+    from memex.store import history as H
+
+    with MemexStore.open(tmp_path / "m.db") as store:
+        _item(store, "hub", "the hub")
+        for i in range(60):
+            _item(store, f"s{i}", f"support {i}")
+            _edge(store, f"e{i}", f"s{i}", "hub", "SUPPORTS")
+        applied, seeded = [], []
+        real_apply, real_seeded = H.apply, H._seeded
+        monkeypatch.setattr(H, "apply", lambda *a: applied.append(1) or real_apply(*a))
+        monkeypatch.setattr(H, "_seeded", lambda v: seeded.append(len(v)) or real_seeded(v))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # not one record differs from its command
+            entries = store.history("hub")
+    assert [e.type for e in entries] == ["memory.created"] + ["edge.created"] * 60
+    assert (len(applied), seeded) == (61, [])

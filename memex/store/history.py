@@ -22,7 +22,7 @@ from memex.errors import MemexError, UnreadableRecordError, ValidationError
 from memex.log import EventLog, LogRecord
 from memex.log.chain import envelope_ts_ms
 from memex.log.history import event_ids, touched_ids
-from memex.state.namespaces import EMPTY_STATES, FOLD_ERRORS, NAMESPACES, apply, fold
+from memex.state.namespaces import EMPTY_STATES, FOLD_ERRORS, NAMESPACES, States, apply, fold
 
 __all__ = ["HistoryEntry", "history_of", "StoreHistory"]
 
@@ -214,22 +214,43 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, tuple[A
     return {k: (before.get(k), after.get(k)) for k in keys if _differs(before.get(k), after.get(k))}
 
 
-def _replayed(
-    namespace: Any, payload: Any, versions: dict[tuple[str, str], dict[str, Any]]
-) -> list[Any] | None:
-    """The events of a record stored without any: its command applied to the versions
-    the earlier entries carry (only what it needs, never the log); ``None`` when it
-    does not apply there."""
+def _seeded(versions: dict[tuple[str, str], dict[str, Any]]) -> States:
+    """States holding exactly the versions the entries carry so far. O(versions)."""
     seeds = [
         (None, _CREATE[kind][0], {"type": _CREATE[kind][1], kind: wire})
         for (kind, _), wire in versions.items()
     ]
-    states = fold(EMPTY_STATES, seeds, on_error=lambda *_: None).states
-    try:
-        _, _, events = apply(states, namespace, payload)
-    except FOLD_ERRORS:
-        return None
-    return [e.to_dict() if hasattr(e, "to_dict") else e for e in events]
+    return fold(EMPTY_STATES, seeds, on_error=lambda *_: None).states
+
+
+class _Replay:
+    """The states a history's records are replayed on, one command at a time.
+
+    They hold the versions the entries carry (only what the history's own
+    records made, never the log); a record whose events were shown as stored
+    without being replayed leaves them out of date, and they are seeded again
+    from the versions before the next record (O(versions), only then). So a
+    history of k records costs O(k) applies, not O(k * versions).
+    """
+
+    __slots__ = ("states", "stale")
+
+    def __init__(self) -> None:
+        self.states: States = EMPTY_STATES
+        self.stale = False
+
+    def events(
+        self, namespace: Any, payload: Any, versions: dict[tuple[str, str], dict[str, Any]]
+    ) -> tuple[list[Any] | None, States | None]:
+        """``(events, states after)`` of the command applied to the versions before it;
+        ``(None, None)`` when it does not apply there."""
+        if self.stale:
+            self.states, self.stale = _seeded(versions), False
+        try:
+            after, _, events = apply(self.states, namespace, payload)
+        except FOLD_ERRORS:
+            return None, None
+        return [e.to_dict() if hasattr(e, "to_dict") else e for e in events], after
 
 
 def _refused(namespace: Any, payload: Any) -> str | None:
@@ -275,6 +296,7 @@ def _entries(entity_id: str, records: Iterator[LogRecord]) -> list[HistoryEntry]
     """
     out: list[HistoryEntry] = []
     versions: dict[tuple[str, str], dict[str, Any]] = {}  # (kind, id) -> its latest version
+    replay = _Replay()
     for rec in records:
         payload = rec.envelope.payload
         events = rec.events if isinstance(rec.events, list) else []
@@ -286,11 +308,13 @@ def _entries(entity_id: str, records: Iterator[LogRecord]) -> list[HistoryEntry]
                 rec.position, f"holds a command replay refuses ({refused}); left out of the history"
             )
             continue
-        if events:
-            replayed = _replayed(rec.envelope.namespace, payload, versions)
-            if replayed is not None and _touching(entity_id, replayed) != _touching(
-                entity_id, events
-            ):
+        replayed, after = replay.events(rec.envelope.namespace, payload, versions)
+        if after is None:
+            replay.stale = True  # the stored events are shown unreplayed: reseed
+        else:
+            replay.states = after
+        if events and replayed is not None:
+            if _touching(entity_id, replayed) != _touching(entity_id, events):
                 _warn(
                     rec.position,
                     "has stored events that do not match its command applied after the "
@@ -305,7 +329,7 @@ def _entries(entity_id: str, records: Iterator[LogRecord]) -> list[HistoryEntry]
         except MemexError:  # a damaged record's ts
             time = None
         if not events:
-            events = _replayed(rec.envelope.namespace, payload, versions) or []
+            events = replayed or []
         shown = False
         for ev in events:
             found = _entity(ev) if isinstance(ev, Mapping) else None
