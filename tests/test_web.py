@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -601,7 +602,7 @@ def test_bind_rule_needs_a_token_off_loopback() -> None:
     assert bind_rule("localhost", None) is None
     assert bind_rule("::1", None) is None
     assert bind_rule("127.8.9.10", None) is None
-    assert bind_rule("0.0.0.0", "t") is None
+    assert bind_rule("0.0.0.0", "t" * 16) is None
     for host in ("0.0.0.0", "192.168.1.4", "::", "my-laptop", "example.org"):
         message = bind_rule(host, None)
         assert message is not None and "MEMEX_SERVE_TOKEN" in message and host in message
@@ -920,12 +921,12 @@ def test_serve_off_loopback_needs_a_token(
     err = capsys.readouterr().err
     assert "not a loopback address" in err and "--token" in err and "MEMEX_SERVE_TOKEN" in err
     assert fake_uvicorn == []
-    monkeypatch.setenv("MEMEX_SERVE_TOKEN", "from-env")
+    monkeypatch.setenv("MEMEX_SERVE_TOKEN", "from-env-16-chars")
     assert main(["serve", "--db", str(db[0]), "--host", "0.0.0.0", "--port", "0"]) == 0
-    assert "?token=from-env" in capsys.readouterr().err
+    assert "?token=from-env-16-chars" in capsys.readouterr().err
     assert main(["serve", "--db", str(db[0]), "--host", "0.0.0.0", "--port", "0", "--token"]) == 0
     made = re.search(r"\?token=(\S+)", capsys.readouterr().err)
-    assert made is not None and len(made.group(1)) >= 24 and made.group(1) != "from-env"
+    assert made is not None and len(made.group(1)) >= 24 and made.group(1) != "from-env-16-chars"
     assert main(["serve", "--db", str(db[0]), "--port", "0", "--token", "mine"]) == 0
     assert "?token=mine" in capsys.readouterr().err
 
@@ -944,7 +945,9 @@ def test_serve_refuses_bad_arguments(
     assert main(["serve", "--db", str(tmp_path / "missing.db")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert (
-        main(["serve", "--db", str(db[0]), "--host", "192.0.2.1", "--token", "t", "--port", "0"])
+        main(
+            ["serve", "--db", str(db[0]), "--host", "192.0.2.1", "--token", "t" * 16, "--port", "0"]
+        )
         == 2
     )
     assert "cannot listen on 192.0.2.1" in capsys.readouterr().err
@@ -967,6 +970,7 @@ def test_serve_says_which_extra_to_install(
     assert main(["serve", "--db", str(db[0])]) == 2
     err = capsys.readouterr().err
     assert "memex serve needs starlette: pip install 'memex-belief[web]'" in err
+    assert "pip install '.[web]'" in err and "the 'web' extra" in err
 
 
 def test_serve_socket_ipv6_loopback() -> None:
@@ -1379,3 +1383,144 @@ def test_hostile_scopes_authors_meta_and_reasons_show_as_text(tmp_path: Path) ->
             assert (
                 "&lt;img src=x onerror=&#34;window.pwned=9&#34;&gt;" in html or "\\u003cimg" in html
             ), p
+
+
+# -- the review's faults (each test named after the fault) ----------------------------------------
+def test_a_slow_page_does_not_block_another_page(
+    source: StoreSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+    real = web_pages.tasks_page
+
+    def slow(view: Any, params: Any) -> Any:
+        entered.set()
+        assert release.wait(60), "the other page never came"
+        return real(view, params)
+
+    monkeypatch.setattr(web_pages, "tasks_page", slow)
+    answers: dict[str, int] = {}
+
+    def get(path: str) -> None:
+        with TestClient(create_app(source), base_url=BASE) as c:
+            answers[path] = c.get(path).status_code
+
+    slow_page = threading.Thread(target=get, args=("/tasks",))
+    slow_page.start()
+    try:
+        assert entered.wait(60)
+        for path in ("/", "/log", "/search?q=tea", "/?as_of=@3"):
+            get(path)  # answered while /tasks is still being built
+            assert answers[path] == 200
+        assert slow_page.is_alive()  # the slow page was held all along
+    finally:
+        release.set()
+        slow_page.join(60)
+    assert answers["/tasks"] == 200
+
+
+def test_a_404_of_the_time_slider_keeps_the_time_bar_and_links_where_it_appears(
+    client: TestClient, db: tuple[Path, Built]
+) -> None:
+    _, built = db
+    tea2 = built.ids["tea2"]
+    r = client.get(f"/item/{tea2}", params={"as_of": "@3"})
+    assert r.status_code == 404
+    first = re.search(r"first appears at @(\d+)", r.text)
+    assert first is not None
+    assert 'id="slider"' in r.text and "back to now" in r.text
+    assert f'href="/item/{tea2}?as_of=%40{first.group(1)}"' in r.text
+    assert 'class="on"' not in r.text  # no page of the navigation bar is highlighted
+    footer = re.search(r"<footer>(.*?)</footer>", r.text, re.S)
+    assert footer is not None and not footer.group(1).strip().endswith("·")
+    refused = client.get("/", headers={"host": "evil.example"})
+    footer = re.search(r"<footer>(.*?)</footer>", refused.text, re.S)
+    assert footer is not None and footer.group(1).strip() == f"memex {memex.__version__}"
+    assert 'class="on"' not in refused.text
+
+
+@pytest.mark.parametrize(
+    "token", ["ab#cdefgh-long-enough", "ab+cd%20ef-long-enough", "a&b=c-long-enough"]
+)
+def test_the_printed_token_address_is_url_encoded(
+    db: tuple[Path, Built],
+    fake_uvicorn: list[Any],
+    capsys: pytest.CaptureFixture[str],
+    source: StoreSource,
+    token: str,
+) -> None:
+    assert main(["serve", "--db", str(db[0]), "--port", "0", "--token", token]) == 0
+    printed = re.search(r"read-only at (\S+)", capsys.readouterr().err)
+    assert printed is not None
+    parts = urlsplit(printed.group(1))
+    guarded = TestClient(create_app(source, token=token), base_url=BASE, follow_redirects=False)
+    r = guarded.get(f"{parts.path}?{parts.query}")
+    assert r.status_code == 303 and "memex_token=" in r.headers["set-cookie"]
+
+
+def test_a_short_token_is_refused_off_loopback(
+    db: tuple[Path, Built], fake_uvicorn: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["serve", "--db", str(db[0]), "--host", "0.0.0.0", "--port", "0", "--token", "x"]
+    assert main(args) == 2
+    assert "at least 16 characters" in capsys.readouterr().err and fake_uvicorn == []
+    assert main(["serve", "--db", str(db[0]), "--port", "0", "--token", "x"]) == 0  # loopback
+
+
+def test_a_wildcard_host_prints_a_usable_address_and_accepts_the_machine_addresses(
+    db: tuple[Path, Built],
+    fake_uvicorn: list[Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    source: StoreSource,
+) -> None:
+    monkeypatch.setattr(security, "machine_addresses", lambda host: ["192.0.2.10"])
+    token = "t" * 16
+    args = ["serve", "--db", str(db[0]), "--host", "0.0.0.0", "--port", "0", "--token", token]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"read-only at http://192\.0\.2\.10:\d+/\?token=t{16}", err)
+    assert "0.0.0.0:" not in err and "--allow-host" in err
+    app = create_app(source, host="0.0.0.0", token=token)
+    c = TestClient(app, base_url="http://192.0.2.10:8765", follow_redirects=False)
+    auth = {"authorization": f"Bearer {token}"}
+    assert c.get("/", headers=auth).status_code == 200
+    assert c.get("/", headers={**auth, "host": "localhost:8765"}).status_code == 200
+    assert c.get("/", headers={**auth, "host": "rebind.example:8765"}).status_code == 400
+
+
+def test_the_machine_addresses_are_addresses_of_a_wildcard_only() -> None:
+    assert security.machine_addresses("127.0.0.1") == []
+    assert security.machine_addresses("192.168.1.4") == []
+    for address in security.machine_addresses("0.0.0.0"):
+        assert not security.is_loopback(address) and address.count(".") == 3
+
+
+def test_a_head_request_starts_no_verification(client: TestClient, source: StoreSource) -> None:
+    r = client.head("/verify?run=1")
+    assert r.status_code == 303 and source.verification.state == "idle"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "http://evil.example"},
+        {"origin": "null"},
+        {"referer": "http://evil.example/page"},
+        {"origin": "http://127.0.0.1:9999"},
+        {"referer": "https://127.0.0.1:8765/verify"},
+    ],
+)
+def test_a_foreign_origin_or_referer_cannot_start_a_verification(
+    client: TestClient, source: StoreSource, headers: dict[str, str]
+) -> None:
+    r = client.get("/verify?run=1", headers=headers)
+    assert r.status_code == 403 and source.verification.state == "idle"
+
+
+def test_a_same_origin_request_starts_a_verification(
+    client: TestClient, source: StoreSource
+) -> None:
+    r = client.get("/verify?run=1", headers={"origin": BASE, "referer": BASE + "/verify"})
+    assert r.status_code == 303 and source.verification.state in ("running", "done")

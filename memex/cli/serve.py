@@ -14,6 +14,7 @@ import os
 import secrets
 import socket
 from typing import Any
+from urllib.parse import quote
 
 from memex.cli.app import CliError, Context, db_arguments, db_label, one_line, subcommand
 from memex.errors import MissingDependencyError
@@ -67,8 +68,12 @@ def _import(module: str, package: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        missing = MissingDependencyError(getattr(e, "name", None) or package, "web", "memex serve")
-        raise CliError(str(missing)) from None
+        name = getattr(e, "name", None) or package
+        missing = MissingDependencyError(name, "web", "memex serve")
+        raise CliError(
+            f"{missing} (the 'web' extra: Starlette, Jinja2, uvicorn; from a clone of the "
+            "repository: pip install '.[web]')"
+        ) from None
 
 
 def serve_socket(host: str, port: int) -> socket.socket:
@@ -90,6 +95,26 @@ def serve_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _started(web: Any, db: str, host: str, port: int, token: str | None, allowed: list[str]) -> str:
+    """The lines ``memex serve`` prints once listening: the address to open (for a
+    wildcard ``--host``, the machine's own address, since ``0.0.0.0`` is no address a
+    client can open), the token URL-encoded in it, and which ``Host`` names answer."""
+    reachable = web.security.machine_addresses(host)
+    at = reachable[0] if reachable else ("127.0.0.1" if web.security.is_wildcard(host) else host)
+    shown = f"[{at}]" if ":" in at else at
+    query = f"?token={quote(token, safe='')}" if token else ""
+    text = (
+        f"memex serve: {db_label(db)} read-only at http://{shown}:{port}/{query}  (Ctrl-C stops)\n"
+    )
+    if web.security.is_wildcard(host):
+        names = ", ".join([*reachable, "localhost", *allowed])
+        text += (
+            f"memex serve: listening on every interface ({host}); it answers to {names}; "
+            "a name clients use (the machine's DNS name) must be added with --allow-host NAME\n"
+        )
+    return text
+
+
 @subcommand(
     "serve",
     "a read-only web inspector of a store: overview, search, items, history, log, "
@@ -108,13 +133,17 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     Safe by default: it listens on 127.0.0.1; a request whose ``Host``
     header is not the address served (or a loopback name, or a name of
     ``--allow-host``) is refused; a non-loopback ``--host`` needs a token
-    (``--token`` or ``MEMEX_SERVE_TOKEN``) and refuses to start without one.
+    (``--token`` or ``MEMEX_SERVE_TOKEN``) of at least 16 characters and
+    refuses to start without one. For ``--host 0.0.0.0`` (or ``::``) the
+    address printed is the machine's own (the requests to its own addresses
+    are accepted; a DNS name clients use needs ``--allow-host``). The token
+    is URL-encoded in the address printed.
 
     Returns:
         0 when stopped (Ctrl-C, or SIGTERM).
     Raises:
         CliError: the ``web`` extra is not installed; a non-loopback
-            ``--host`` without a token; a token with a space, quote, ``;``
+            ``--host`` without a token, or with one shorter than 16 characters; a token with a space, quote, ``;``
             or ``,``; a port out of 0..65535 or one that cannot be bound; a
             malformed ``--as-of`` (exit code 2).
         FileAccessError, StorageError: the store cannot be opened (exit code 2).
@@ -147,11 +176,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         sock = serve_socket(args.host, args.port)
         port = sock.getsockname()[1]
         app = web.create_app(source, host=args.host, allow_hosts=args.allow_host, token=token)
-        shown = f"[{args.host}]" if ":" in args.host else args.host
-        address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-        ctx.stderr.write(
-            f"memex serve: {db_label(args.db)} read-only at {address}  (Ctrl-C stops)\n"
-        )
+        ctx.stderr.write(_started(web, args.db, args.host, port, token, args.allow_host))
         ctx.stderr.flush()
         config = uvicorn.Config(
             app, log_level="warning", access_log=False, server_header=False, lifespan="off"

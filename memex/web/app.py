@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -97,7 +97,12 @@ class _Pages:
 
     # -- rendering --------------------------------------------------------------------------
     def render(
-        self, request: Request, template: str, view: View | None, **data: Any
+        self,
+        request: Request,
+        template: str,
+        view: View | None,
+        status_code: int = 200,
+        **data: Any,
     ) -> HTMLResponse:
         as_of = request.query_params.get("as_of") or None
 
@@ -132,12 +137,12 @@ class _Pages:
             href=href,
             **data,
         )
-        return HTMLResponse(html)
+        return HTMLResponse(html, status_code=status_code)
 
     def error_page(self, status: int, title: str, message: str) -> tuple[bytes, str]:
         """The bytes and type of an error page (the Guard's refusals use it too)."""
         html = self.env.get_template("error.html").render(
-            request_path="/",
+            request_path="",
             navigation=NAVIGATION,
             version=__version__,
             view=None,
@@ -150,6 +155,7 @@ class _Pages:
             status=status,
             title=title,
             message=message,
+            first=None,
         )
         return html.encode("utf-8"), "text/html; charset=utf-8"
 
@@ -165,7 +171,20 @@ class _Pages:
     ) -> Response:
         params = dict(request.query_params)
         with self.source.view(params.get("as_of")) as view:
-            return self.render(request, template, view, **build(view, params))
+            try:
+                data = build(view, params)
+            except NotFound as e:  # on the page asked for, with its time bar (another position)
+                return self.render(
+                    request,
+                    "error.html",
+                    view,
+                    status_code=404,
+                    status=404,
+                    title="Not found",
+                    message=str(e),
+                    first=e.first,
+                )
+            return self.render(request, template, view, **data)
 
     # -- handlers ---------------------------------------------------------------------------
     def overview(self, request: Request) -> Response:
@@ -202,10 +221,12 @@ class _Pages:
     def verify(self, request: Request) -> Response:
         if request.query_params.get("run"):
             # the one request that starts work: not from another site's page (an <img>)
-            if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            if not _same_site(request):
                 return self._error(
                     403, "Forbidden", "Start a verification from the inspector's own page."
                 )
+            if request.method == "HEAD":  # HEAD has no side effect: what GET would answer
+                return Response(status_code=303, headers={"location": "/verify"})
             self.source.verification.start()
             rest = {k: v for k, v in request.query_params.items() if k != "run"}
             return RedirectResponse(
@@ -250,6 +271,26 @@ class _Pages:
             message = f"unexpected {type(exc).__name__} (the server's log has the details)"
             traceback.print_exception(exc)
         return self._error(500, "The store could not be read", message)
+
+
+def _same_site(request: Request) -> bool:
+    """Whether a request may start work: its ``Sec-Fetch-Site`` is ``same-origin`` or
+    ``none`` (typed or bookmarked) when sent, and its ``Origin`` and ``Referer``, when
+    sent, name this server (scheme, host and port of the request's own ``Host``).
+    A request with none of them (curl, an old browser) is accepted."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return False
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
+    origin = request.headers.get("origin")
+    if origin is not None and origin.strip().lower() != own:
+        return False  # includes "null" (a sandboxed frame, a data: page)
+    referer = request.headers.get("referer")
+    if referer is not None:
+        parts = urlsplit(referer.strip())
+        if f"{parts.scheme}://{parts.netloc}".lower() != own:
+            return False
+    return True
 
 
 def create_app(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -155,24 +156,29 @@ class Memo:
 
     Keeps, for each name, the values of the last :attr:`SIZE` states it was
     computed for (the head and the past states a slider visits), holding those
-    states alive while they are kept.
+    states alive while they are kept. Safe to share between threads (pages are
+    built concurrently): ``compute`` runs outside its lock, so two pages may
+    compute the same value once each.
     """
 
     SIZE = 4
 
     def __init__(self) -> None:
         self._values: dict[str, list[tuple[Any, Any]]] = {}
+        self._lock = threading.Lock()
 
     def get(self, name: str, state: Any, compute: Callable[[], Any]) -> Any:
         """``compute()`` for ``state``, or the value kept from a call with that state."""
-        kept = self._values.setdefault(name, [])
-        for n, (known, value) in enumerate(kept):
-            if known is state:
-                kept.append(kept.pop(n))
-                return value
+        with self._lock:
+            kept = self._values.setdefault(name, [])
+            for n, (known, value) in enumerate(kept):
+                if known is state:
+                    kept.append(kept.pop(n))
+                    return value
         value = compute()
-        kept.append((state, value))
-        del kept[: -self.SIZE]
+        with self._lock:
+            kept.append((state, value))
+            del kept[: -self.SIZE]
         return value
 
 
@@ -671,7 +677,8 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
         if later:
             raise NotFound(
                 f"{item_id} is not in the store at @{view.position}: it first appears "
-                f"at @{later[0].position}."
+                f"at @{later[0].position}.",
+                later[0].position,
             )
         raise NotFound(f"No item, edge, intent or task has the id {item_id}.")
     own = [h for h in history if h.id == item_id]
@@ -802,25 +809,33 @@ class ContradictionLedger:
     """Every ``CONTRADICTS`` edge the log created, and when and by whom each was closed.
 
     Built by reading the log's commands once (O(n), on the first contradictions
-    page) and kept current from there (O(new records) per page).
+    page) and kept current from there (O(new records) per page). One page
+    catches up at a time (its own lock); :meth:`closed_upto` copies under it.
     """
 
     def __init__(self) -> None:
         self.position = 0
         self._open: dict[str, tuple[Edge, int]] = {}
         self.closed: list[Closed] = []
+        self._lock = threading.Lock()
 
     def catch_up(self, log: EventLog, head: int) -> None:
         """Read the records after :attr:`position` up to ``head``."""
-        nxt = self.position + 1
-        while nxt <= head:
-            try:
-                for rec in log.read(nxt, head):
-                    self._record(rec)
-                    nxt = rec.position + 1
-            except UnreadableRecordError as e:
-                nxt = max(nxt + 1, e.position + 1)
-        self.position = max(self.position, head)
+        with self._lock:
+            nxt = self.position + 1
+            while nxt <= head:
+                try:
+                    for rec in log.read(nxt, head):
+                        self._record(rec)
+                        nxt = rec.position + 1
+                except UnreadableRecordError as e:
+                    nxt = max(nxt + 1, e.position + 1)
+            self.position = max(self.position, head)
+
+    def closed_upto(self, position: int) -> list[Closed]:
+        """The contradictions closed at or before ``position``, oldest first (a copy)."""
+        with self._lock:
+            return [c for c in self.closed if c.position <= position]
 
     def _close(self, edge_id: str, rec: LogRecord, payload: Mapping[str, Any]) -> None:
         edge, opened = self._open.pop(edge_id)
@@ -899,7 +914,7 @@ def contradictions_page(
         (c, _text(c.a, 200), _text(c.b, 200))
         for c in every[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     ]
-    closed = [c for c in ledger.closed if c.position <= view.position]
+    closed = ledger.closed_upto(view.position)
     closed.reverse()
     shown = closed[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     resolved = []

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import re
+import socket
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
@@ -42,7 +43,13 @@ __all__ = [
     "is_loopback",
     "allowed_host_names",
     "host_name",
+    "is_wildcard",
+    "machine_addresses",
+    "MIN_TOKEN",
 ]
+
+#: The fewest characters a token may have when the address served is not loopback.
+MIN_TOKEN = 16
 
 #: The environment variable ``memex serve`` reads a token from when ``--token`` gives none.
 TOKEN_ENV = "MEMEX_SERVE_TOKEN"
@@ -101,15 +108,79 @@ def bind_rule(host: str, token: str | None) -> str | None:
         host: the address to bind (``--host``).
         token: the token requests must carry, or ``None``.
     Returns:
-        ``None`` for a loopback address, or any address with a non-empty
-        token; otherwise one sentence saying a token is needed.
+        ``None`` for a loopback address (any token, or none), or any address
+        with a token of at least :data:`MIN_TOKEN` characters; otherwise one
+        sentence saying a (longer) token is needed.
     """
-    if is_loopback(host) or token:
+    if is_loopback(host):
         return None
-    return (
-        f"--host {host} is not a loopback address: anyone who can reach it could read the "
-        f"memory, so give --token TOKEN (or set {TOKEN_ENV})"
-    )
+    if not token:
+        return (
+            f"--host {host} is not a loopback address: anyone who can reach it could read the "
+            f"memory, so give --token TOKEN (or set {TOKEN_ENV})"
+        )
+    if len(token) < MIN_TOKEN:
+        return (
+            f"--host {host} is not a loopback address: its token must have at least "
+            f"{MIN_TOKEN} characters (got {len(token)}; --token without a value makes one up)"
+        )
+    return None
+
+
+def is_wildcard(host: str) -> bool:
+    """Whether ``host`` is an address meaning every interface (``0.0.0.0``, ``::``).
+
+    >>> is_wildcard("0.0.0.0"), is_wildcard("[::]"), is_wildcard("192.168.1.4")
+    (True, True, False)
+    """
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def machine_addresses(host: str) -> list[str]:
+    """This machine's own addresses a server bound to the wildcard ``host`` is reached at.
+
+    Read from the machine's name (``getaddrinfo(gethostname())``) and from the
+    address the system would send from (a UDP socket ``connect``: no packet is
+    sent), IPv4 for ``0.0.0.0``, both families for ``::``; loopback addresses
+    are left out. Addresses, never names: a ``Host`` header holding an address
+    cannot come from a DNS-rebinding page (that page's ``Host`` is its name).
+
+    Args:
+        host: the address served.
+    Returns:
+        The addresses, the one the system sends from first; ``[]`` for an
+        address that is not a wildcard, or when none is found.
+    """
+    if not is_wildcard(host):
+        return []
+    v6 = ":" in host
+    families = [socket.AF_INET, socket.AF_INET6] if v6 else [socket.AF_INET]
+    found: list[str] = []
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        if family not in families:
+            continue
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as udp:
+                udp.connect((probe, 9))
+                found.append(str(udp.getsockname()[0]))
+        except OSError:
+            pass
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None)
+    except OSError:
+        infos = []
+    for family, *_, sockaddr in infos:
+        if family in families:
+            found.append(str(sockaddr[0]))
+    out: list[str] = []
+    for text in found:
+        name = text.partition("%")[0]
+        if name not in out and not is_loopback(name) and not is_wildcard(name):
+            out.append(name)
+    return out
 
 
 def host_name(header: str) -> str:
@@ -135,11 +206,16 @@ def allowed_host_names(host: str, extra: Iterable[str] = ()) -> frozenset[str]:
             port, if given, is ignored).
     Returns:
         ``host`` itself, :data:`LOOPBACK_NAMES` when ``host`` is loopback,
-        and ``extra``, each as :func:`host_name` reads a header.
+        for a wildcard ``host`` (``0.0.0.0``, ``::``) the loopback names and
+        the machine's own addresses (:func:`machine_addresses`: addresses
+        only, so DNS rebinding stays refused; a name clients use, such as the
+        machine's DNS name, must be given with ``--allow-host``), and
+        ``extra``, each as :func:`host_name` reads a header.
     """
     names = {host_name(host)} | {host_name(name) for name in extra if name.strip()}
-    if is_loopback(host):
+    if is_loopback(host) or is_wildcard(host):
         names |= LOOPBACK_NAMES
+    names |= {host_name(address) for address in machine_addresses(host)}
     return frozenset(names)
 
 

@@ -6,8 +6,12 @@ folded first, :meth:`~memex.MemexStore.refresh`, so new events appear without
 a restart) or as it was at the position an ``as_of`` names
 (:meth:`~memex.MemexStore.as_of`). The last :data:`PAST_STATES` past states
 are kept, with their text indexes, so moving the time slider back and forth
-stays fast. Pages are built under one lock: a page reads one position from
-start to end.
+stays fast. Only the refresh (the fold of new records) and the cache of past
+states are under the source's lock: a page is built without it, so a slow page
+does not hold up any other. States are persistent (immutable), so a page
+reads whole states; a live page reads the live store, whose methods take
+the store's own lock where they fold, so a record folded while the page is
+built (by another page's refresh) may show on it.
 
 :class:`Verification` runs the hash-chain and snapshot check
 (:func:`memex.store.verify_store`) in a thread of its own, on a connection of
@@ -67,11 +71,20 @@ class BadParameter(MemexError):
 
 
 class NotFound(MemexError):
-    """What a page's address names is not in the store: answered with a 404 page.
+    """What a page's address names is not in the store: answered with a 404 page
+    (with the page's time bar, so another position can be picked).
 
     Args:
         message: one line saying what is missing (shown on the page).
+        first: the log position where it first appears, when a later record
+            names it (the page links to that position), else ``None``.
+    Attributes:
+        first: as given.
     """
+
+    def __init__(self, message: str, first: int | None = None) -> None:
+        super().__init__(message)
+        self.first = first
 
 
 class View(NamedTuple):
@@ -137,6 +150,7 @@ class StoreSource:
         self._past_size = max(1, past_states)
         self._past_items = past_items
         self._times: dict[int, int | None] = {}
+        self._times_lock = threading.Lock()
         self.verification = Verification(self)
         self._settled = False
         self.default_as_of: str | None = None
@@ -214,8 +228,9 @@ class StoreSource:
 
     def time_at(self, position: int) -> int | None:
         """The time (unix ms) of the record at ``position``; ``None`` for 0 or an unreadable one."""
-        if position in self._times:
-            return self._times[position]
+        with self._times_lock:
+            if position in self._times:
+                return self._times[position]
         found: int | None = None
         if position > 0:
             try:
@@ -223,9 +238,10 @@ class StoreSource:
                     found = envelope_ts_ms(rec.envelope)
             except MemexError:
                 found = None
-        if len(self._times) > 4 * TIMELINE + 4096:
-            self._times.clear()
-        self._times[position] = found
+        with self._times_lock:
+            if len(self._times) > 4 * TIMELINE + 4096:
+                self._times.clear()
+            self._times[position] = found
         return found
 
     def timeline(self, head: int) -> list[tuple[int, int | None]]:
@@ -245,13 +261,17 @@ class StoreSource:
 
     @contextmanager
     def view(self, as_of: str | None) -> Iterator[View]:
-        """Hold the lock and give the :class:`View` a page reads.
+        """Give the :class:`View` a page reads; the lock is held only to refresh
+        the live store and to find (or fold) a past state, not while the page is built.
 
         Args:
             as_of: the page's ``as_of`` parameter (``None`` or ``""``: the
                 source's default, else the head, folded first).
         Yields:
-            The view; no other page folds or evicts while the block runs.
+            The view. Its store is either the live store (read-only; its
+            reads are safe beside another thread's refresh) or a past one,
+            read-only and never changed, which stays usable after it leaves
+            the cache.
         Raises:
             BadParameter: a malformed ``as_of``.
             StorageError: the log cannot be read.
@@ -260,10 +280,12 @@ class StoreSource:
             head = self.store.refresh()
             when = as_of if as_of else self.default_as_of
             if when is None:
-                yield View(self.store, head, head, None, self.time_at(head), self.log)
-                return
-            position = self.resolve(when)
-            yield View(self.past(position), position, head, when, self.time_at(position), self.log)
+                shown = View(self.store, head, head, None, self.time_at(head), self.log)
+            else:
+                position = self.resolve(when)
+                past = self.past(position)
+                shown = View(past, position, head, when, self.time_at(position), self.log)
+        yield shown
 
     def past(self, position: int) -> MemexStore:
         """The read-only store as of ``position`` (the live store when it is at that
