@@ -1524,3 +1524,79 @@ def test_a_same_origin_request_starts_a_verification(
 ) -> None:
     r = client.get("/verify?run=1", headers={"origin": BASE, "referer": BASE + "/verify"})
     assert r.status_code == 303 and source.verification.state in ("running", "done")
+
+
+@pytest.mark.parametrize(
+    ("path", "name"), [("/log?namespace=bogus", "namespace"), ("/tasks?status=bogus", "status")]
+)
+def test_unknown_values_of_closed_filters_are_400_pages_naming_them(
+    client: TestClient, path: str, name: str
+) -> None:
+    r = client.get(path)
+    assert r.status_code == 400 and f"Bad parameter: {name}" in r.text and "bogus" in r.text
+    assert client.get(
+        path.replace("bogus", "memory" if name == "namespace" else "active")
+    ).is_success
+
+
+def test_unknown_values_of_open_filters_stay_in_the_form_and_say_no_item_has_them(
+    client: TestClient,
+) -> None:
+    r = client.get("/search", params={"kind": "bogus", "author": "nobody", "scope": "zzz"})
+    assert r.status_code == 200
+    assert '<option value="bogus" selected>bogus</option>' in r.text
+    assert "No item has kind &#39;bogus&#39;." in r.text
+    assert "No item has author &#39;nobody&#39;." in r.text
+    assert "No item has a scope starting with &#39;zzz&#39;." in r.text
+    assert 'id="unknown"' not in client.get("/search", params={"kind": "assertion"}).text
+
+
+def test_search_page_two_shows_the_total_not_the_page_count(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_pages, "PAGE_SIZE", 2)
+    first = client.get("/search", params={"q": "tea"})
+    count = re.search(r'id="result-count">(\d+) result\(s\), 1–2 shown', first.text)
+    assert count is not None and int(count.group(1)) > 2
+    second = client.get("/search", params={"q": "tea", "page": "2"})
+    assert f'id="result-count">{count.group(1)} result(s), 3–' in second.text
+    monkeypatch.setattr(web_pages, "SEARCH_COUNT", 1)
+    assert 'id="result-count">More than 2 result(s)' in client.get("/search?q=tea").text
+
+
+def test_a_failed_verification_says_valid_up_to(db: tuple[Path, Built]) -> None:
+    src = StoreSource.open(db[0])
+    try:
+        src.verification.result = {
+            "ok": False,
+            "head": 13,
+            "head_hash": "ab",
+            "first_bad": 14,
+            "reason": "hash mismatch",
+            "snapshots": 0,
+            "problems": [],
+        }
+        src.verification.state, src.verification.finished = "done", 0.0
+        text = TestClient(create_app(src), base_url=BASE).get("/verify").text
+        assert "valid up to" in text and 'id="valid-upto">@13' in text
+        assert "<th>head</th>" not in text
+    finally:
+        src.close()
+
+
+def test_intents_and_tasks_link_to_their_history(client: TestClient, source: StoreSource) -> None:
+    r = client.get("/tasks")
+    for intent in source.store.intents.intents.values():
+        assert f'href="/item/{intent.id}" title="the intent\'s history"' in r.text
+    for task in source.store.tasks.tasks.values():
+        assert f'href="/item/{task.id}" title="the task\'s history"' in r.text
+    task = next(iter(source.store.tasks.tasks))
+    assert client.get(f"/item/{task}").status_code == 200
+
+
+def test_the_not_checked_tile_offers_verify_now(client: TestClient, source: StoreSource) -> None:
+    r = client.get("/")
+    assert 'id="verify-now" href="/verify?run=1"' in r.text
+    assert client.get("/verify?run=1").status_code == 303
+    source.verification.wait(30)
+    assert 'id="verify-now"' not in client.get("/").text

@@ -26,6 +26,7 @@ from memex.interop._layouts import support_layout
 from memex.log import EventLog, LogRecord
 from memex.log.chain import envelope_ts_ms
 from memex.models import Edge, MemoryItem, ScoredItem
+from memex.models.kinds import INTENT_STATUSES, TASK_STATUSES
 from memex.provenance import get_support_tree
 from memex.retrieval.query import get_children
 from memex.retrieval.search import default_text
@@ -37,7 +38,10 @@ from memex.web.source import BadParameter, NotFound, View
 
 __all__ = [
     "PAGE_SIZE",
+    "SEARCH_COUNT",
     "LOG_PAGE",
+    "NAMESPACES",
+    "STATUSES",
     "LOG_SCAN",
     "DRAWING_NODES",
     "TREE_NODES",
@@ -59,6 +63,13 @@ __all__ = [
 
 #: Results per page of the search, the contradictions and the intents.
 PAGE_SIZE = 20
+#: How many search results are counted at most for the total a search shows
+#: (beyond it, "more than ...").
+SEARCH_COUNT = 200
+#: The namespaces of the log's records (the log page's ``namespace`` filter).
+NAMESPACES = ("memory", "intent", "task")
+#: The statuses of intents and tasks (the tasks page's ``status`` filter).
+STATUSES = tuple(dict.fromkeys((*INTENT_STATUSES, *TASK_STATUSES)))
 #: Records per page of the log.
 LOG_PAGE = 50
 #: The most records one log page reads looking for matches of its filters.
@@ -142,6 +153,19 @@ def _score_param(params: Mapping[str, str], name: str) -> float | None:
     if not 0 <= value <= 1:
         raise BadParameter(name, f"expected a number from 0 to 1, got {raw[:40]!r}")
     return value
+
+
+def _choice(params: Mapping[str, str], name: str, allowed: Iterable[str]) -> str:
+    """A parameter of a closed set: ``""`` when absent, else one of ``allowed``.
+
+    Raises:
+        BadParameter: any other value, naming ``name`` and listing the values.
+    """
+    raw = params.get(name, "").strip()
+    known = list(allowed)
+    if raw and raw not in known:
+        raise BadParameter(name, f"expected one of {', '.join(known)}, got {raw[:40]!r}")
+    return raw
 
 
 def _word(params: Mapping[str, str], name: str, limit: int = 500) -> str:
@@ -472,7 +496,12 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
     Returns:
         ``query``, ``filters`` (the parameters as given), ``hits`` (rank,
         :class:`~memex.ScoredItem`, text, explanation as a dict), ``page``,
-        ``more`` (whether a next page exists), ``kinds``, ``authors``, ``scopes``.
+        ``more`` (whether a next page exists), ``total`` (how many results in
+        all, counted up to :data:`SEARCH_COUNT` or the page's end, whichever is
+        more), ``total_more`` (whether there are more than ``total``),
+        ``first`` (the rank of the page's first hit), ``unknown`` (sentences
+        saying that no item has the ``kind``, ``author`` or ``scope`` given:
+        open sets, kept in the form), ``kinds``, ``authors``, ``scopes``.
     Raises:
         BadParameter: a malformed parameter (naming it).
     """
@@ -494,7 +523,7 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
     if min_authority is not None:
         flt["range"] = {"authority": {"min": min_authority}}
     store = view.store
-    limit = page * PAGE_SIZE + 1
+    limit = max(page * PAGE_SIZE, SEARCH_COUNT) + 1  # enough to count the results
     try:
         if query:
             found = store.recall(
@@ -520,6 +549,13 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
         for n, s in enumerate(shown, 1)
     ]
     stats: GraphStats = memo.get("stats", store.mem, lambda: get_stats(store.mem))
+    unknown = []  # open sets: the value stays in the form, the page says none has it
+    if kind and kind not in stats.items.by_kind:
+        unknown.append(f"No item has kind {kind!r}.")
+    if author and author not in stats.items.by_author:
+        unknown.append(f"No item has author {author!r}.")
+    if scope and not any(s.startswith(scope) for s in stats.items.by_scope):
+        unknown.append(f"No item has a scope starting with {scope!r}.")
     return {
         "query": query,
         "filters": {
@@ -533,6 +569,10 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
         "hits": hits,
         "page": page,
         "more": len(found) > page * PAGE_SIZE,
+        "total": min(len(found), limit - 1),
+        "total_more": len(found) >= limit,
+        "first": (page - 1) * PAGE_SIZE + 1,
+        "unknown": unknown,
         "kinds": sorted(stats.items.by_kind),
         "authors": [a for a, _ in _top(stats.items.by_author, 200)[0]],
         "scopes": [s for s, _ in _top(stats.items.by_scope, 200)[0]],
@@ -941,7 +981,8 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
 
     Args:
         view: the state shown (records after its position are not listed).
-        params: ``namespace``, ``type`` (the command's type), ``author`` (exact),
+        params: ``namespace`` (one of :data:`NAMESPACES`), ``type`` (the
+            command's type or one of its events'), ``author`` (exact),
             ``after``, ``before`` (record times: ISO time or date; ``after``
             inclusive, ``before`` exclusive), ``upto`` (the newest position
             to list: the cursor of the next page).
@@ -950,9 +991,10 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
         or ``None``), ``scanned`` (``(lowest, highest)`` positions read),
         ``filters``, ``filtered`` (whether any filter is set).
     Raises:
-        BadParameter: a malformed parameter (naming it).
+        BadParameter: a malformed parameter, or a ``namespace`` outside
+            :data:`NAMESPACES` (naming it).
     """
-    namespace = _word(params, "namespace", 100)
+    namespace = _choice(params, "namespace", NAMESPACES)
     type_ = _word(params, "type", 100)
     author = _word(params, "author")
     after = _time_param(params, "after")
@@ -1049,16 +1091,17 @@ def tasks_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
 
     Args:
         view: the state shown.
-        params: ``status`` (an intent or task status to keep), ``page``.
+        params: ``status`` (an intent or task status to keep, one of
+            :data:`STATUSES`), ``page``.
     Returns:
         ``intents`` ([(depth, intent, [(depth, task)])]), ``orphans``
         ([(depth, task)]), ``page``, ``more``, ``total`` (intents), ``tasks``
-        (how many), ``status``.
+        (how many), ``status``, ``statuses`` (:data:`STATUSES`).
     Raises:
-        BadParameter: a malformed ``page``.
+        BadParameter: a malformed ``page``, a ``status`` outside :data:`STATUSES`.
     """
     page = _page(params)
-    status = _word(params, "status", 40)
+    status = _choice(params, "status", STATUSES)
     intents = list(view.store.intents.intents.values())
     tasks = list(view.store.tasks.tasks.values())
     if status:
@@ -1086,4 +1129,5 @@ def tasks_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
         "total": len(intents),
         "tasks": len(tasks),
         "status": status,
+        "statuses": STATUSES,
     }
