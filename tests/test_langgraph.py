@@ -1109,3 +1109,33 @@ def test_a_key_given_by_a_later_update_is_listed_and_found_by_a_new_store() -> N
     assert [h.key for h in store.search(NS)] == ["b", "a"]
     assert store.get(NS, "b") is None
     assert BeliefStore(memex_store).get(NS, "b").value == {"text": "older"}  # type: ignore[union-attr]
+
+
+def test_regression_put_and_delete_reach_every_current_copy_written_around_the_adapter(
+    tmp_path: Path,
+) -> None:
+    """Two current copies of a key (remembered around the adapter): a put superseded only
+    the newest, and a delete left the other current, so it came back to get."""
+    with BeliefStore.open(str(tmp_path / "lg.db"), author="me", scope="users/ada") as bs:
+        ms = bs.store
+        tea = ms.remember("Ada likes tea", meta={"langgraph_key": "drink"}).item
+        coffee = ms.remember("Ada likes coffee", meta={"langgraph_key": "drink"}).item
+        bs.put(("users", "ada"), "drink", {"text": "Ada likes water"})
+        assert [s.item.content["text"] for s in ms.recall("Ada likes")] == ["Ada likes water"]
+        water = bs.item_id(("users", "ada"), "drink")
+        superseded = {(e.from_, e.to) for e in ms.edges({"kind": "SUPERSEDES"})}
+        assert superseded == {(water, coffee.id), (water, tea.id)}
+        bs.delete(("users", "ada"), "drink")
+        assert bs.get(("users", "ada"), "drink") is None
+        assert ms.items({"scope": "users/ada"}) == []
+
+
+def test_a_chain_of_puts_of_one_key_is_never_taken_for_copies(store: BeliefStore) -> None:
+    """Each put supersedes the newest version, so the key index never marks the key as
+    having several current copies: a put stays O(log n), not O(versions)."""
+    for i in range(50):
+        store.put(("p",), "profile", {"n": i})
+    store.delete(("p",), "profile")
+    store.put(("p",), "profile", {"n": "again"})  # after a delete: a fresh start, no copy
+    assert store._keys.forked == set()
+    assert store.get(("p",), "profile").value == {"n": "again"}  # type: ignore[union-attr]

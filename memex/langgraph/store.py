@@ -42,6 +42,7 @@ from langgraph.store.base import (
 
 from memex import _validate as v
 from memex.errors import MemexError, MemoryNotFoundError, ValidationError
+from memex.factories import create_edge
 from memex.langgraph.mapping import (
     META_CREATED,
     META_INDEX,
@@ -56,7 +57,7 @@ from memex.langgraph.mapping import (
     scope_to_namespace,
 )
 from memex.limits import get_limits
-from memex.models import MemoryItem, MemoryRetract, ScoredItem
+from memex.models import EdgeCreate, MemoryItem, MemoryRetract, ScoredItem
 from memex.retrieval.relevance import DEFAULT_CANDIDATES
 from memex.retrieval.search import TextIndex
 from memex.state.graph import GraphState
@@ -149,26 +150,31 @@ class _KeyIndex:
     seen (the listing, :func:`_current`, sees it). Thread safe (one lock).
     """
 
-    __slots__ = ("lock", "ids", "anchors", "seen", "read", "restarts")
+    __slots__ = ("lock", "ids", "forked", "anchors", "seen", "read", "restarts")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.ids: dict[tuple[str, str], dict[str, None]] = {}
+        # keys that may have more than one current copy: an item read with the key that
+        # did not supersede the newest copy read before it while that copy was present
+        # (written around the adapter); their lookups check every candidate
+        self.forked: set[tuple[str, str]] = set()
         self.anchors: list[str] = []  # the last items read, oldest first
         self.seen: PMap[str, MemoryItem] | None = None
         self.read = 0  # item entries read so far (for tests and benchmarks)
         self.restarts = 0  # reads from the start again (the state held none of the anchors)
 
-    def candidates(self, items: PMap[str, MemoryItem], scope: str, key: str) -> list[str]:
-        """The ids ever read with ``(scope, key)``, oldest first, after reading what
-        ``items`` holds past the last item read. O(k log n) for k new items, then
-        O(ids of the key)."""
+    def candidates(self, mem: GraphState, scope: str, key: str) -> tuple[list[str], bool]:
+        """``(ids, forked)``: the ids ever read with ``(scope, key)``, oldest first, after
+        reading what ``mem`` holds past the last item read, and whether the key may have
+        more than one current copy. O(k log n) for k new items, then O(ids of the key)."""
         with self.lock:
-            if items is not self.seen:
-                self._follow(items)
-            return list(self.ids.get((scope, key), ()))
+            if mem.items is not self.seen:
+                self._follow(mem)
+            return list(self.ids.get((scope, key), ())), (scope, key) in self.forked
 
-    def _follow(self, items: PMap[str, MemoryItem]) -> None:
+    def _follow(self, mem: GraphState) -> None:
+        items = mem.items
         start = 0  # nothing read yet: from the start
         if self.anchors:
             for anchor in reversed(self.anchors):
@@ -177,14 +183,24 @@ class _KeyIndex:
                     break
             else:  # the state holds none of the last items read: read it all again
                 self.ids.clear()
+                self.forked.clear()
                 self.anchors.clear()
                 self.restarts += 1
         fresh = items.positioned_from(start)
         self.read += len(fresh)
         for _, item_id, it in fresh:
             key = _key_of(it)
-            if key is not None:
-                self.ids.setdefault((it.scope, key), {})[item_id] = None
+            if key is None:
+                continue
+            known = self.ids.setdefault((it.scope, key), {})
+            if known and (it.scope, key) not in self.forked:
+                newest = next(reversed(known))
+                if newest in items and not any(
+                    e.active and e.kind == "SUPERSEDES" and e.from_ == item_id and e.to == newest
+                    for e in mem.edges_of(item_id)
+                ):
+                    self.forked.add((it.scope, key))
+            known[item_id] = None
         if fresh:
             self.anchors = (self.anchors + [e[1] for e in fresh[-_ANCHORS:]])[-_ANCHORS:]
         self.seen = items
@@ -550,6 +566,25 @@ class BeliefStore(BaseStore):
         return "\n".join(texts)
 
     # -- lookups -------------------------------------------------------------------------
+    def _copies(self, mem: GraphState, scope: str, key: str) -> list[MemoryItem]:
+        """Every current copy of ``(scope, key)`` in ``mem``, newest first: the one
+        :meth:`_lookup` returns and, when writes around the adapter made more than one
+        (the key index marks such keys), the others. O(log n) for a key never forked,
+        O(v log n) for the v candidates of a forked one."""
+        ids, forked = self._keys.candidates(mem, scope, key)
+        if not forked:
+            found = self._lookup(mem, scope, key)
+            return [] if found is None else [found]
+        items = mem.items
+        out = []
+        for item_id in reversed(ids):
+            it = items.get(item_id)
+            if it is None or it.scope != scope or _key_of(it) != key:
+                continue
+            if not mem.superseded_among((item_id,)):
+                out.append(it)
+        return out
+
     def _lookup(self, mem: GraphState, scope: str, key: str) -> MemoryItem | None:
         """The current version of ``(scope, key)`` in ``mem``, or ``None``: of the items the
         key index names that ``mem`` holds with that scope and key, and that no active
@@ -558,7 +593,7 @@ class BeliefStore(BaseStore):
         when the newest is current, O(v log n) at worst for the v versions of the key
         ever read (plus the items added since the index last followed the state)."""
         items = mem.items
-        for item_id in reversed(self._keys.candidates(items, scope, key)):
+        for item_id in reversed(self._keys.candidates(mem, scope, key)[0]):
             it = items.get(item_id)
             if it is None or it.scope != scope or _key_of(it) != key:
                 continue
@@ -832,14 +867,17 @@ class BeliefStore(BaseStore):
             mem = states.mem
             out: list[tuple[str, Any]] = []
             for scope, key, op, value, extra in prepared:
-                found = self._lookup(mem, scope, key)
+                copies = self._copies(mem, scope, key)  # more than one: written around us
+                found = copies[0] if copies else None
                 who = extra.get("author") or author
                 if value is None:
-                    if found is not None:
-                        out.extend(
-                            ("memory", MemoryRetract(item_id=i, author=who, reason=DELETE_REASON))
-                            for i in _versions(mem, found)
-                        )
+                    gone: dict[str, None] = {}
+                    for copy_ in copies:
+                        gone.update(dict.fromkeys(_versions(mem, copy_)))
+                    out.extend(
+                        ("memory", MemoryRetract(item_id=i, author=who, reason=DELETE_REASON))
+                        for i in gone
+                    )
                     continue
                 meta: dict[str, Any] = {META_KEY: key}
                 if op.index is not None:
@@ -852,10 +890,26 @@ class BeliefStore(BaseStore):
                 if found is not None:
                     old = found
                     meta[META_CREATED] = _first_created(old)
-                    _, commands = plan_supersede(
+                    new, commands = plan_supersede(
                         mem, old.id, value, author=who, options={**options, "meta": meta}
                     )
                     out.extend(commands)
+                    out.extend(  # the other current copies: superseded by the new one too
+                        (
+                            "memory",
+                            EdgeCreate(
+                                edge=create_edge(
+                                    from_=new.id,
+                                    to=other.id,
+                                    kind="SUPERSEDES",
+                                    author=new.author,
+                                    source_kind="derived_deterministic",
+                                    authority=1,
+                                )
+                            ),
+                        )
+                        for other in copies[1:]
+                    )
                 else:
                     item = remember_item(value, scope=scope, author=who, meta=meta, **options)
                     out.extend(plan_remember(mem, item))
