@@ -1254,7 +1254,7 @@ def test_an_item_page_lists_at_most_relations_and_pages_its_history(
     monkeypatch.setattr(web_pages, "RELATIONS", 1)
     monkeypatch.setattr(web_pages, "HISTORY_PAGE", 2)
     r = client.get(f"/item/{ids['receipt']}")
-    assert "Supports <small>2</small>" in r.text and "and 1 more" in r.text
+    assert "Supports <small>2</small>" in r.text and "1–1 of 2" in r.text
     assert 'id="history-next"' in r.text and "; page 1" in r.text
     positions = re.findall(r'<td class="pos"><a href="/item/[^"]+\?as_of=%40(\d+)"', r.text)
     assert len(positions) == 2
@@ -1600,3 +1600,83 @@ def test_the_not_checked_tile_offers_verify_now(client: TestClient, source: Stor
     assert client.get("/verify?run=1").status_code == 303
     source.verification.wait(30)
     assert 'id="verify-now"' not in client.get("/").text
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str]]:
+    """A store of an item supported by 130 items, each over a SUPPORTS edge."""
+    path = tmp_path_factory.mktemp("hub") / "hub.db"
+    with MemexStore.open(path, author="agent:aria", scope="user:ada") as store:
+        hub_id = store.remember("The hub claim").item.id
+        supporters = []
+        for n in range(130):
+            sid = store.remember(f"supporter number {n}").item.id
+            store.add_edge(
+                from_=sid,
+                to=hub_id,
+                kind="SUPPORTS",
+                author="agent:aria",
+                source_kind="agent_inferred",
+                authority=0.5,
+            )
+            supporters.append(sid)
+    return path, hub_id, supporters
+
+
+def test_capped_item_relations_are_paginated_with_links(
+    hub: tuple[Path, str, list[str]],
+) -> None:
+    path, hub_id, supporters = hub
+    src = StoreSource.open(path)
+    try:
+        c = TestClient(create_app(src), base_url=BASE)
+        r = c.get(f"/item/{hub_id}")
+        assert "Supported by <small>130</small>" in r.text and "1–100 of 130" in r.text
+        listed = set(re.findall(r'<li><a class="id" href="/item/([^"]+)"', r.text))
+        nxt = re.search(r'class="rel-next" href="([^"]+)"', r.text)
+        assert nxt is not None and "relation=supported_by" in nxt.group(1)
+        r2 = c.get(nxt.group(1).replace("&amp;", "&"))
+        assert "101–130 of 130" in r2.text and "← previous" in r2.text
+        listed2 = set(re.findall(r'<li><a class="id" href="/item/([^"]+)"', r2.text))
+        assert listed | listed2 >= set(supporters) and not (listed & listed2)
+        assert c.get(f"/item/{hub_id}?relation=bogus").status_code == 400
+    finally:
+        src.close()
+
+
+def test_the_drawing_counts_the_supporters_it_does_not_draw(
+    hub: tuple[Path, str, list[str]],
+) -> None:
+    path, hub_id, _ = hub
+    src = StoreSource.open(path)
+    try:
+        r = TestClient(create_app(src), base_url=BASE).get(f"/item/{hub_id}")
+        data = json.loads(
+            re.search(r'id="provenance-data">(.*?)</script>', r.text, re.S).group(1)  # type: ignore[union-attr]
+        )
+        drawn = len(data["nodes"]) - 1
+        assert drawn == web_pages._BESIDE and data["cut"] == 130 - drawn
+        assert f"{130 - drawn} more node(s) not drawn" in r.text
+    finally:
+        src.close()
+
+
+def test_the_support_tree_draws_branches_and_last_children_apart() -> None:
+    store = MemexStore(author="agent:aria", scope="user:ada")
+    a = store.remember("leaf a").item.id
+    b = store.remember("leaf b").item.id
+    c = store.remember("leaf c").item.id
+    left = store.remember("left", parents=[a, b]).item.id
+    right = store.remember("right", parents=[c]).item.id
+    root = store.remember("root", parents=[left, right]).item.id
+    rows, left_out = web_pages._tree(store.mem, root)
+    guides = [(row[3], row[4]) for row in rows]
+    assert left_out == 0
+    assert guides == [
+        ("root", ""),
+        ("left", "├ "),
+        ("leaf a", "│ ├ "),
+        ("leaf b", "│ └ "),
+        ("right", "└ "),
+        ("leaf c", "  └ "),
+    ]

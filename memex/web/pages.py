@@ -46,6 +46,7 @@ __all__ = [
     "DRAWING_NODES",
     "TREE_NODES",
     "RELATIONS",
+    "RELATION_LISTS",
     "HISTORY_PAGE",
     "Touched",
     "LogRow",
@@ -80,6 +81,18 @@ DRAWING_NODES = 150
 TREE_NODES = 200
 #: The most items an item page lists per relation (supported by, contradicts, ...).
 RELATIONS = 100
+#: The lists of an item page that page on their own (``?relation=NAME&relation_page=N``).
+RELATION_LISTS = (
+    "supported_by",
+    "supports",
+    "contradicts",
+    "supersedes",
+    "superseded_by",
+    "alias",
+    "other",
+    "aliases",
+    "children",
+)
 #: History entries per page of an item.
 HISTORY_PAGE = 100
 _RECENT = 12  # records on the overview
@@ -595,7 +608,12 @@ def _link(mem: GraphState, edge: Edge, other: str) -> _Link:
 def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) -> dict[str, Any]:
     """The provenance drawing's data: the item's support placed in columns
     (:func:`memex.interop._layouts.support_layout`; parents to the left), and the items
-    supporting or contradicting it over edges, to its right."""
+    supporting or contradicting it over edges, to its right (at most ``_BESIDE``).
+
+    Returns:
+        ``{"nodes": [...], "edges": [...], "cut": n}``: ``cut`` counts the items
+        not drawn (support nodes past :data:`DRAWING_NODES`, supporters and
+        contradicters past ``_BESIDE``)."""
     order, parent_links, pos, _ = support_layout(mem, item_id)
     cut = max(0, len(order) - DRAWING_NODES)
     shown = set(order[:DRAWING_NODES])
@@ -620,6 +638,7 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
         if p in shown and c in shown
     ]
     beside: list[tuple[str, _Link]] = []
+    left_out: set[str] = set()
     for role in ("supported_by", "contradicts"):
         for link in links.get(role, []):
             if link.other in shown:
@@ -629,6 +648,9 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
                 shown.add(link.other)
                 beside.append((role, link))
                 edges.append({"source": link.other, "target": item_id, "kind": role})
+            elif link.item is not None:
+                left_out.add(link.other)
+    cut += len(left_out - shown)
     # to the right of the item, in columns of _COLUMN, centred on the item's height
     root_y = pos[item_id][1] * 70.0
     for k, (role, link) in enumerate(beside):
@@ -649,22 +671,33 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
     return {"nodes": nodes, "edges": edges, "cut": cut}
 
 
-def _tree(mem: GraphState, item_id: str) -> tuple[list[tuple[int, MemoryItem, bool, str]], int]:
-    """The support tree as ``(depth, item, repeated, text)`` rows in pre-order, at most
-    :data:`TREE_NODES`, and how many rows were left out."""
+def _tree(mem: GraphState, item_id: str) -> tuple[list[tuple[int, MemoryItem, bool, str, str]], int]:
+    """The support tree as ``(depth, item, repeated, text, guide)`` rows in pre-order, at
+    most :data:`TREE_NODES`, and how many rows were left out. ``guide`` is the text drawn
+    before a node: per ancestor level ``"│ "`` (that ancestor has a later sibling) or
+    ``"  "``, then ``"├ "`` for a node with a later sibling, ``"└ "`` for a last one
+    (``""`` for the root)."""
     root = get_support_tree(mem, item_id)
-    rows: list[tuple[int, MemoryItem, bool, str]] = []
+    rows: list[tuple[int, MemoryItem, bool, str, str]] = []
     seen: set[str] = set()
     left = 0
     if root is None:  # pragma: no cover - called for an item of mem only
         return rows, 0
-    for depth, node in root.walk():
+    # (depth, node, the bars of its ancestors, whether it is its parent's last)
+    stack: list[tuple[int, Any, str, bool]] = [(0, root, "", True)]
+    while stack:
+        depth, node, bars, last = stack.pop()
         if len(rows) >= TREE_NODES:
             left += 1
-            continue
-        repeated = node.item.id in seen and depth > 0
-        seen.add(node.item.id)
-        rows.append((depth, node.item, repeated, _text(node.item, 100)))
+        else:
+            repeated = node.item.id in seen and depth > 0
+            seen.add(node.item.id)
+            guide = "" if depth == 0 else bars + ("└ " if last else "├ ")
+            rows.append((depth, node.item, repeated, _text(node.item, 100), guide))
+        below = "" if depth == 0 else bars + ("  " if last else "│ ")
+        parents = node.parents
+        for n in range(len(parents) - 1, -1, -1):
+            stack.append((depth + 1, parents[n], below, n == len(parents) - 1))
     return rows, left
 
 
@@ -689,7 +722,9 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
         view: the state shown.
         item_id: the id from the address.
         params: ``history_page`` (1, 2, ...: :data:`HISTORY_PAGE` entries a page,
-            oldest first).
+            oldest first); ``relation`` (one of :data:`RELATION_LISTS`) and
+            ``relation_page`` (1, 2, ...): the page of that list shown
+            (:data:`RELATIONS` a page; the other lists show their first page).
     Returns:
         ``item`` (``None`` when the id is not in the state
         shown: retracted, not created yet, or not an item), ``last`` (its
@@ -697,15 +732,19 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
         (:class:`~memex.store.history.HistoryEntry` with ``time`` as text, one
         page), ``history_total``, ``history_page``, ``history_more``, and for an
         item in the state ``links`` ({role: [link]}, at most :data:`RELATIONS`
-        each), ``counts`` ({role: how many}), ``aliases``, ``children``,
-        ``tree``, ``drawing``, ``content``, ``meta``.
+        each), ``counts`` ({role: how many}), ``relation``, ``relation_page``, ``relation_size`` (:data:`RELATIONS`),
+        ``aliases``, ``children``, ``tree`` (rows of :func:`_tree`),
+        ``drawing``, ``content``, ``meta``.
     Raises:
-        BadParameter: a malformed ``history_page``.
+        BadParameter: a malformed ``history_page`` or ``relation_page``, an
+            unknown ``relation``.
         NotFound: no record up to the view's position names the id (the
             message says where it first appears when a later record does).
     """
     mem = view.store.mem
     hpage = _page(params or {}, "history_page")
+    relation = _choice(params or {}, "relation", RELATION_LISTS)
+    rpage = _page(params or {}, "relation_page")
     first = (hpage - 1) * HISTORY_PAGE
     try:
         history = history_of(view.log, item_id, to_position=view.position)
@@ -749,6 +788,10 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
             other_edges.append(_link(mem, e, other))
         else:
             links[role].append(_link(mem, e, other))
+    def _rel(name: str, rows: list[Any]) -> list[Any]:
+        start = (rpage - 1) * RELATIONS if name == relation else 0
+        return rows[start : start + RELATIONS]
+
     tree, tree_left = _tree(mem, item_id)
     aliases = [a for a in get_alias_group(mem, item_id) if a.id != item_id]
     children = get_children(mem, item_id)
@@ -758,16 +801,19 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
             "content": _pretty(item.content),
             "meta": None if item.meta is None else _pretty(item.meta),
             "created": when(item.created_at),
-            "links": {role: rows[:RELATIONS] for role, rows in links.items()},
-            "other_edges": other_edges[:RELATIONS],
+            "links": {role: _rel(role, rows) for role, rows in links.items()},
+            "other_edges": _rel("other", other_edges),
+            "relation": relation,
+            "relation_page": rpage,
+            "relation_size": RELATIONS,
             "counts": {
                 **{role: len(rows) for role, rows in links.items()},
                 "other": len(other_edges),
                 "aliases": len(aliases),
                 "children": len(children),
             },
-            "aliases": [(a, _text(a, 100)) for a in aliases[:RELATIONS]],
-            "children": [(c, _text(c, 100)) for c in children[:RELATIONS]],
+            "aliases": [(a, _text(a, 100)) for a in _rel("aliases", aliases)],
+            "children": [(c, _text(c, 100)) for c in _rel("children", children)],
             "tree": tree,
             "tree_left": tree_left,
             "drawing": _drawing(mem, item_id, links),
