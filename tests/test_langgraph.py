@@ -1139,3 +1139,46 @@ def test_a_chain_of_puts_of_one_key_is_never_taken_for_copies(store: BeliefStore
     store.put(("p",), "profile", {"n": "again"})  # after a delete: a fresh start, no copy
     assert store._keys.forked == set()
     assert store.get(("p",), "profile").value == {"n": "again"}  # type: ignore[union-attr]
+
+
+def test_regression_a_process_writing_in_a_loop_does_not_starve_another_process_s_puts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Puts were optimistic only: a process putting in a tight loop kept winning the
+    append race, and another process's put waited seconds. Each write now takes the
+    BeliefStores' turn on the log (the file lock ``<db>.langgraph.lock``); a turn held
+    past the timeout (a paused holder) is skipped, never failed."""
+    from memex.langgraph import store as store_module
+    from memex.log.sqlite import writer_lock
+
+    db = str(tmp_path / "lg.db")
+    taken: list[str] = []
+    with BeliefStore.open(db) as bs:
+        real = bs.store.log.writer_lock  # type: ignore[union-attr]
+
+        def counting(*, purpose: str = "import", timeout: float | None = None) -> Any:
+            taken.append(purpose)
+            return real(purpose=purpose, timeout=timeout)
+
+        monkeypatch.setattr(bs.store.log, "writer_lock", counting)
+        bs.put(("a",), "k", {"v": 1})
+        bs.put(("a",), "k", {"v": 2})
+        bs.delete(("a",), "k")
+        bs.get(("a",), "k")  # a read takes no turn
+        assert taken == ["langgraph", "langgraph", "langgraph"]
+        assert (tmp_path / "lg.db.langgraph.lock").exists()
+
+        monkeypatch.setattr(store_module, "TURN_TIMEOUT", 0.2)
+        with writer_lock(db, purpose="langgraph"):  # held by "another process" that paused
+            bs.put(("a",), "k", {"v": 3})
+        assert bs.get(("a",), "k").value == {"v": 3}  # type: ignore[union-attr]
+
+
+def test_a_write_turn_is_skipped_for_an_in_memory_store_and_passes_errors_through() -> None:
+    from memex.errors import StoreBusyError
+    from memex.store.keyed import write_turn
+
+    with write_turn(None, "langgraph"):
+        pass
+    with pytest.raises(StoreBusyError), write_turn(None, "langgraph", 0.1):
+        raise StoreBusyError("x", "locked", "raised inside the block")

@@ -72,8 +72,13 @@ from memex.store.everyday import (
     plan_supersede,
     remember_item,
 )
+from memex.store.keyed import write_turn
 
 __all__ = ["BeliefStore", "DELETE_REASON"]
+
+#: Seconds a write waits for the BeliefStores' write turn (:func:`memex.store.keyed.write_turn`,
+#: group ``"langgraph"``) before it goes on without it.
+TURN_TIMEOUT = 30.0
 
 #: The ``reason`` of the ``memory.retract`` commands a ``delete`` writes.
 DELETE_REASON = "langgraph delete"
@@ -915,10 +920,11 @@ class BeliefStore(BaseStore):
                     out.extend(plan_remember(mem, item))
             return out
 
-        try:
-            self.store.transact(plan)
-        except ValidationError as e:
-            raise _value_error(e) from None
+        with write_turn(self.store.log, "langgraph", TURN_TIMEOUT):
+            try:
+                self.store.transact(plan)
+            except ValidationError as e:
+                raise _value_error(e) from None
 
     # -- the public methods (checked with this store's error class) -----------------------------
     def get(

@@ -21,10 +21,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from memex import _validate as v
-from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, StoreBusyError, ValidationError
+from memex.errors import MemoryNotFoundError, ReadOnlyStoreError, ValidationError
 from memex.factories import create_edge
 from memex.integrity import (
     contradicts_between,
@@ -48,7 +48,7 @@ from memex.store.everyday import (
     plan_remember,
     remember_item,
 )
-from memex.store.keyed import Planner
+from memex.store.keyed import Planner, write_turn
 
 __all__ = [
     "MemoryTools",
@@ -242,16 +242,12 @@ class MemoryTools:
         """
         if self.read_only:
             raise ReadOnlyStoreError("this MCP server is read-only (--read-only)")
-        with contextlib.ExitStack() as turn:
-            try:
-                turn.enter_context(self.write_turn())
-            except StoreBusyError:
-                pass  # a writer kept its turn for TURN_TIMEOUT s (paused?): go on optimistically
+        with self.write_turn():
             self.store.refresh()
             return self.store.transact(plan, idempotency_key=key)
 
     def write_turn(self) -> contextlib.AbstractContextManager[None]:
-        """A lock that the MCP server processes of one store take in turn for each write.
+        """The turn that the MCP server processes of one store take for each write.
 
         Without it every write is optimistic: a process whose view is behind
         folds the new records and plans again. Small writes win such races
@@ -259,24 +255,19 @@ class MemoryTools:
         lose to a stream of small writes from other processes for its whole
         60 s budget. Taking turns makes each write plan on the newest state
         and append without a race (writers outside MCP still race as usual).
-        The lock is a file lock beside a SQLite file (``<db>.mcp.lock``, left
-        in place) or a PostgreSQL advisory lock; an in-memory store needs
-        none. A holder that dies releases it at once; a writer that waited
+        It is :func:`memex.store.keyed.write_turn` with group ``"mcp"``: a
+        file lock beside a SQLite file (``<db>.mcp.lock``, left in place) or
+        a PostgreSQL advisory lock; an in-memory store needs none. A holder
+        that dies releases it at once; a writer that waited
         :data:`TURN_TIMEOUT` seconds for it (its holder paused, say) writes
-        without it, optimistically: the lock is for fairness only, never
-        for correctness.
+        without it, optimistically: the lock is for fairness only, never for
+        correctness.
 
-        Raises:
-            StoreBusyError: the turn was not had within :data:`TURN_TIMEOUT` seconds.
+        Returns:
+            A context manager holding the turn (when it was had) for its block;
+            it raises nothing of its own.
         """
-        lock = getattr(
-            self.store.log, "writer_lock", None
-        )  # both logs have one; a store without a log, none
-        if not callable(lock):
-            return contextlib.nullcontext()
-        return cast(
-            contextlib.AbstractContextManager[None], lock(purpose="mcp", timeout=TURN_TIMEOUT)
-        )
+        return write_turn(self.store.log, "mcp", TURN_TIMEOUT)
 
     def _scope(self, field: str, scope: Any) -> str:
         check_text(field, scope, 1024)

@@ -17,13 +17,14 @@ wins and the other reads the winner's batch back.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from memex import _validate as v
-from memex.errors import ValidationError
+from memex.errors import FileAccessError, StoreBusyError, ValidationError
 from memex.log import EventLog, LogRecord
 from memex.models import Command, Record
 from memex.state.namespaces import NAMESPACES, States, namespace_of
@@ -38,6 +39,8 @@ __all__ = [
     "batch_step",
     "with_positions",
     "check_key",
+    "write_turn",
+    "TURN_TIMEOUT",
     "keyed_records",
     "replayed",
 ]
@@ -263,3 +266,49 @@ def with_positions(done: Transaction, head: int, logged: bool) -> Transaction:
     if not done.commands or not logged:
         return done
     return done._replace(positions=list(range(head - len(done.commands) + 1, head + 1)))
+
+
+#: Seconds a writer waits for its turn before it writes without it (:func:`write_turn`).
+TURN_TIMEOUT = 30.0
+
+
+@contextlib.contextmanager
+def write_turn(log: Any, purpose: str, timeout: float = TURN_TIMEOUT) -> Iterator[None]:
+    """Hold this group of writers' turn on ``log`` for the block, for fairness only.
+
+    Writes through :meth:`MemexStore.transact <memex.MemexStore.transact>` are
+    optimistic: a writer whose view is behind folds the new records and plans
+    again. A process writing in a tight loop keeps winning those races, so a
+    write of another process (or a large one, a cascade of hundreds of
+    retractions) can wait for seconds and, past the transaction's 60 s
+    budget, fail. Writers that take turns plan on the newest state and append
+    without a race. The turn is the log's ``writer_lock(purpose=...)``: a file
+    lock beside a SQLite file (``<db>.<purpose>.lock``, left in place) or a
+    PostgreSQL session advisory lock, released at once if its holder dies.
+    A log without one (an in-memory store, ``None``) or one opened
+    read-only runs the block without a turn; so does a writer that waited
+    ``timeout`` seconds (its holder paused, say) or cannot create the lock
+    file: the turn is never needed for correctness. Errors raised inside the
+    block pass through unchanged.
+
+    Args:
+        log: the store's event log (``MemexStore.log``), or ``None``.
+        purpose: the group of writers that take turns (an ASCII word, e.g.
+            ``"mcp"`` for the MCP servers, ``"langgraph"`` for BeliefStores).
+        timeout: seconds to wait for the turn (default :data:`TURN_TIMEOUT`).
+    Yields:
+        ``None``, with the turn held if it was had.
+    """
+    lock = getattr(log, "writer_lock", None)
+    with contextlib.ExitStack() as turn:
+        if callable(lock) and not getattr(log, "read_only", False):
+            try:
+                turn.enter_context(
+                    cast(
+                        contextlib.AbstractContextManager[None],
+                        lock(purpose=purpose, timeout=timeout),
+                    )
+                )
+            except (StoreBusyError, FileAccessError):
+                pass  # no turn within timeout, or no lock file: go on optimistically
+        yield

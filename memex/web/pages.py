@@ -671,7 +671,9 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
     return {"nodes": nodes, "edges": edges, "cut": cut}
 
 
-def _tree(mem: GraphState, item_id: str) -> tuple[list[tuple[int, MemoryItem, bool, str, str]], int]:
+def _tree(
+    mem: GraphState, item_id: str
+) -> tuple[list[tuple[int, MemoryItem, bool, str, str]], int]:
     """The support tree as ``(depth, item, repeated, text, guide)`` rows in pre-order, at
     most :data:`TREE_NODES`, and how many rows were left out. ``guide`` is the text drawn
     before a node: per ancestor level ``"│ "`` (that ancestor has a later sibling) or
@@ -788,6 +790,7 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
             other_edges.append(_link(mem, e, other))
         else:
             links[role].append(_link(mem, e, other))
+
     def _rel(name: str, rows: list[Any]) -> list[Any]:
         start = (rpage - 1) * RELATIONS if name == relation else 0
         return rows[start : start + RELATIONS]
