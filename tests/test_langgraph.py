@@ -908,6 +908,25 @@ def test_an_embedder_answering_a_bad_array_is_refused(answer: Any, message: str)
     assert e.value.path == "embed" and message in str(e.value)
 
 
+def test_regression_an_embedder_of_another_dimension_than_index_dims_was_accepted() -> None:
+    store = BeliefStore(
+        MemexStore(),
+        index={
+            "dims": 5,
+            "embed": lambda texts: [[1.0, 0.0, 0.0] for _ in texts],
+            "fields": ["text"],
+        },
+    )
+    store.put(NS, "a", {"text": "alpha"})
+    with pytest.raises(ValidationError) as e:
+        store.search(NS, query="alpha")
+    assert (
+        e.value.path == "index.dims"
+        and "index.dims is 5 but embed returned vectors of 3" in str(e.value)
+    )
+    assert store.get(NS, "a").value == {"text": "alpha"}  # type: ignore[union-attr]
+
+
 def test_regression_put_cost_does_not_grow_with_the_namespace(
     store: BeliefStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

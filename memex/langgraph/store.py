@@ -305,11 +305,12 @@ class _Embedder:
     ``dims``, or, without one, learnt by embedding ``""`` once.
     """
 
-    __slots__ = ("embeddings", "dims", "calls")
+    __slots__ = ("embeddings", "dims", "declared", "calls")
 
     def __init__(self, embeddings: Any, dims: int | None) -> None:
         self.embeddings = embeddings
         self.dims = dims
+        self.declared = dims  # the config's dims: every answer of the embedder must have it
         self.calls: list[list[str]] = []  # the texts of each call to the embedder (for tests)
 
     def _embed(self, texts: list[str]) -> npt.NDArray[np.float64]:
@@ -322,6 +323,11 @@ class _Embedder:
             raise ValidationError(
                 f"embed must return an array of shape ({len(texts)}, d), got {out.shape}", "embed"
             )
+        if self.declared is not None and out.shape[1] != self.declared:
+            raise ValidationError(
+                f"index.dims is {self.declared} but embed returned vectors of {out.shape[1]}",
+                "index.dims",
+            )
         self.dims = out.shape[1]
         return out
 
@@ -330,7 +336,8 @@ class _Embedder:
 
         Raises:
             ValidationError: the embedder's answer is not a numeric array of one
-                row per text (naming ``embed``).
+                row per text (naming ``embed``), or its rows are not of the
+                config's ``dims`` (naming ``index.dims``).
         """
         full = [i for i, t in enumerate(texts) if t]
         if len(full) == len(texts):
@@ -442,7 +449,9 @@ class BeliefStore(BaseStore):
             An item with no text under the fields (or put with
             ``index=False``) is never embedded nor matched (``score=None``).
             ``dims``, when given, is the embedder's dimension (it sizes those
-            items' zero vectors before anything was embedded). The vectors
+            items' zero vectors before anything was embedded; an answer of
+            another dimension is a ``ValidationError`` naming ``index.dims``
+            at the search that asked for it). The vectors
             are computed at the first query search after a put, in memory
             (not persisted: each process embeds every item again at its
             first search). Without ``index`` a query
