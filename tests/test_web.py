@@ -186,7 +186,7 @@ def test_overview_counts_and_recent_records(client: TestClient, db: tuple[Path, 
     r = client.get("/")
     assert r.status_code == 200
     assert f'<span class="big" id="count-items">{items}</span>' in r.text
-    assert f"head @{built.positions['head']}" in r.text
+    assert f"latest record @{built.positions['head']}" in r.text
     assert "user:ada" in r.text and "agent:aria" in r.text
     assert "Ada drinks black tea now" in r.text or "task.create" in r.text
     assert "not checked" in r.text  # the chain is verified on demand only
@@ -687,7 +687,7 @@ def test_new_records_appear_without_a_restart(client: TestClient, db: tuple[Path
         new = writer.remember("Ada started learning the cello").item
     assert client.get("/api/head").json() == {"head": head + 1}
     r = client.get("/")
-    assert f"head @{head + 1}" in r.text
+    assert f"latest record @{head + 1}" in r.text
     assert client.get(f"/item/{new.id}").status_code == 200
     assert "Ada started learning the cello" in client.get("/search", params={"q": "cello"}).text
 
@@ -1199,7 +1199,9 @@ def test_log_page_stops_inside_a_filtered_chunk(
     monkeypatch.setattr(web_pages, "LOG_PAGE", 2)
     r = client.get("/log", params={"author": "agent:aria"})
     rows = re.findall(r'<td class="pos"><a href="/log\?upto=(\d+)">', r.text)
-    older = re.search(r'id="older" href="/log\?upto=(\d+)&amp;author=agent%3Aaria"', r.text)
+    older = re.search(
+        r'id="older" href="/log\?upto=(\d+)&amp;author=agent%3Aaria&amp;page=2"', r.text
+    )
     assert len(rows) == 2 and older is not None and int(older.group(1)) == int(rows[-1]) - 1
 
 
@@ -1680,3 +1682,107 @@ def test_the_support_tree_draws_branches_and_last_children_apart() -> None:
         ("right", "└ "),
         ("leaf c", "  └ "),
     ]
+
+
+def _log_page_label(text: str) -> str:
+    found = re.search(r'<span id="log-page">(.*?)</span>', text, re.S)
+    assert found is not None, "no page label"
+    return re.sub(r"<[^>]+>", "", found.group(1))
+
+
+def test_the_log_page_says_page_n_of_m(
+    client: TestClient, db: tuple[Path, Built], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = db[1].positions["head"]
+    monkeypatch.setattr(web_pages, "LOG_PAGE", 5)
+    pages = -(-head // 5)
+    first = client.get("/log")
+    assert _log_page_label(first.text) == f"page 1 of {pages}"
+    assert 'id="newer"' not in first.text and 'id="newest"' not in first.text
+    older = re.search(r'id="older" href="/log\?upto=(\d+)"', first.text)
+    assert older is not None and int(older.group(1)) == head - 5
+    second = client.get(f"/log?upto={older.group(1)}")
+    assert _log_page_label(second.text) == f"page 2 of {pages}"
+    assert 'id="newer" href="/log"' in second.text  # back to the first page, as it is linked
+    third = client.get(f"/log?upto={head - 10}")
+    assert _log_page_label(third.text) == f"page 3 of {pages}"
+    assert f'id="newer" href="/log?upto={head - 5}"' in third.text
+    last = client.get(f"/log?upto={head - 5 * (pages - 1)}")
+    assert (
+        _log_page_label(last.text) == f"page {pages} of {pages}" and 'id="older"' not in last.text
+    )
+    # a position's own link (upto between two page starts) counts as the later page
+    between = client.get(f"/log?upto={head - 2}")
+    assert _log_page_label(between.text) == f"page 2 of {1 + -(-(head - 2) // 5)}"
+    # a time window: the pages of the records in it
+    times = client.get("/log", params={"before": "2000-01-01"})
+    assert _log_page_label(times.text) == "page 1 of 1" and "No records." in times.text
+    # filtered by a record's field: the matches are not counted in advance
+    filtered = client.get("/log", params={"author": "agent:aria"})
+    assert _log_page_label(filtered.text).startswith("page 1 (the records matching a filter")
+    nxt = re.search(
+        r'id="older" href="/log\?upto=(\d+)&amp;author=agent%3Aaria&amp;page=2"', filtered.text
+    )
+    assert nxt is not None
+    page2 = client.get(f"/log?upto={nxt.group(1)}&author=agent%3Aaria&page=2")
+    assert _log_page_label(page2.text).startswith("page 2 (")
+    assert 'id="newest" href="/log?author=agent%3Aaria"' in page2.text
+    assert client.get("/log?page=0").status_code == 400
+
+
+def test_the_overview_reads_the_latest_record_not_head(
+    client: TestClient, db: tuple[Path, Built]
+) -> None:
+    head = db[1].positions["head"]
+    live = client.get("/").text
+    tile = re.search(r'<div class="tile" id="position">(.*?)</div>', live, re.S)
+    assert tile is not None
+    assert re.sub(r"<[^>]+>", " ", tile.group(1)).split() == (
+        f"{head} records in the log, up to the latest shown".split()
+    )
+    assert "head @" not in live and "head position" not in live
+    assert f"live · latest record @{head}" in live
+    past = client.get("/", params={"as_of": "@5"}).text
+    tile = re.search(r'<div class="tile" id="position">(.*?)</div>', past, re.S)
+    assert tile is not None
+    assert re.sub(r"<[^>]+>", " ", tile.group(1)).split() == (
+        f"@5 shown: record 5 of {head}".split()
+    )
+    assert "head @" not in past
+
+
+def test_the_log_and_an_item_link_intents_and_tasks_to_their_history(
+    client: TestClient, source: StoreSource
+) -> None:
+    log = client.get("/log", params={"namespace": "task"}).text
+    for task in source.store.tasks.tasks.values():
+        assert f'href="/item/{task.id}" title="the task\'s history: {task.id}"' in log
+    assert 'href="/tasks#' not in log
+    intents = client.get("/log", params={"namespace": "intent"}).text
+    for intent in source.store.intents.intents.values():
+        assert f'href="/item/{intent.id}" title="the intent\'s history: {intent.id}"' in intents
+
+
+def test_an_item_links_its_intent_and_task_to_their_history(tmp_path: Path) -> None:
+    path = tmp_path / "work.db"
+    with MemexStore.open(path, author="agent:aria", scope="user:ada") as store:
+        goal = store.create_intent(label="Plan", priority=0.5, owner="agent:aria")
+        task = store.create_task(intent_id=goal.id, action="ask", priority=0.5)
+        item = memex.create_memory_item(
+            scope="user:ada",
+            kind="observation",
+            content={"text": "found it"},
+            author="agent:aria",
+            source_kind="observed",
+            authority=0.5,
+            intent_id=goal.id,
+            task_id=task.id,
+        )
+        store.apply(memex.MemoryCreate(item=item))
+    with _opened(path) as src:
+        client = TestClient(create_app(src), base_url=BASE)
+        text = client.get(f"/item/{item.id}").text
+        assert f'<a href="/item/{goal.id}" title="the intent\'s history">{goal.id}</a>' in text
+        assert f'<a href="/item/{task.id}" title="the task\'s history">{task.id}</a>' in text
+        history = client.get(f"/item/{goal.id}").text
+        assert "intent.created" in history and "not an item; its history is below" in history

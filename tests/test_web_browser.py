@@ -150,7 +150,7 @@ def test_the_inspector_in_a_browser(
     # the overview
     browser.get(base + "/")
     assert browser.find_element(By.ID, "count-items").text == str(items_now)
-    assert f"head @{head}" in browser.find_element(By.ID, "when-label").text
+    assert f"latest record @{head}" in browser.find_element(By.ID, "when-label").text
     _shot(browser, shots, "1-overview")
 
     # a search, typed and submitted

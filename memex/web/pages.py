@@ -1035,10 +1035,19 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
             ``after``, ``before`` (record times: ISO time or date; ``after``
             inclusive, ``before`` exclusive), ``upto`` (the newest position
             to list: the cursor of the next page).
+            ``page`` (the number a filtered log's next page shows; without a
+            filter of the records' fields the page is counted from ``upto``).
     Returns:
         ``rows`` (:class:`LogRow`), ``next`` (the ``upto`` of the next page,
-        or ``None``), ``scanned`` (``(lowest, highest)`` positions read),
-        ``filters``, ``filtered`` (whether any filter is set).
+        or ``None``), ``newer`` (the ``upto`` of the page before, ``""`` when
+        that is the first page, ``None`` on the first page or when a filter of
+        the records' fields is set),
+        ``page`` (this page's number, 1 for the newest), ``pages`` (how many
+        pages the records up to the view's position and in ``after`` ..
+        ``before`` make; ``None`` when a filter of the records' fields is
+        set: its matches are not counted in advance), ``scanned``
+        (``(lowest, highest)`` positions read), ``filters``, ``filtered``
+        (whether any filter is set).
     Raises:
         BadParameter: a malformed parameter, or a ``namespace`` outside
             :data:`NAMESPACES` (naming it).
@@ -1049,18 +1058,24 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
     after = _time_param(params, "after")
     before = _time_param(params, "before")
     raw_upto = params.get("upto", "").strip()
-    hi = view.position
-    if raw_upto:
-        if not re.fullmatch(r"[0-9]{1,12}", raw_upto):
-            raise BadParameter("upto", f"expected a log position, got {raw_upto[:40]!r}")
-        hi = min(hi, int(raw_upto))
+    given_page = _page(params)
+    if raw_upto and not re.fullmatch(r"[0-9]{1,12}", raw_upto):
+        raise BadParameter("upto", f"expected a log position, got {raw_upto[:40]!r}")
     lo = 1
+    top = view.position  # the newest position listed on the first page
     log = view.log
     if after is not None:
         lo = max(lo, log.position_as_of(after - 1) + 1)
     if before is not None:
-        hi = min(hi, log.position_as_of(before - 1))
+        top = min(top, log.position_as_of(before - 1))
+    hi = min(top, int(raw_upto)) if raw_upto else top
     filtered = bool(namespace or type_ or author)
+    if filtered:  # pages of matches: counted only as they are read
+        page, pages, newer = given_page, None, None
+    else:  # pages of LOG_PAGE positions from the top (an upto between two counts as the later)
+        page = -(-(top - hi) // LOG_PAGE) + 1 if hi < top else 1
+        pages = page - 1 + max(1, -(-(hi - lo + 1) // LOG_PAGE))
+        newer = ("" if hi + LOG_PAGE >= top else hi + LOG_PAGE) if hi < top else None
 
     def keep(row: LogRow) -> bool:
         return (
@@ -1087,6 +1102,9 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
     return {
         "rows": _labelled(rows, view.store.mem),
         "next": cursor if cursor >= lo else None,
+        "newer": newer,
+        "page": page,
+        "pages": pages,
         "scanned": (cursor + 1, hi),
         "filters": {
             "namespace": namespace,
