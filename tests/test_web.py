@@ -4,6 +4,7 @@ following, the verification, and that a session of requests writes nothing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import pytest
 
@@ -35,6 +36,14 @@ BASE = "http://127.0.0.1:8765"
 SCRIPT = "<script>window.pwned = 1</script>"
 IMG = '<img src=x onerror="window.pwned = 2">'
 CLOSE = "</script><script>window.pwned = 3</script>"
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: what follows it reads backwards
+#: an item text that reads "Invoice exe.pdf" where the override acts
+BIDI_TEXT = f"Invoice {RLO}fdp.exe"
+#: an author that reads "agent:aria" (the store's own author) where the override acts
+BIDI_AUTHOR = f"agent:{RLO}aira"
+#: an author written right to left: where it is not isolated, the number after it on a
+#: page (a date) is drawn into its run and read out of order
+RTL_AUTHOR = "עדה"
 
 
 class Built:
@@ -51,8 +60,9 @@ def build_store(path: Path | str) -> Built:
     tea (supported by the receipt, contradicted by the espresso, superseded by
     tea2), a derived plan with two parents, an alias pair, a contradiction that
     was resolved (``coffee`` vs ``water``), a retracted item, items whose text
-    is HTML, an intent with a child intent and tasks, and a task of an intent
-    the store lacks.
+    is HTML, an item whose text and author hold a right-to-left override
+    (``bidi``), one by a right-to-left author (``rtl``), an intent with a child
+    intent and tasks, and a task of an intent the store lacks.
     """
     built = Built()
     ids = built.ids
@@ -123,6 +133,8 @@ def build_store(path: Path | str) -> Built:
         ids["tea2"] = store.supersede(ids["tea"], "Ada drinks black tea now", reason="changed").id
         built.positions["tea2"] = store.position
         store.update(ids["espresso"], {"importance": 0.4}, author="user:ada", reason="rare")
+        add("bidi", BIDI_TEXT, author=BIDI_AUTHOR)
+        add("rtl", "Ada wrote her notes in Hebrew", author=RTL_AUTHOR)
         goal = store.create_intent(label="Plan Ada's week", priority=0.8, owner="agent:aria")
         sub = store.create_intent(
             label="Book the gym", priority=0.5, owner="agent:aria", parent_id=goal.id
@@ -143,6 +155,68 @@ def build_store(path: Path | str) -> Built:
         ids["edge"] = edge.edge_id
         built.positions["head"] = store.position
     return built
+
+
+#: Item ids a Cytoscape id or selector could not hold as they are.
+ODD_IDS = (" ", "e0", "n0", "a'b\"c]", "#x.y:z", f"{RLO}id")
+
+
+def build_drawing_store(path: Path | str) -> dict[str, str]:
+    """A store of items whose provenance drawings test the layout, by name: ``tree`` (a
+    tree of parents two levels deep, one of which also supports it, 16 more
+    supporters and two contradicters: taller than the drawing's frame), ``chain`` (the end of a chain of 30 parents),
+    ``long`` (a text of 300 characters, with a word of 60), and ``odd`` (an item whose
+    id and whose parents' ids are :data:`ODD_IDS`)."""
+    ids: dict[str, str] = {}
+    with MemexStore.open(path, author="agent:aria", scope="user:ada") as store:
+
+        def put(text: str, parents: list[str] | None = None, id: str | None = None) -> str:
+            item = memex.create_memory_item(
+                id=id,
+                scope="user:ada",
+                kind="observation",
+                content={"text": text},
+                author="agent:aria",
+                source_kind="observed",
+                authority=0.6,
+                parents=parents,
+            )
+            store.apply(memex.MemoryCreate(item=item))
+            return item.id
+
+        def supports(frm: str, to: str, kind: str = "SUPPORTS") -> None:
+            store.add_edge(
+                from_=frm,
+                to=to,
+                kind=kind,
+                author="agent:aria",
+                source_kind="agent_inferred",
+                authority=0.6,
+            )
+
+        leaves = [put(f"Ran {5 + k}.0 km on day {k + 1} of the week") for k in range(6)]
+        middle = [
+            put(f"Week {k + 1} of training, three runs", leaves[2 * k : 2 * k + 2])
+            for k in range(3)
+        ]
+        ids["tree"] = put("Ada may be training for a half marathon in May", middle)
+        supports(middle[0], ids["tree"])  # a parent that also supports it
+        for k in range(16):
+            supports(put(f"Signed up for race number {k + 1} of the season"), ids["tree"])
+        for k in range(2):
+            supports(put(f"Said she hates running, take {k + 1}"), ids["tree"], "CONTRADICTS")
+        chain = put("The first note of a long chain")
+        for k in range(29):
+            chain = put(f"Note {k + 2} of the chain, derived from the one before", [chain])
+        ids["chain"] = chain
+        word = "x" * 60
+        ids["long"] = put(
+            f"{word} " + " ".join(f"word{k}" for k in range(60))[: 300 - len(word) - 1],
+            [put("A parent with a short text")],
+        )
+        odd = [put(f"An item whose id is {i!r}", id=i) for i in ODD_IDS[1:]]
+        ids["odd"] = put("An item with odd ids all around", odd, id=ODD_IDS[0])
+    return ids
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +271,7 @@ def test_search_shows_ranked_hits_with_explanations(
 ) -> None:
     r = client.get("/search", params={"q": "what does Ada drink"})
     assert r.status_code == 200
-    hits = re.findall(r'class="hit-text" href="/item/([^"]+)">([^<]+)<', r.text)
+    hits = re.findall(r'class="hit-text" href="/item/([^"]+)"><bdi>([^<]+)<', r.text)
     texts = [t for _, t in hits]
     assert "Ada drinks black tea now" in texts
     assert "Ada drinks green tea every morning" not in texts  # superseded: recall leaves it out
@@ -242,7 +316,7 @@ def test_item_page_shows_content_scores_relations_and_history(
     ids = built.ids
     r = client.get(f"/item/{ids['tea']}")
     assert r.status_code == 200
-    assert 'id="item-text">Ada drinks green tea every morning<' in r.text
+    assert 'id="item-text"><bdi>Ada drinks green tea every morning</bdi><' in r.text
     assert "Superseded by" in r.text and ids["tea2"][-4:] in r.text
     assert "Supported by" in r.text and "Receipt: two boxes of green tea" in r.text
     assert "Contradicts" in r.text and "Ordered a double espresso" in r.text
@@ -250,7 +324,7 @@ def test_item_page_shows_content_scores_relations_and_history(
     assert "memory.created" in r.text and "edge.created" in r.text
     assert "changed" in r.text  # the reason of the SUPERSEDES edge
     data = json.loads(re.search(r'id="provenance-data">(.*?)</script>', r.text, re.S).group(1))
-    roles = {n["id"]: n["role"] for n in data["nodes"]}
+    roles = {n["item"]: n["role"] for n in data["nodes"]}
     assert roles[ids["tea"]] == "root"
     assert roles[ids["receipt"]] == "supported_by" and roles[ids["espresso"]] == "contradicts"
 
@@ -261,13 +335,14 @@ def test_item_page_of_a_derived_item_draws_its_parents(
     ids = db[1].ids
     r = client.get(f"/item/{ids['plan']}")
     data = json.loads(re.search(r'id="provenance-data">(.*?)</script>', r.text, re.S).group(1))
-    assert {n["id"] for n in data["nodes"]} == {ids["plan"], ids["tea"], ids["receipt"]}
-    assert {(e["source"], e["target"]) for e in data["edges"] if e["kind"] == "parent"} == {
-        (ids["tea"], ids["plan"]),
-        (ids["receipt"], ids["plan"]),
-        (ids["receipt"], ids["tea"]),
-    } - {(ids["receipt"], ids["tea"])}
-    assert "support tree" in r.text
+    assert {n["item"] for n in data["nodes"]} == {ids["plan"], ids["tea"], ids["receipt"]}
+    item = [n["item"] for n in data["nodes"]]  # edges name nodes by index
+    edges = {(item[e["source"]], item[e["target"]], e["also"]) for e in data["edges"]}
+    assert edges == {
+        (ids["tea"], ids["plan"], None),
+        (ids["receipt"], ids["plan"], "supported_by"),  # a parent that also supports: one edge
+    }
+    assert "<h2>Support tree</h2>" in r.text
 
 
 def test_item_page_shows_alias_group(client: TestClient, db: tuple[Path, Built]) -> None:
@@ -333,7 +408,7 @@ def test_log_filters_and_pages(
     r = client.get("/log", params={"namespace": "intent"})
     assert r.text.count("intent.create") == 3 and "memory.create" not in r.text
     r = client.get("/log", params={"type": "memory.update"})
-    types = re.findall(r'<span class="tag ns-\w+">([\w.]+)</span>', r.text)
+    types = re.findall(r'<span class="tag ns-\w+"><bdi>([\w.]+)</bdi></span>', r.text)
     assert types and set(types) == {"memory.update"}
     r = client.get("/log", params={"author": "user:ada"})
     assert "rare" in r.text and "she said so" in r.text
@@ -409,7 +484,7 @@ def test_hostile_item_texts_show_as_text(
     )
     drawing = re.search(r'id="provenance-data">(.*?)</script>', page, re.S).group(1)
     assert "<" not in drawing  # JSON with <, >, & escaped as \u003c ...
-    assert json.loads(drawing)["nodes"][0]["id"] == ids[name]
+    assert json.loads(drawing)["nodes"][0]["item"] == ids[name]
 
 
 def test_every_script_is_a_file_or_json_data(client: TestClient, db: tuple[Path, Built]) -> None:
@@ -1126,8 +1201,11 @@ def test_pieces_of_the_item_page(db: tuple[Path, Built], monkeypatch: pytest.Mon
         page = web_pages.item_page(view, built.ids["plan"])
         assert len(page["tree"]) == 1 and page["tree_left"] == 2
         assert [k.edge.kind for k in page["other_edges"]] == ["ABOUT"]
-        kinds = {(e["source"], e["kind"]) for e in page["drawing"]["edges"]}
-        assert (built.ids["receipt"], "supported_by") in kinds  # a parent that also supports it
+        drawing = page["drawing"]
+        kinds = {
+            (drawing["nodes"][e["source"]]["item"], e["kind"], e["also"]) for e in drawing["edges"]
+        }
+        assert (built.ids["receipt"], "parent", "supported_by") in kinds  # a parent that supports
         assert all(k.edge.active for ks in page["links"].values() for k in ks)
         assert web_pages._pretty(object()).startswith("<object")
         assert (
@@ -1271,7 +1349,7 @@ def test_an_item_page_lists_at_most_relations_and_pages_its_history(
 def test_log_labels_an_updated_edge_with_its_kind(client: TestClient) -> None:
     r = client.get("/log", params={"type": "edge.update"})
     assert r.text.count('<span class="edge-ref"') == 3
-    assert r.text.count(">CONTRADICTS</span>") == 3
+    assert r.text.count("><bdi>CONTRADICTS</bdi></span>") == 3
 
 
 def test_a_token_redirect_stays_on_this_site() -> None:
@@ -1657,7 +1735,7 @@ def test_the_drawing_counts_the_supporters_it_does_not_draw(
             re.search(r'id="provenance-data">(.*?)</script>', r.text, re.S).group(1)  # type: ignore[union-attr]
         )
         drawn = len(data["nodes"]) - 1
-        assert drawn == web_pages._BESIDE and data["cut"] == 130 - drawn
+        assert drawn == web_pages.BESIDE and data["cut"] == 130 - drawn
         assert f"{130 - drawn} more node(s) not drawn" in r.text
     finally:
         src.close()
@@ -1782,7 +1860,205 @@ def test_an_item_links_its_intent_and_task_to_their_history(tmp_path: Path) -> N
     with _opened(path) as src:
         client = TestClient(create_app(src), base_url=BASE)
         text = client.get(f"/item/{item.id}").text
-        assert f'<a href="/item/{goal.id}" title="the intent\'s history">{goal.id}</a>' in text
-        assert f'<a href="/item/{task.id}" title="the task\'s history">{task.id}</a>' in text
+        assert (
+            f'<a href="/item/{goal.id}" title="the intent\'s history"><bdi>{goal.id}</bdi></a>'
+            in text
+        )
+        assert (
+            f'<a href="/item/{task.id}" title="the task\'s history"><bdi>{task.id}</bdi></a>'
+            in text
+        )
         history = client.get(f"/item/{goal.id}").text
         assert "intent.created" in history and "not an item; its history is below" in history
+
+
+def _controls_in(html: str) -> list[str]:
+    """The control characters of a page, but in the value a form's field or option sends
+    (kept as given, so that the form asks for the same value again)."""
+    sent = re.sub(r'(<(?:input|option)[^>]*) value="[^"]*"', r"\1", html)
+    return [f"U+{ord(c):04X}" for c in web_pages.CONTROL_CHARACTERS.findall(sent)]
+
+
+def test_bidi_controls_in_item_texts_and_authors_are_shown_not_applied(
+    client: TestClient, db: tuple[Path, Built]
+) -> None:
+    ids = db[1].ids
+    marker = '<span class="ctl" title="RIGHT-TO-LEFT OVERRIDE: shown, not applied">[U+202E]</span>'
+    item = client.get(f"/item/{ids['bidi']}").text
+    assert f'id="item-text"><bdi>Invoice {marker}fdp.exe</bdi></span>' in item
+    assert f'id="item-author"><bdi>agent:{marker}aira</bdi></a>' in item
+    assert re.search(r"<title>[^<]*\[U\+202E\][^<]*</title>", item) is None  # not in its id
+    for path in (
+        "/",
+        "/search",
+        "/search?q=invoice",
+        f"/item/{ids['bidi']}",
+        "/log",
+        f"/log?author=agent%3A{RLO}aira".replace(RLO, "%E2%80%AE"),
+    ):
+        html = client.get(path).text
+        if "author=" in path:  # the form's field keeps the value as given, the notice shows it
+            assert f'name="author" value="{BIDI_AUTHOR}"' in html
+            assert 'id="controls">This address holds control characters' in html
+            assert f"<bdi>author</bdi> = “<bdi>agent:{marker}aira</bdi>”" in html
+        assert _controls_in(html) == [], path
+    suggested = client.get("/search").text
+    assert '<option value="agent:aria">' in suggested and f'value="{BIDI_AUTHOR}"' not in suggested
+    search = client.get("/search", params={"author": BIDI_AUTHOR}).text
+    assert f"by <bdi>agent:{marker}aira</bdi> ·" in search  # the value given finds its item
+    assert 'class="hit-text" href="/item/' in search and "No item has author" not in search
+    # the drawing's labels are text on a canvas: the marker is plain text there
+    drawing = client.get(f"/item/{ids['bidi']}").text
+    data = re.search(r'id="provenance-data">(.*?)</script>', drawing, re.S)
+    assert data is not None
+    labels = [n["full"] for n in json.loads(data.group(1))["nodes"]]
+    assert labels == ["Invoice [U+202E]fdp.exe"]
+
+
+def test_every_memory_value_is_isolated_so_it_cannot_reorder_the_page(
+    client: TestClient, db: tuple[Path, Built]
+) -> None:
+    ids = db[1].ids
+    search = client.get("/search", params={"q": "notes in Hebrew"}).text
+    assert f"· by <bdi>{RTL_AUTHOR}</bdi> · 20" in search
+    log = client.get("/log").text
+    assert f"<td><bdi>{RTL_AUTHOR}</bdi></td>" in log
+    item = client.get(f"/item/{ids['rtl']}").text
+    assert f'id="item-author"><bdi>{RTL_AUTHOR}</bdi></a>' in item
+    assert f"<td><bdi>{RTL_AUTHOR}</bdi></td>" in item  # its history's "by"
+
+
+def test_control_characters_in_ids_labels_and_reasons_are_shown_everywhere(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "controls.db"
+    odd = f"id{RLO}\u2066x\u2069\u200e\u200b\x1b\U000e0041"
+    with MemexStore.open(path, author="agent:aria", scope=f"user:{RLO}ada") as store:
+        item = memex.create_memory_item(
+            id=odd,
+            scope=f"user:{RLO}ada",
+            kind=f"obs{RLO}",
+            content={"text": f"text {RLO}1", f"key{RLO}": "\u2067v"},
+            author=f"agent:{RLO}aira",
+            source_kind="observed",
+            authority=0.5,
+            meta={"note": f"{RLO}meta"},
+        )
+        store.apply(memex.MemoryCreate(item=item))
+        other = store.remember("another").item
+        store.contradict(odd, other.id, reason=f"{RLO}reason")
+        store.update(other.id, {"importance": 0.3}, author=f"user:{RLO}x", reason=f"r{RLO}")
+        goal = store.create_intent(
+            label=f"goal {RLO}", priority=0.5, owner=f"o{RLO}", description=f"d{RLO}"
+        )
+        store.create_task(intent_id=goal.id, action=f"act{RLO}", label=f"t{RLO}", priority=0.5)
+    with _opened(path) as src:
+        client = TestClient(create_app(src), base_url=BASE)
+        quoted = quote(odd, safe="")
+        for page in (
+            "/",
+            "/search",
+            "/search?q=text",
+            f"/item/{quoted}",
+            f"/item/{other.id}",
+            f"/item/{goal.id}",
+            "/contradictions",
+            "/log",
+            "/tasks",
+            "/?as_of=@1",
+            f"/item/{quoted}?as_of=@0",  # a 404 naming the id
+        ):
+            html = client.get(page).text
+            assert _controls_in(html) == [], page
+            assert "[U+202E]" in html, page
+        item_page = client.get(f"/item/{quoted}").text
+        shown = "id[U+202E][U+2066]x[U+2069][U+200E][U+200B][U+001B][U+E0041]"
+        assert 'title="LEFT-TO-RIGHT ISOLATE: shown, not applied">[U+2066]</span>' in item_page
+        assert 'title="control character: shown, not applied">[U+001B]</span>' in item_page
+        assert (
+            'title="TAG LATIN CAPITAL LETTER A: shown, not applied">[U+E0041]</span>' in item_page
+        )
+        title = re.search(r"<title>([^<]*)</title>", item_page)
+        assert title is not None and title.group(1).startswith("item id[U+202E][U+2066]x[U+2069]")
+        links = client.get(f"/item/{other.id}").text
+        assert f'href="/item/{quoted}" title="{shown}"' in links
+        missing = client.get(f"/item/{quoted}", params={"as_of": "@0"}).text
+        assert "[U+202E]" in missing and _controls_in(missing) == []
+
+
+@pytest.fixture(scope="module")
+def drawings(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    path = tmp_path_factory.mktemp("drawings") / "memex.db"
+    return path, build_drawing_store(path)
+
+
+def _drawing_of(path: Path, item_id: str) -> dict[str, Any]:
+    with _opened(path) as src, src.view(None) as view:
+        return web_pages.item_page(view, item_id)["drawing"]  # type: ignore[no-any-return]
+
+
+def test_the_drawing_of_a_tree_is_layered_and_its_edges_do_not_cross(
+    drawings: tuple[Path, dict[str, str]],
+) -> None:
+    path, ids = drawings
+    drawing = _drawing_of(path, ids["tree"])
+    nodes, edges = drawing["nodes"], drawing["edges"]
+    column = web_pages.DRAWING_COLUMN
+    layer = [round(n["x"] / column) for n in nodes]
+    roles = {(layer[k], n["role"]) for k, n in enumerate(nodes)}
+    # the runs, the weeks, the item, then its supporters and contradicters
+    assert roles == {
+        (0, "parent"),
+        (1, "parent"),
+        (2, "root"),
+        (3, "supported_by"),
+        (3, "contradicts"),
+    }
+    assert drawing["cut"] == 0 and len(nodes) == 6 + 3 + 1 + 16 + 2
+    for e in edges:  # each edge joins two adjacent layers
+        assert abs(layer[e["source"]] - layer[e["target"]]) == 1
+    assert len({(e["source"], e["target"]) for e in edges}) == len(edges) == 6 + 3 + 16 + 2
+    also = [e for e in edges if e["also"]]
+    assert [(e["kind"], e["also"]) for e in also] == [("parent", "supported_by")]
+    for a, b in itertools.combinations(edges, 2):
+        ends = []
+        for e in (a, b):
+            left, right = sorted((nodes[e["source"]], nodes[e["target"]]), key=lambda n: n["x"])
+            ends.append((left["x"], left["y"], right["y"]))
+        (x1, l1, r1), (x2, l2, r2) = ends
+        if x1 == x2:  # between the same two layers: the same order at both ends
+            assert (l1 - l2) * (r1 - r2) >= 0, (a, b)
+    for k in set(layer):  # boxes of a layer a row apart at least
+        ys = sorted(n["y"] for n, at in zip(nodes, layer, strict=True) if at == k)
+        assert all(b - a >= web_pages.DRAWING_ROW for a, b in itertools.pairwise(ys))
+    assert min(n["x"] for n in nodes) == 0 and min(n["y"] for n in nodes) == 0
+    assert drawing["width"] == 3 * column
+    assert drawing["height"] == max(n["y"] for n in nodes) == 17 * web_pages.DRAWING_ROW
+
+
+def test_the_drawing_names_nodes_by_index_whatever_the_ids(
+    drawings: tuple[Path, dict[str, str]],
+) -> None:
+    path, ids = drawings
+    drawing = _drawing_of(path, ids["odd"])
+    assert ids["odd"] == " "
+    assert [n["item"] for n in drawing["nodes"]] == list(ODD_IDS)  # the item, then its parents
+    assert {(e["source"], e["target"]) for e in drawing["edges"]} == {(k, 0) for k in range(1, 6)}
+    assert all(isinstance(e["source"], int) for e in drawing["edges"])
+    shown = {n["about"] for n in drawing["nodes"]}
+    assert "observation · [U+202E]id" in shown and "observation ·  " in shown
+    with _opened(path) as src:
+        client = TestClient(create_app(src), base_url=BASE)
+        for item_id in ODD_IDS:
+            page = client.get("/item/" + quote(item_id, safe=""))
+            assert page.status_code == 200, item_id
+            assert "An item" in page.text
+
+
+def test_a_long_chain_is_drawn_whole_in_one_row(drawings: tuple[Path, dict[str, str]]) -> None:
+    path, ids = drawings
+    drawing = _drawing_of(path, ids["chain"])
+    assert len(drawing["nodes"]) == 30 and drawing["cut"] == 0
+    assert {n["y"] for n in drawing["nodes"]} == {0}
+    assert drawing["width"] == 29 * web_pages.DRAWING_COLUMN
+    assert drawing["nodes"][0]["role"] == "root" and drawing["nodes"][0]["x"] == drawing["width"]

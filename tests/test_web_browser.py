@@ -14,6 +14,7 @@ Chromium is not installed.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -23,11 +24,18 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 
 from memex import MemexStore
-from tests.test_web import build_store
+from tests.test_web import (
+    BIDI_AUTHOR,
+    ODD_IDS,
+    RTL_AUTHOR,
+    build_drawing_store,
+    build_store,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -54,6 +62,7 @@ try:
     from selenium import webdriver
     from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as ec
@@ -69,10 +78,8 @@ def shots() -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Any]]:
-    path = tmp_path_factory.mktemp("browser") / "memex.db"
-    built = build_store(path)
+def _serve(path: Path) -> Iterator[str]:
+    """``memex serve`` of ``path`` on a free port: its address, until the generator closes."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "memex", "serve", "--db", str(path), "--port", "0"],
         stderr=subprocess.PIPE,
@@ -83,10 +90,28 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         line = proc.stderr.readline()
         found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
         assert found, line
-        yield found.group(1).rstrip("/"), path, built
+        yield found.group(1).rstrip("/")
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Any]]:
+    path = tmp_path_factory.mktemp("browser") / "memex.db"
+    built = build_store(path)
+    for base in _serve(path):
+        yield base, path, built
+
+
+@pytest.fixture(scope="module")
+def served_drawings(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, dict[str, str]]]:
+    path = tmp_path_factory.mktemp("drawings") / "memex.db"
+    ids = build_drawing_store(path)
+    for base in _serve(path):
+        yield base, ids
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +243,221 @@ def test_the_inspector_in_a_browser(
     _wait(browser, 30).until(lambda d: d.find_elements(By.ID, "verdict"))
     assert browser.find_element(By.ID, "verdict").text == "✔ The chain and every snapshot verify"
     assert _problems(browser) == []  # no CSP violation, no script error on any page
+
+
+# -- the review's faults (each test named after the fault) ----------------------------------------
+_GEOMETRY = """
+var box = document.getElementById("provenance"), wrap = document.getElementById("provenance-wrap");
+var cy = box._cyreg.cy;
+function rect(b) { return [b.x1, b.y1, b.x2, b.y2]; }
+return {
+  zoom: cy.zoom(),
+  box: [box.offsetWidth, box.offsetHeight],
+  wrap: [wrap.clientWidth, wrap.clientHeight, wrap.scrollWidth, wrap.scrollHeight],
+  note: document.getElementById("provenance-scroll").hidden,
+  nodes: cy.nodes().map(function (n) { return {
+    id: n.id(), item: n.data("item"), label: n.data("label"), full: n.data("full"),
+    font: parseFloat(n.style("font-size")), pos: [n.renderedPosition().x, n.renderedPosition().y],
+    box: rect(n.renderedBoundingBox({ includeLabels: false, includeOverlays: false })),
+    text: rect(n.renderedBoundingBox({ includeNodes: false, includeEdges: false,
+                                       includeLabels: true, includeOverlays: false })) }; }),
+  edges: cy.edges().map(function (e) {
+    var points = [e.renderedSourceEndpoint()].concat(e.renderedSegmentPoints() || [],
+                                                      [e.renderedTargetEndpoint()]);
+    return { source: e.source().id(), target: e.target().id(),
+             points: points.map(function (p) { return [p.x, p.y]; }) }; })
+};
+"""
+
+
+def _geometry(driver: Any, base: str, item_id: str) -> dict[str, Any]:
+    driver.get(base + "/item/" + quote(item_id, safe=""))
+    drawn = _wait(driver).until(
+        lambda d: d.find_element(By.ID, "provenance").get_attribute("data-drawn")
+    )
+    driver.execute_script(
+        "document.getElementById('provenance-wrap').scrollIntoView({block: 'center'})"
+    )
+    found: dict[str, Any] = driver.execute_script(_GEOMETRY)
+    assert len(found["nodes"]) == int(drawn)
+    return found
+
+
+def _cross(p: list[float], q: list[float], r: list[float], s: list[float]) -> bool:
+    """Whether segments pq and rs cross at a point inside both (not at an end, not along)."""
+
+    def side(a: list[float], b: list[float], c: list[float]) -> float:
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+    d1, d2, d3, d4 = side(r, s, p), side(r, s, q), side(p, q, r), side(p, q, s)
+    eps = 1e-6
+    return (d1 > eps and d2 < -eps or d1 < -eps and d2 > eps) and (
+        d3 > eps and d4 < -eps or d3 < -eps and d4 > eps
+    )
+
+
+def _through(p: list[float], q: list[float], box: list[float]) -> bool:
+    """Whether the axis-parallel segment pq passes through the inside of ``box``."""
+    x1, y1, x2, y2 = box[0] + 2, box[1] + 2, box[2] - 2, box[3] - 2
+    lo_x, hi_x = sorted((p[0], q[0]))
+    lo_y, hi_y = sorted((p[1], q[1]))
+    return lo_x < x2 and hi_x > x1 and lo_y < y2 and hi_y > y1
+
+
+def test_drawing_labels_are_readable_and_the_drawing_fits_its_frame(
+    served_drawings: tuple[str, dict[str, str]], browser: Any, shots: Path
+) -> None:
+    base, ids = served_drawings
+    for name in ("tree", "chain", "long", "odd"):
+        g = _geometry(browser, base, ids[name])
+        width, height = g["box"]
+        frame_w, frame_h, scroll_w, scroll_h = g["wrap"]
+        for n in g["nodes"]:
+            assert g["zoom"] * n["font"] >= 11, (name, n["item"])  # px on the screen
+            assert len(n["label"].split("\n")) <= 2, n["label"]
+            x1, y1, x2, y2 = n["box"]
+            assert 0 <= x1 and x2 <= width and 0 <= y1 and y2 <= height, (name, n["item"])
+            t = n["text"]
+            assert x1 <= t[0] and t[2] <= x2 and y1 <= t[1] and t[3] <= y2, (name, n["label"])
+            if n["label"].replace("\n", " ") != n["full"]:
+                assert n["label"].endswith("…"), n["label"]
+        if width > frame_w:  # wider than its frame only when the drawing is
+            assert min(n["box"][0] for n in g["nodes"]) <= 24 + 2, name
+            assert max(n["box"][2] for n in g["nodes"]) >= width - 24 - 2, name
+        if height > frame_h:
+            assert min(n["box"][1] for n in g["nodes"]) <= 24 + 2, name
+            assert max(n["box"][3] for n in g["nodes"]) >= height - 24 - 2, name
+        larger = width > frame_w or height > frame_h
+        assert g["note"] is (not larger), name  # "scroll it" shows when it must
+        assert (scroll_w, scroll_h) == (max(frame_w, width), max(frame_h, height))
+        _shot(browser, shots, f"drawing-{name}")
+    tree = _geometry(browser, base, ids["tree"])
+    assert (
+        tree["box"][1] > tree["wrap"][1] and tree["box"][0] == tree["wrap"][0]
+    )  # scrolls down only
+    chain = _geometry(browser, base, ids["chain"])
+    assert chain["box"][0] > chain["wrap"][0]  # 30 boxes in a row: the frame scrolls
+    root = next(n for n in chain["nodes"] if n["item"] == ids["chain"])
+    left = browser.execute_script("return document.getElementById('provenance-wrap').scrollLeft")
+    assert left <= root["box"][0] and root["box"][2] <= left + chain["wrap"][0]  # in view
+    assert _problems(browser) == []
+
+
+def test_drawing_edges_of_a_tree_do_not_cross_nor_run_across_a_box(
+    served_drawings: tuple[str, dict[str, str]], browser: Any
+) -> None:
+    base, ids = served_drawings
+    g = _geometry(browser, base, ids["tree"])
+    boxes = {n["id"]: n["box"] for n in g["nodes"]}
+    segments = [
+        (e, p, q) for e in g["edges"] for p, q in zip(e["points"], e["points"][1:], strict=False)
+    ]
+    assert len(g["edges"]) == 27
+    for (e, p, q), (f, r, s) in itertools.combinations(segments, 2):
+        if e is not f:
+            assert not _cross(p, q, r, s), (e["source"], e["target"], f["source"], f["target"])
+    for e, p, q in segments:
+        for node, box in boxes.items():
+            if node not in (e["source"], e["target"]):
+                assert not _through(p, q, box), (e["source"], e["target"], node)
+
+
+def test_drawing_labels_show_the_whole_text_on_hover(
+    served_drawings: tuple[str, dict[str, str]], browser: Any
+) -> None:
+    base, ids = served_drawings
+    g = _geometry(browser, base, ids["long"])
+    root = next(n for n in g["nodes"] if n["item"] == ids["long"])
+    assert root["label"].endswith("…") and len(root["full"]) == 300
+    box = browser.find_element(By.ID, "provenance")
+    ActionChains(browser).move_to_element_with_offset(
+        box, int(root["pos"][0] - g["box"][0] / 2), int(root["pos"][1] - g["box"][1] / 2)
+    ).perform()
+    tip = _wait(browser, 5).until(lambda d: d.find_element(By.ID, "provenance-tip"))
+    _wait(browser, 5).until(lambda d: tip.is_displayed())
+    assert tip.get_property("textContent") == f"{root['full']}\nobservation · {ids['long']}"
+
+
+def test_drawing_of_odd_item_ids_draws_and_opens_them(
+    served_drawings: tuple[str, dict[str, str]], browser: Any
+) -> None:
+    base, ids = served_drawings
+    g = _geometry(browser, base, ids["odd"])
+    assert sorted(n["item"] for n in g["nodes"]) == sorted(ODD_IDS)
+    assert [n["id"] for n in g["nodes"]] == [f"n{k}" for k in range(6)]  # ids are data only
+    for item_id in ("e0", "a'b\"c]"):
+        g = _geometry(browser, base, ids["odd"])
+        node = next(n for n in g["nodes"] if n["item"] == item_id)
+        box = browser.find_element(By.ID, "provenance")
+        ActionChains(browser).move_to_element_with_offset(
+            box, int(node["pos"][0] - g["box"][0] / 2), int(node["pos"][1] - g["box"][1] / 2)
+        ).click().perform()
+        expected = f"An item whose id is {item_id!r}"
+        _wait(browser).until(
+            lambda d, want=expected: d.find_element(By.ID, "item-text").text == want
+        )
+        assert unquote(urlsplit(browser.current_url).path) == f"/item/{item_id}"
+    assert _problems(browser) == []
+
+
+def _char_x(driver: Any, element_id: str, char: str, nth: int = 0) -> float:
+    """The left edge on the screen of the ``nth`` ``char`` of an element's text (as laid out)."""
+    return float(
+        driver.execute_script(
+            """
+            var walker = document.createTreeWalker(document.getElementById(arguments[0]), 4);
+            var seen = 0, node;
+            while ((node = walker.nextNode())) {
+              for (var i = 0; i < node.data.length; i++) {
+                if (node.data[i] !== arguments[1]) continue;
+                if (seen++ < arguments[2]) continue;
+                var range = document.createRange();
+                range.setStart(node, i); range.setEnd(node, i + 1);
+                return range.getBoundingClientRect().left;
+              }
+            }
+            return null;
+            """,
+            element_id,
+            char,
+            nth,
+        )
+    )
+
+
+def test_bidi_controls_in_item_texts_cannot_reorder_what_is_shown(
+    served: tuple[str, Path, Any], browser: Any, shots: Path
+) -> None:
+    base, _, built = served
+    browser.get(base + f"/item/{built.ids['bidi']}")
+    text = browser.find_element(By.ID, "item-text")
+    assert text.text == "Invoice [U+202E]fdp.exe"  # not "Invoice exe.pdf"
+    # laid out left to right: the "f" of fdp before the "x" of exe
+    assert _char_x(browser, "item-text", "f") < _char_x(browser, "item-text", "x")
+    assert _char_x(browser, "item-text", "I") < _char_x(browser, "item-text", "f")
+    author = browser.find_element(By.ID, "item-author")
+    assert author.text == "agent:[U+202E]aira"  # not "agent:aria", the store's own author
+    assert _char_x(browser, "item-author", "i") < _char_x(browser, "item-author", "r")
+    marker = author.find_element(By.CLASS_NAME, "ctl")
+    assert marker.get_attribute("title") == "RIGHT-TO-LEFT OVERRIDE: shown, not applied"
+    _shot(browser, shots, "5-bidi")
+    # the same author as a filter: the field keeps it, the page shows what it holds
+    browser.get(base + "/search?author=" + quote(BIDI_AUTHOR))
+    assert "[U+202E]" in browser.find_element(By.ID, "controls").text
+    assert browser.find_element(By.NAME, "author").get_attribute("value") == BIDI_AUTHOR
+    assert len(browser.find_elements(By.CLASS_NAME, "hit")) == 1
+    assert _problems(browser) == []
+
+
+def test_a_right_to_left_value_cannot_draw_the_text_after_it_into_its_run(
+    served: tuple[str, Path, Any], browser: Any
+) -> None:
+    base, _, built = served
+    browser.get(base + "/search?q=" + quote("notes in Hebrew"))
+    meta = browser.find_element(By.CSS_SELECTOR, ".hit .hit-meta")
+    browser.execute_script("arguments[0].id = 'rtl-meta'", meta)
+    assert f"by {RTL_AUTHOR} · 20" in meta.text
+    # the date after the author stays after it: its "2" right of the author's letters
+    letters = [_char_x(browser, "rtl-meta", c) for c in RTL_AUTHOR]
+    assert _char_x(browser, "rtl-meta", "2") > max(letters)
+    assert _char_x(browser, "rtl-meta", "b") < min(letters)  # "by" before it

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 import jinja2
+import markupsafe
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -42,7 +43,7 @@ from memex.web import pages
 from memex.web.security import Guard, allowed_host_names
 from memex.web.source import BadParameter, NotFound, StoreSource, View
 
-__all__ = ["create_app", "NAVIGATION"]
+__all__ = ["create_app", "NAVIGATION", "shown_value"]
 
 #: The pages of the navigation bar: ``(path, title)``.
 NAVIGATION = (
@@ -62,13 +63,56 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
+    env.filters["v"] = shown_value
+    env.filters["raw"] = _raw
     env.filters["when"] = pages.when
     env.filters["num"] = _num
     env.filters["pct"] = lambda v: "-" if v is None else f"{100 * float(v):.0f}%"
     env.filters["idpath"] = lambda i: quote(str(i), safe="")
     env.filters["short"] = _short_id
     return env
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ ... }}`` of a template: a string not yet markup has its control
+    characters shown as ``[U+XXXX]`` (:func:`~memex.web.pages.visible`), wherever it
+    goes (an attribute, a title: the places :func:`shown_value` cannot go)."""
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return pages.visible(value)
+    return value
+
+
+def _raw(value: Any) -> markupsafe.Markup:
+    """A value sent back as it is (escaped, its control characters kept): what a form
+    field holds, so that submitting the form again asks for the same value."""
+    return markupsafe.escape("" if value is None else str(value))
+
+
+def shown_value(value: Any) -> markupsafe.Markup:
+    """A value from the memory as a page shows it (the templates' ``v`` filter): escaped,
+    each of :data:`~memex.web.pages.CONTROL_CHARACTERS` shown as a marked ``[U+XXXX]``
+    (its name on hover) instead of acting, and the whole isolated in ``<bdi>``, so that
+    neither its own direction nor a control character in it can reorder the text
+    around it (an id, an author, a number next to it).
+
+    Args:
+        value: any value (``None`` shows as nothing; others as ``str(value)``).
+    Returns:
+        The markup: ``<bdi>...</bdi>``.
+    """
+    text = "" if value is None else str(value)
+    parts: list[str] = []
+    last = 0
+    for m in pages.CONTROL_CHARACTERS.finditer(text):
+        parts.append(markupsafe.escape(text[last : m.start()]))
+        marker, _, name = pages.control_name(m.group()).partition(" ")
+        title = markupsafe.escape(f"{name}: shown, not applied")
+        parts.append(f'<span class="ctl" title="{title}">{marker}</span>')
+        last = m.end()
+    parts.append(markupsafe.escape(text[last:]))
+    return markupsafe.Markup(f"<bdi>{''.join(parts)}</bdi>")
 
 
 def _short_id(value: Any) -> str:
@@ -121,6 +165,13 @@ class _Pages:
         timeline = (
             [(p, pages.when(t)[:16]) for p, t in self.source.timeline(view.head)] if view else []
         )
+        # a parameter with a control character: its form field holds it as it is (so the
+        # form asks the same again), and the page says so, with the characters shown
+        controls = [
+            (k, v)
+            for k, v in request.query_params.multi_items()
+            if pages.CONTROL_CHARACTERS.search(k + v)
+        ]
         # the head: the page without as_of, unless memex serve --as-of pins another default
         now = kept + ([("as_of", f"@{view.head}")] if view and self.source.default_as_of else [])
         now_href = request.url.path + (f"?{urlencode(now)}" if now else "")
@@ -134,6 +185,7 @@ class _Pages:
             as_of=as_of or "",
             default_as_of=self.source.default_as_of,
             kept=kept,
+            controls=controls,
             href=href,
             **data,
         )
@@ -151,6 +203,7 @@ class _Pages:
             as_of="",
             default_as_of=None,
             kept=[],
+            controls=[],
             href=lambda path, **_: path,
             status=status,
             title=title,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -44,6 +45,9 @@ __all__ = [
     "STATUSES",
     "LOG_SCAN",
     "DRAWING_NODES",
+    "BESIDE",
+    "DRAWING_COLUMN",
+    "DRAWING_ROW",
     "TREE_NODES",
     "RELATIONS",
     "RELATION_LISTS",
@@ -60,6 +64,9 @@ __all__ = [
     "tasks_page",
     "log_row",
     "when",
+    "CONTROL_CHARACTERS",
+    "visible",
+    "control_name",
 ]
 
 #: Results per page of the search, the contradictions and the intents.
@@ -96,9 +103,55 @@ RELATION_LISTS = (
 #: History entries per page of an item.
 HISTORY_PAGE = 100
 _RECENT = 12  # records on the overview
-_BESIDE = 40  # supporting and contradicting items drawn beside an item, at most
-_COLUMN = 4  # ... in columns of this many
+#: The most items supporting or contradicting an item that its drawing shows beside it
+#: (in one column; the relations list them all).
+BESIDE = 20
+#: The provenance drawing's distance between two columns and between two rows, in
+#: pixels at zoom 1 (its nodes are 200 by 44).
+DRAWING_COLUMN = 260.0
+DRAWING_ROW = 58.0
 _TOP = 12  # rows of each count table on the overview
+
+
+#: The characters the inspector shows as ``[U+XXXX]`` instead of letting them act, so
+#: that no value from the memory can make itself or the page around it read as something
+#: else: the bidirectional controls (U+202A..U+202E embeddings and overrides, U+2066..U+2069
+#: isolates, U+200E/U+200F/U+061C marks), the line and paragraph separators, the C0 and
+#: C1 control characters (tab, line feed and carriage return excepted), and the
+#: characters that show as nothing (zero-width space, word joiner, soft hyphen, byte
+#: order mark, invisible operators, Hangul fillers, the tag characters U+E0000..U+E007F,
+#: ...), with which two different ids or authors would look the same. Joiners
+#: (U+200C, U+200D) and variation selectors are left alone: scripts and emoji need them.
+CONTROL_CHARACTERS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4"
+    "\u17b5\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164"
+    "\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+
+
+def control_name(char: str) -> str:
+    """The marker and the Unicode name of one of :data:`CONTROL_CHARACTERS`.
+
+    Args:
+        char: one character.
+    Returns:
+        ``"[U+202E] RIGHT-TO-LEFT OVERRIDE"`` (``"control character"`` for a
+        character without a name, such as U+001B).
+    """
+    return f"[U+{ord(char):04X}] {unicodedata.name(char, 'control character')}"
+
+
+def visible(text: str) -> str:
+    """``text`` with each of :data:`CONTROL_CHARACTERS` replaced by ``[U+XXXX]`` (its code
+    point), as plain text: for the places no markup can go (an attribute, a page's title,
+    a label of the provenance drawing).
+
+    Args:
+        text: any string.
+    Returns:
+        The string shown (unchanged when it holds none of them).
+    """
+    return CONTROL_CHARACTERS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -514,7 +567,9 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
         more), ``total_more`` (whether there are more than ``total``),
         ``first`` (the rank of the page's first hit), ``unknown`` (sentences
         saying that no item has the ``kind``, ``author`` or ``scope`` given:
-        open sets, kept in the form), ``kinds``, ``authors``, ``scopes``.
+        open sets, kept in the form), ``kinds``, ``authors``, ``scopes`` (the
+        form's suggestions: the most frequent 200 authors and scopes, those with
+        a :data:`CONTROL_CHARACTERS` left out).
     Raises:
         BadParameter: a malformed parameter (naming it).
     """
@@ -587,8 +642,14 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
         "first": (page - 1) * PAGE_SIZE + 1,
         "unknown": unknown,
         "kinds": sorted(stats.items.by_kind),
-        "authors": [a for a, _ in _top(stats.items.by_author, 200)[0]],
-        "scopes": [s for s, _ in _top(stats.items.by_scope, 200)[0]],
+        # suggestions: a value with a control character would show as another in the
+        # browser's list (the overview lists it, marked, with a link that filters on it)
+        "authors": [
+            a for a, _ in _top(stats.items.by_author, 200)[0] if not CONTROL_CHARACTERS.search(a)
+        ],
+        "scopes": [
+            s for s, _ in _top(stats.items.by_scope, 200)[0] if not CONTROL_CHARACTERS.search(s)
+        ],
     }
 
 
@@ -606,69 +667,98 @@ def _link(mem: GraphState, edge: Edge, other: str) -> _Link:
 
 
 def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) -> dict[str, Any]:
-    """The provenance drawing's data: the item's support placed in columns
-    (:func:`memex.interop._layouts.support_layout`; parents to the left), and the items
-    supporting or contradicting it over edges, to its right (at most ``_BESIDE``).
+    """The provenance drawing's data, laid out in layers from left to right: the item's
+    support in columns by depth (:func:`memex.interop._layouts.support_layout`: parents to
+    the left, no link within a column, each column ordered by the height of the items it
+    supports, so the links of a tree never cross), and the items supporting or
+    contradicting it over edges in one column to its right (at most :data:`BESIDE`), each
+    linked to the item alone. A parent that also supports or contradicts the item has one
+    edge, marked ``also``.
+
+    Nodes and edges name each other by their index in ``nodes``, never by an item id: an
+    id is any string (a space, a quote, a bracket), carried as data (``item``) only.
 
     Returns:
-        ``{"nodes": [...], "edges": [...], "cut": n}``: ``cut`` counts the items
-        not drawn (support nodes past :data:`DRAWING_NODES`, supporters and
-        contradicters past ``_BESIDE``)."""
+        ``{"nodes": [...], "edges": [...], "cut": n, "width": w, "height": h}``: a node is
+        ``{"item" (its id), "full" (its text, control characters shown as [U+XXXX], at
+        most 300 characters), "about" (its kind and id, shown alike), "role" ("root", "parent", "supported_by", "contradicts"), "x",
+        "y"}`` (the centre, in pixels at zoom 1, the top left node at ``(0, 0)`` or
+        below and right of it); an edge is ``{"source", "target" (indexes), "kind"
+        ("parent", "supported_by", "contradicts"), "also" (a parent's edge that is also
+        "supported_by" or "contradicts", or ``None``)}``; ``cut`` counts the items not
+        drawn (support nodes past :data:`DRAWING_NODES`, supporters and contradicters
+        past :data:`BESIDE`); ``width`` and ``height`` span the node centres."""
     order, parent_links, pos, _ = support_layout(mem, item_id)
-    cut = max(0, len(order) - DRAWING_NODES)
-    shown = set(order[:DRAWING_NODES])
+    drawn = order[:DRAWING_NODES]
+    cut = len(order) - len(drawn)
+    index = {n: k for k, n in enumerate(drawn)}
     nodes: list[dict[str, Any]] = []
-    for n in order[:DRAWING_NODES]:
-        it = mem.items[n]
-        x, y = pos[n]
+
+    def add(item: MemoryItem, role: str, x: float, y: float) -> int:
         nodes.append(
             {
-                "id": n,
-                "label": _text(it, 38),
-                "kind": it.kind,
-                "authority": it.authority,
-                "x": x * 230.0,
-                "y": y * 70.0,
-                "role": "root" if n == item_id else "parent",
+                "item": item.id,
+                "full": visible(_text(item, 300)),
+                "about": visible(f"{item.kind} · {item.id}"),
+                "role": role,
+                "x": x,
+                "y": y,
             }
         )
-    edges = [
-        {"source": p, "target": c, "kind": "parent"}
-        for p, c, _ in parent_links
-        if p in shown and c in shown
-    ]
-    beside: list[tuple[str, _Link]] = []
+        return len(nodes) - 1
+
+    for n in drawn:
+        x, y = pos[n]
+        role = "root" if n == item_id else "parent"
+        add(mem.items[n], role, x * DRAWING_COLUMN, y * DRAWING_ROW)
+    edges: dict[tuple[int, int], dict[str, Any]] = {}
+
+    def link_to(key: tuple[int, int], kind: str) -> None:
+        if key in edges:  # a parent that also supports (or contradicts): one edge
+            edges[key]["also"] = edges[key]["also"] or kind
+        else:
+            edges[key] = {"source": key[0], "target": key[1], "kind": kind, "also": None}
+
+    for p, c, _ in parent_links:
+        if p in index and c in index and p != c:
+            link_to((index[p], index[c]), "parent")
+    root = index[item_id]
+    beside: dict[str, tuple[str, MemoryItem]] = {}
     left_out: set[str] = set()
     for role in ("supported_by", "contradicts"):
         for link in links.get(role, []):
-            if link.other in shown:
-                if link.other != item_id:
-                    edges.append({"source": link.other, "target": item_id, "kind": role})
-            elif link.item is not None and len(beside) < _BESIDE:
-                shown.add(link.other)
-                beside.append((role, link))
-                edges.append({"source": link.other, "target": item_id, "kind": role})
-            elif link.item is not None:
+            if link.other == item_id or link.item is None:
+                continue
+            if link.other in index:  # in the support, to the left
+                link_to((index[link.other], root), role)
+            elif link.other not in beside and len(beside) < BESIDE:
+                beside[link.other] = (role, link.item)
+            elif link.other not in beside:
                 left_out.add(link.other)
-    cut += len(left_out - shown)
-    # to the right of the item, in columns of _COLUMN, centred on the item's height
-    root_y = pos[item_id][1] * 70.0
-    for k, (role, link) in enumerate(beside):
-        column, row = divmod(k, _COLUMN)
-        rows = min(_COLUMN, len(beside) - column * _COLUMN)
-        assert link.item is not None
-        nodes.append(
-            {
-                "id": link.other,
-                "label": _text(link.item, 38),
-                "kind": link.item.kind,
-                "authority": link.item.authority,
-                "x": 230.0 * (1 + column),
-                "y": root_y + (row - (rows - 1) / 2) * 70.0,
-                "role": role,
-            }
-        )
-    return {"nodes": nodes, "edges": edges, "cut": cut}
+    cut += len(left_out)
+    # one column to the right of the item, centred on its height
+    root_x, root_y = nodes[root]["x"], nodes[root]["y"]
+    for k, (role, item) in enumerate(beside.values()):
+        row = root_y + (k - (len(beside) - 1) / 2) * DRAWING_ROW
+        index[item.id] = add(item, role, root_x + DRAWING_COLUMN, row)
+        link_to((index[item.id], root), role)
+    for role in ("supported_by", "contradicts"):  # an item beside that is both
+        for link in links.get(role, []):
+            if link.other in beside and beside[link.other][0] != role:
+                link_to((index[link.other], root), role)
+    # the top left centre at (0, 0)
+    x0 = min(node["x"] for node in nodes)
+    y0 = min(node["y"] for node in nodes)
+    for node in nodes:
+        node["x"] = round(node["x"] - x0, 1)
+        node["y"] = round(node["y"] - y0, 1)
+    return {
+        "nodes": nodes,
+        "edges": list(edges.values()),
+        "cut": cut,
+        "width": max(node["x"] for node in nodes),
+        "height": max(node["y"] for node in nodes),
+    }
 
 
 def _tree(
