@@ -142,23 +142,7 @@ def short_explanation(hit: ScoredItem) -> dict[str, Any]:
         The same shape as the ``why`` of the MCP ``recall`` tool.
     """
     ex = hit.explanation
-    if ex is None:
-        return {}
-    out: dict[str, Any] = {
-        "matched": [[w, c] for w, c in ex.terms],
-        "weights": {name: value for name, value in ex.weights.items() if value},
-    }
-    if ex.context:
-        out["context"] = [[w, c] for w, c in ex.context]
-    if ex.speaker:
-        out["speaker"] = [[w, c] for w, c in ex.speaker]
-    if ex.time is not None:
-        out["time"] = [ex.time, ex.time_factor]
-    if ex.brought_by is not None:
-        out["brought_by"] = list(ex.brought_by)
-    if ex.note:
-        out["note"] = ex.note
-    return out
+    return {} if ex is None else ex.short_form()
 
 
 class BeliefRetriever(BaseRetriever):

@@ -126,23 +126,7 @@ def _why(s: ScoredItem) -> dict[str, Any]:
     (when any) the words the conversation context and the speaker added, the time match
     ``[what matched, factor]``, the hit and link that brought the item, the note."""
     ex = s.explanation
-    if ex is None:
-        return {}
-    out: dict[str, Any] = {
-        "matched": [[w, c] for w, c in ex.terms],
-        "weights": {name: value for name, value in ex.weights.items() if value},
-    }
-    if ex.context:
-        out["context"] = [[w, c] for w, c in ex.context]
-    if ex.speaker:
-        out["speaker"] = [[w, c] for w, c in ex.speaker]
-    if ex.time is not None:
-        out["time"] = [ex.time, ex.time_factor]
-    if ex.brought_by is not None:
-        out["brought_by"] = list(ex.brought_by)
-    if ex.note:
-        out["note"] = ex.note
-    return out
+    return {} if ex is None else ex.short_form()
 
 
 class MemoryTools:

@@ -457,6 +457,34 @@ class Explanation:
     brought_by: tuple[str, str] | None = None
     note: str | None = None
 
+    def short_form(self) -> dict[str, Any]:
+        """Why the result was retrieved, in short, as plain JSON data.
+
+        Returns:
+            ``{"matched": [[word, BM25 contribution], ...], "weights": {name:
+            contribution}}`` (only the weights that add to the score, before
+            decay), plus, when there are any, ``"context"`` and ``"speaker"``
+            (``[[word, contribution], ...]``), ``"time"`` (``[what matched,
+            factor]``), ``"brought_by"`` (``[hit id, link]``) and ``"note"``.
+            The ``why`` of the MCP ``recall`` tool and of a LangChain
+            ``BeliefRetriever`` document's metadata.
+        """
+        out: dict[str, Any] = {
+            "matched": [[w, c] for w, c in self.terms],
+            "weights": {name: value for name, value in self.weights.items() if value},
+        }
+        if self.context:
+            out["context"] = [[w, c] for w, c in self.context]
+        if self.speaker:
+            out["speaker"] = [[w, c] for w, c in self.speaker]
+        if self.time is not None:
+            out["time"] = [self.time, self.time_factor]
+        if self.brought_by is not None:
+            out["brought_by"] = list(self.brought_by)
+        if self.note:
+            out["note"] = self.note
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The explanation as plain JSON data (``terms``, ``context`` and ``speaker`` as
         ``[[word, contribution], ...]``, tuples as lists)."""
