@@ -1816,7 +1816,7 @@ def test_the_overview_reads_the_latest_record_not_head(
     tile = re.search(r'<div class="tile" id="position">(.*?)</div>', live, re.S)
     assert tile is not None
     assert re.sub(r"<[^>]+>", " ", tile.group(1)).split() == (
-        f"{head} records in the log, up to the latest shown".split()
+        f"{head} records in the log, all shown".split()
     )
     assert "head @" not in live and "head position" not in live
     assert f"live · latest record @{head}" in live

@@ -461,3 +461,17 @@ def test_a_right_to_left_value_cannot_draw_the_text_after_it_into_its_run(
     letters = [_char_x(browser, "rtl-meta", c) for c in RTL_AUTHOR]
     assert _char_x(browser, "rtl-meta", "2") > max(letters)
     assert _char_x(browser, "rtl-meta", "b") < min(letters)  # "by" before it
+
+
+def test_the_verify_now_button_of_the_overview_is_readable(
+    served_drawings: tuple[str, dict[str, str]], browser: Any
+) -> None:
+    base, _ = served_drawings  # a store no test verifies
+    browser.get(base + "/")
+    button = browser.find_element(By.ID, "verify-now")
+    assert button.text == "Verify now"
+    colour = browser.execute_script("return getComputedStyle(arguments[0]).color", button)
+    background = browser.execute_script(
+        "return getComputedStyle(arguments[0]).backgroundColor", button
+    )
+    assert (colour, background) == ("rgb(255, 255, 255)", "rgb(31, 111, 235)")
