@@ -27,6 +27,7 @@ try:
 
     from memex.web import BadParameter, StoreSource, bind_rule, create_app, security
     from memex.web import pages as web_pages
+    from memex.web import source as web_source
 except ImportError as e:  # the web extra is missing: under CI=true that is a failure
     if os.environ.get("CI") == "true":
         raise
@@ -2062,3 +2063,56 @@ def test_a_long_chain_is_drawn_whole_in_one_row(drawings: tuple[Path, dict[str, 
     assert {n["y"] for n in drawing["nodes"]} == {0}
     assert drawing["width"] == 29 * web_pages.DRAWING_COLUMN
     assert drawing["nodes"][0]["role"] == "root" and drawing["nodes"][0]["x"] == drawing["width"]
+
+
+def test_the_limits_the_how_to_states_are_the_codes(client: TestClient) -> None:
+    doc = Path(__file__).resolve().parents[1] / "docs" / "howto" / "inspecting.md"
+    text = " ".join(doc.read_text(encoding="utf-8").split())
+    pages = (web_pages.PAGE_SIZE, web_pages.LOG_PAGE, web_pages.HISTORY_PAGE)
+    assert "({} results, {} log records, {} history entries a page)".format(*pages) in text
+    assert "every record, newest first, 50 a page" in text and web_pages.LOG_PAGE == 50
+    assert "The last eight past states are kept" in text and web_source.PAST_STATES == 8
+    assert "at most 4×10^5 items in all" in text and web_source.PAST_ITEMS == 4 * 10**5
+    assert "a token of at least 16 characters" in text and security.MIN_TOKEN == 16
+    assert "may have at most 500 characters" in text
+    for name in ("q", "scope", "kind", "author"):
+        assert client.get("/search", params={name: "a" * 500}).status_code == 200, name
+        r = client.get("/search", params={name: "a" * 501})
+        assert r.status_code == 400 and f"Bad parameter: {name}" in r.text, name
+        assert "longer than 500 characters" in r.text
+
+
+def test_the_how_tos_example_answers_are_the_example_stores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[1]
+    path = tmp_path / "memex.db"
+    example = root / "docs" / "examples" / "agent_session.jsonl"
+    assert main(["log", "import", str(example), "--db", str(path)]) == 0
+    capsys.readouterr()
+    recipes = "018e08a6-3898-71da-8fdf-ce4bb909de1d"
+    hypothesis = "018e1533-2080-731d-bc9e-bdc0ca7d6d73"
+    text = " ".join((root / "docs" / "howto" / "inspecting.md").read_text("utf-8").split())
+    assert f"http://127.0.0.1:8765/item/{recipes}?as_of=2024-03-13" in text
+    with _opened(path) as src:
+        client = TestClient(create_app(src), base_url=BASE)
+        tuesday = client.get(f"/item/{recipes}", params={"as_of": "2024-03-13"}).text
+        assert "as of @94" in tuesday and "2024-03-11 07:56:33 UTC" in tuesday
+        assert "Superseded by" in tuesday
+        rows = re.findall(r"<tr>\s*<td class=\"pos\">(.*?)</tr>", tuesday, re.S)
+        at79 = [r for r in rows if re.search(r'as_of=%4079"[^>]*>79</a>', r)]
+        assert len(at79) == 1 and "edge.created" in at79[0] and "SUPERSEDES" in at79[0]
+        friday = client.get(f"/item/{recipes}", params={"as_of": "2024-03-08"}).text
+        assert "as of @74" in friday and "Superseded by" not in friday
+        assert "2024-03-06" in friday.split('<span class="time">')[1][:10]
+        assert _log_page_label(client.get("/log?upto=74").text) == "page 2 of 3"
+        item = client.get(f"/item/{hypothesis}").text
+        assert re.search(r"Supported by <small>9</small>", item)
+    for fact in (
+        'the time bar shows as "as of @94" (2024-03-11 07:56:33 UTC',
+        "since position 79 on 11 March",
+        "`?as_of=2024-03-08` is position 74 (the last record of 6 March)",
+        '50 a page ("page 2 of 3")',
+        "supported by nine items",
+    ):
+        assert fact in text, fact

@@ -5,7 +5,9 @@ Starlette application of read-only pages over a
 :class:`~memex.web.source.StoreSource`, wrapped in the
 :class:`~memex.web.security.Guard` (Host, method and token rules, security
 headers). Pages are server-rendered Jinja2 templates with autoescaping on,
-so every value from the memory is shown as text; the one script
+so every value from the memory is shown as text, its control characters
+marked instead of acting and the whole isolated from the text around it
+(:func:`shown_value`, the templates' ``v`` filter); the one script
 (``static/inspector.js``) and the vendored Cytoscape.js are files of the
 package, loaded under a Content-Security-Policy that allows no inline
 script.
