@@ -220,6 +220,74 @@ def build_drawing_store(path: Path | str) -> dict[str, str]:
     return ids
 
 
+#: Item ids a path segment cannot carry as they are (a browser resolves ``/item/.`` to
+#: ``/``, a route's path does not match a line feed, an empty segment is no id).
+ROUGH_IDS = ("", ".", "..", "\n", "a/b", "a\tb", "..%2F", "?x#y")
+HUGE = "A" * 50_000
+WIDE = "x" * 3_000
+
+
+def build_rough_store(path: Path | str) -> dict[str, str]:
+    """A store of items whose texts or ids are rough on a page, by name: ``huge`` (50,000
+    A's), ``wide`` (3,000 x's; updated with a long reason to a text of 3,000 y's), ``near``
+    (a neighbour: derived from ``wide``, supported by ``huge``, contradicted by ``wide``),
+    ``gone`` (created, then given a new text, then retracted) and one item per id of
+    :data:`ROUGH_IDS`, named by the id itself."""
+    ids: dict[str, str] = {}
+    with MemexStore.open(path, author="agent:aria", scope="user:ada") as store:
+
+        def put(text: str, id: str | None = None, parents: list[str] | None = None) -> str:
+            item = memex.create_memory_item(
+                id=id,
+                scope="user:ada",
+                kind="observation",
+                content={"text": text},
+                author="agent:aria",
+                source_kind="observed",
+                authority=0.6,
+                parents=parents,
+            )
+            store.apply(memex.MemoryCreate(item=item))
+            return item.id
+
+        ids["huge"] = put(HUGE)
+        ids["wide"] = put(WIDE)
+        ids["near"] = put("A neighbour of the long texts", parents=[ids["wide"]])
+        store.add_edge(
+            from_=ids["huge"],
+            to=ids["near"],
+            kind="SUPPORTS",
+            author="agent:aria",
+            source_kind="agent_inferred",
+            authority=0.6,
+        )
+        store.contradict(ids["wide"], ids["near"], reason="z" * 3_000)
+        store.update(
+            ids["wide"], {"content": {"text": "y" * 3_000}}, author="user:ada", reason="w" * 3_000
+        )
+        ids["gone"] = put("The first text of an item later retracted")
+        store.update(ids["gone"], {"content": {"text": "Its second text"}}, author="user:ada")
+        store.forget(ids["gone"], reason="not needed")
+        for rough in ROUGH_IDS:
+            ids[rough] = put(f"The item whose id is {rough!r}", id=rough)
+    return ids
+
+
+@pytest.fixture(scope="module")
+def rough(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    path = tmp_path_factory.mktemp("rough") / "memex.db"
+    return path, build_rough_store(path)
+
+
+@pytest.fixture
+def rough_client(rough: tuple[Path, dict[str, str]]) -> Iterator[TestClient]:
+    src = StoreSource.open(rough[0])
+    try:
+        yield TestClient(create_app(src), base_url=BASE, follow_redirects=False)
+    finally:
+        src.close()
+
+
 @pytest.fixture(scope="module")
 def built_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Built]:
     path = tmp_path_factory.mktemp("web") / "memex.db"
@@ -2116,3 +2184,38 @@ def test_the_how_tos_example_answers_are_the_example_stores(
         "supported by nine items",
     ):
         assert fact in text, fact
+
+
+# -- the second review's faults (each test named after the fault) --------------------------------
+def _item_text(html: str) -> str:
+    found = re.search(r'<span id="item-text"><bdi>(.*?)</bdi></span>', html, re.S)
+    assert found is not None, "no item title"
+    return found.group(1)
+
+
+def test_long_unbroken_text_is_cut_in_titles_and_lists_and_whole_in_the_content(
+    rough_client: TestClient, rough: tuple[Path, dict[str, str]]
+) -> None:
+    _, ids = rough
+    page = rough_client.get(f"/item/{ids['huge']}")
+    title = _item_text(page.text)
+    assert title == "A" * (web_pages.TITLE - 1) + "…"
+    content = re.search(r'<pre class="json" id="item-content">(.*?)</pre>', page.text, re.S)
+    assert content is not None and HUGE in content.group(1)
+    assert len(page.text) < len(HUGE) + 20_000  # the text once (the content), not twice
+    hits = rough_client.get("/search", params={"q": "", "author": "agent:aria"}).text
+    shown = re.findall(r'class="hit-text"[^>]*><bdi>(A+…?)</bdi>', hits)
+    assert shown == ["A" * 399 + "…"]
+    near = rough_client.get(f"/item/{ids['near']}").text
+    assert "A" * 301 not in near  # the drawing's label: 300 characters at most
+    assert '<span class="snip"><bdi>' + "A" * 119 + "…</bdi>" in near  # the relation, cut
+    wide = rough_client.get(f"/item/{ids['wide']}").text
+    reasons = re.findall(r'<div class="reason">“<bdi>(w+…?)</bdi>”</div>', wide)
+    assert reasons == ["w" * (web_pages.REASON - 1) + "…"]
+    near_reason = re.findall(r"“<bdi>(z+…?)</bdi>”", near)
+    # the contradiction's reason: in the relations and in the history
+    assert near_reason == ["z" * (web_pages.REASON - 1) + "…"] * 2
+    log = rough_client.get("/log").text
+    assert "w" * web_pages.REASON not in log and "w" * (web_pages.REASON - 1) + "…" in log
+    css = rough_client.get("/static/style.css").text
+    assert "overflow-wrap: anywhere" in css

@@ -34,6 +34,7 @@ from tests.test_web import (
     ODD_IDS,
     RTL_AUTHOR,
     build_drawing_store,
+    build_rough_store,
     build_store,
 )
 
@@ -110,6 +111,16 @@ def served_drawings(
 ) -> Iterator[tuple[str, dict[str, str]]]:
     path = tmp_path_factory.mktemp("drawings") / "memex.db"
     ids = build_drawing_store(path)
+    for base in _serve(path):
+        yield base, ids
+
+
+@pytest.fixture(scope="module")
+def served_rough(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, dict[str, str]]]:
+    path = tmp_path_factory.mktemp("rough") / "memex.db"
+    ids = build_rough_store(path)
     for base in _serve(path):
         yield base, ids
 
@@ -475,3 +486,35 @@ def test_the_verify_now_button_of_the_overview_is_readable(
         "return getComputedStyle(arguments[0]).backgroundColor", button
     )
     assert (colour, background) == ("rgb(255, 255, 255)", "rgb(31, 111, 235)")
+
+
+_WIDTHS = """return [document.documentElement.scrollWidth, document.body.scrollWidth,
+                 window.innerWidth];"""
+
+
+def test_long_unbroken_text_keeps_every_page_within_the_window(
+    served_rough: tuple[str, dict[str, str]], browser: Any, shots: Path
+) -> None:
+    base, ids = served_rough
+    pages = {
+        "search": "/search?q=",
+        "search-author": "/search?author=agent%3Aaria",
+        "huge": f"/item/{ids['huge']}",
+        "wide": f"/item/{ids['wide']}",
+        "near": f"/item/{ids['near']}",
+        "log": "/log",
+        "contradictions": "/contradictions",
+        "overview": "/",
+    }
+    for name, address in pages.items():
+        browser.get(base + address)
+        _wait(browser).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        page, body, window = browser.execute_script(_WIDTHS)
+        assert (name, page, body) == (name, min(page, window), min(body, window))
+        _shot(browser, shots, f"rough-{name}")
+    # the scores of a hit stay on screen, beside its text
+    browser.get(base + "/search?q=")
+    for score in browser.find_elements(By.CLASS_NAME, "scoreval"):
+        right = browser.execute_script("return arguments[0].getBoundingClientRect().right", score)
+        assert 0 < right <= browser.execute_script("return window.innerWidth")
+    assert _problems(browser) == []

@@ -74,6 +74,8 @@ def _environment() -> jinja2.Environment:
     env.filters["pct"] = lambda v: "-" if v is None else f"{100 * float(v):.0f}%"
     env.filters["idpath"] = lambda i: quote(str(i), safe="")
     env.filters["short"] = _short_id
+    # a text of a list (a reason, a label): cut to a length a list can show, with "…"
+    env.filters["cut"] = lambda v, n=pages.REASON: "" if v is None else pages.cut(str(v), n)
     return env
 
 

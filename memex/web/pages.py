@@ -52,6 +52,8 @@ __all__ = [
     "RELATIONS",
     "RELATION_LISTS",
     "HISTORY_PAGE",
+    "TITLE",
+    "REASON",
     "Touched",
     "LogRow",
     "Memo",
@@ -67,6 +69,7 @@ __all__ = [
     "CONTROL_CHARACTERS",
     "visible",
     "control_name",
+    "cut",
 ]
 
 #: Results per page of the search, the contradictions and the intents.
@@ -100,6 +103,11 @@ RELATION_LISTS = (
     "aliases",
     "children",
 )
+#: The most characters of an item's text its page's title shows (the content box shows
+#: it all); the lists (search hits, relations, the log) cut theirs shorter.
+TITLE = 300
+#: The most characters of a reason a list shows.
+REASON = 300
 #: History entries per page of an item.
 HISTORY_PAGE = 100
 _RECENT = 12  # records on the overview
@@ -165,8 +173,16 @@ def when(ms: Any) -> str:
         return "-"
 
 
-def _short(text: str, limit: int = 160) -> str:
+def cut(text: str, limit: int = 160) -> str:
+    """``text``, cut to ``limit`` characters with a final ``…`` when it is longer."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_short = cut
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return None if text is None else _short(text, limit)
 
 
 def _text(item: MemoryItem, limit: int = 160) -> str:
@@ -377,7 +393,7 @@ def log_row(rec: LogRecord) -> LogRow:
         namespace=str(rec.envelope.namespace),
         type=_str(fields.get("type")) or str(rec.envelope.type),
         author=_str(fields.get("author")) or _entity_author(fields),
-        reason=_str(fields.get("reason")),
+        reason=_cut(_str(fields.get("reason")), REASON),
         events=[
             t
             for t in (_str(e.get("type")) for e in events if isinstance(e, Mapping))
@@ -890,7 +906,8 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
     children = get_children(mem, item_id)
     out.update(
         {
-            "text": default_text(item),
+            # the title: cut (the content box below holds the whole text)
+            "text": _text(item, TITLE),
             "content": _pretty(item.content),
             "meta": None if item.meta is None else _pretty(item.meta),
             "created": when(item.created_at),
@@ -953,7 +970,7 @@ def _entry(h: HistoryEntry, item_id: str, mem: GraphState) -> dict[str, Any]:
         "id": h.id,
         "kind": h.kind,
         "author": h.author,
-        "reason": h.reason,
+        "reason": _cut(h.reason, REASON),
         "command": h.command,
         "changes": changes,
         "summary": summary,
