@@ -2219,3 +2219,41 @@ def test_long_unbroken_text_is_cut_in_titles_and_lists_and_whole_in_the_content(
     assert "w" * web_pages.REASON not in log and "w" * (web_pages.REASON - 1) + "…" in log
     css = rough_client.get("/static/style.css").text
     assert "overflow-wrap: anywhere" in css
+
+
+def _log_positions(text: str) -> list[int]:
+    return [int(p) for p in re.findall(r'<td class="pos"><a href="/log\?upto=(\d+)">', text)]
+
+
+def test_the_log_page_parameter_selects_its_rows_or_is_refused(
+    client: TestClient, db: tuple[Path, Built], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = db[1].positions["head"]
+    monkeypatch.setattr(web_pages, "LOG_PAGE", 5)
+    pages = -(-head // 5)
+    # unfiltered: page N is the Nth block of 5 from the newest
+    for n in (1, 2, 3, pages):
+        r = client.get(f"/log?page={n}")
+        assert r.status_code == 200
+        top = head - 5 * (n - 1)
+        assert _log_positions(r.text) == list(range(top, max(0, top - 5), -1))
+        assert _log_page_label(r.text) == f"page {n} of {pages}"
+        assert _log_positions(r.text) == _log_positions(client.get(f"/log?upto={top}").text)
+    # past the last page: a 400 naming page and the last page
+    past = client.get(f"/log?page={pages + 1}")
+    assert past.status_code == 400
+    assert "Bad parameter: page" in past.text and f"the last page, {pages}" in past.text
+    assert client.get("/log?page=840").status_code == 400
+    # a time window: its own pages
+    assert client.get("/log", params={"before": "2000-01-01", "page": "2"}).status_code == 400
+    # filtered: page 2 without upto cannot be found by its number: a 400 saying to follow links
+    r = client.get("/log", params={"author": "agent:aria", "page": "2"})
+    assert r.status_code == 400 and "Bad parameter: page" in r.text and "links" in r.text
+    assert client.get("/log", params={"author": "agent:aria", "page": "1"}).status_code == 200
+    # filtered, upto without the page its link carries: no page number at all
+    r = client.get("/log", params={"author": "agent:aria", "upto": str(head - 3)})
+    label = _log_page_label(r.text)
+    assert label.startswith(f"matches at or before @{head - 3}") and "page 1" not in label
+    assert 'id="newest" href="/log?author=agent%3Aaria"' in r.text
+    older = re.search(r'id="older" href="(/log\?upto=\d+&amp;author=agent%3Aaria)"', r.text)
+    assert older is not None  # its link carries no page number either

@@ -1142,22 +1142,28 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
             ``after``, ``before`` (record times: ISO time or date; ``after``
             inclusive, ``before`` exclusive), ``upto`` (the newest position
             to list: the cursor of the next page).
-            ``page`` (the number a filtered log's next page shows; without a
-            filter of the records' fields the page is counted from ``upto``).
+            ``page`` (without ``upto``: page N is the Nth block of
+            :data:`LOG_PAGE` positions from the newest, past the last page a
+            400; on a log filtered by the records' fields only page 1 can be
+            opened by number, later ones by their links, which carry ``upto``
+            and the number shown; with ``upto`` and no filter of the records'
+            fields the number is counted from ``upto``).
     Returns:
         ``rows`` (:class:`LogRow`), ``next`` (the ``upto`` of the next page,
         or ``None``), ``newer`` (the ``upto`` of the page before, ``""`` when
         that is the first page, ``None`` on the first page or when a filter of
         the records' fields is set),
-        ``page`` (this page's number, 1 for the newest), ``pages`` (how many
+        ``page`` (this page's number, 1 for the newest; ``None`` for a
+        filtered page opened by ``upto`` alone), ``pages`` (how many
         pages the records up to the view's position and in ``after`` ..
         ``before`` make; ``None`` when a filter of the records' fields is
         set: its matches are not counted in advance), ``scanned``
         (``(lowest, highest)`` positions read), ``filters``, ``filtered``
         (whether any filter is set).
     Raises:
-        BadParameter: a malformed parameter, or a ``namespace`` outside
-            :data:`NAMESPACES` (naming it).
+        BadParameter: a malformed parameter, a ``namespace`` outside
+            :data:`NAMESPACES` (naming it), a ``page`` past the last page, or a
+            ``page`` above 1 without ``upto`` on a log filtered by the records' fields.
     """
     namespace = _choice(params, "namespace", NAMESPACES)
     type_ = _word(params, "type", 100)
@@ -1175,10 +1181,28 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
         lo = max(lo, log.position_as_of(after - 1) + 1)
     if before is not None:
         top = min(top, log.position_as_of(before - 1))
-    hi = min(top, int(raw_upto)) if raw_upto else top
     filtered = bool(namespace or type_ or author)
-    if filtered:  # pages of matches: counted only as they are read
-        page, pages, newer = given_page, None, None
+    asked_page = bool(params.get("page", "").strip())
+    if raw_upto:
+        hi = min(top, int(raw_upto))
+    elif filtered and given_page > 1:  # where page N of matches starts is known only by reading
+        raise BadParameter(
+            "page",
+            f"page {given_page} of a filtered log cannot be opened by its number (its "
+            "matches are counted only as they are read): follow the log's older → links",
+        )
+    else:  # page N: the Nth block of LOG_PAGE positions from the top
+        last = max(1, -(-(top - lo + 1) // LOG_PAGE))
+        if given_page > last:
+            raise BadParameter(
+                "page", f"page {given_page} is past the last page, {last} (of {LOG_PAGE} records)"
+            )
+        hi = top - (given_page - 1) * LOG_PAGE
+    page: int | None
+    if filtered:  # pages of matches: counted only as they are read (a page follows a link)
+        # an upto without the page its link carries: no number (it is not known)
+        page = given_page if (asked_page or not raw_upto) else None
+        pages, newer = None, None
     else:  # pages of LOG_PAGE positions from the top (an upto between two counts as the later)
         page = -(-(top - hi) // LOG_PAGE) + 1 if hi < top else 1
         pages = page - 1 + max(1, -(-(hi - lo + 1) // LOG_PAGE))
