@@ -2257,3 +2257,25 @@ def test_the_log_page_parameter_selects_its_rows_or_is_refused(
     assert 'id="newest" href="/log?author=agent%3Aaria"' in r.text
     older = re.search(r'id="older" href="(/log\?upto=\d+&amp;author=agent%3Aaria)"', r.text)
     assert older is not None  # its link carries no page number either
+
+
+def test_a_search_page_past_the_last_says_so_and_links_the_last(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_pages, "PAGE_SIZE", 2)
+    first = client.get("/search", params={"q": "tea"})
+    count = re.search(r'id="result-count">(\d+) result\(s\), 1–2 shown', first.text)
+    assert count is not None
+    total = int(count.group(1))
+    last = -(-total // 2)
+    r = client.get("/search", params={"q": "tea", "page": "99999"})
+    assert r.status_code == 200
+    assert f"Page 99999 is past the last page, {last}:" in r.text
+    assert f'id="last-page" href="/search?page={last}&amp;q=tea">' in r.text
+    assert f'id="result-count">{total} result(s)</span>' in r.text  # no "1999997–… shown"
+    assert '<li class="hit card">' not in r.text and "Nothing matches." not in r.text
+    on_last = client.get("/search", params={"q": "tea", "page": str(last)})
+    assert "past the last page" not in on_last.text
+    assert f"{2 * last - 1}–{total} shown" in on_last.text
+    browse = client.get("/search", params={"page": "99999"})
+    assert "Page 99999 is past the last page," in browse.text

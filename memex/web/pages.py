@@ -581,7 +581,8 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
         ``more`` (whether a next page exists), ``total`` (how many results in
         all, counted up to :data:`SEARCH_COUNT` or the page's end, whichever is
         more), ``total_more`` (whether there are more than ``total``),
-        ``first`` (the rank of the page's first hit), ``unknown`` (sentences
+        ``first`` (the rank of the page's first hit), ``past`` (the last
+        page's number when ``page`` is past it, else ``None``), ``unknown`` (sentences
         saying that no item has the ``kind``, ``author`` or ``scope`` given:
         open sets, kept in the form), ``kinds``, ``authors``, ``scopes`` (the
         form's suggestions: the most frequent 200 authors and scopes, those with
@@ -632,6 +633,8 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
         )
         for n, s in enumerate(shown, 1)
     ]
+    # past the last page (the results were all read: the count is exact): say so
+    past = max(1, -(-len(found) // PAGE_SIZE)) if page > 1 and not shown else None
     stats: GraphStats = memo.get("stats", store.mem, lambda: get_stats(store.mem))
     unknown = []  # open sets: the value stays in the form, the page says none has it
     if kind and kind not in stats.items.by_kind:
@@ -656,6 +659,7 @@ def search_page(view: View, params: Mapping[str, str], memo: Memo) -> dict[str, 
         "total": min(len(found), limit - 1),
         "total_more": len(found) >= limit,
         "first": (page - 1) * PAGE_SIZE + 1,
+        "past": past,
         "unknown": unknown,
         "kinds": sorted(stats.items.by_kind),
         # suggestions: a value with a control character would show as another in the
