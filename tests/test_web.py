@@ -4,6 +4,7 @@ following, the verification, and that a session of requests writes nothing."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import os
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import markupsafe
 import pytest
 
 import memex
@@ -2050,7 +2052,9 @@ def test_control_characters_in_ids_labels_and_reasons_are_shown_everywhere(
         title = re.search(r"<title>([^<]*)</title>", item_page)
         assert title is not None and title.group(1).startswith("item id[U+202E][U+2066]x[U+2069]")
         links = client.get(f"/item/{other.id}").text
-        assert f'href="/item/{quoted}" title="{shown}"' in links
+        # an id with a control character: linked by the query form (pages.item_address)
+        address = markupsafe.escape(web_pages.item_address(odd))
+        assert address.startswith("/item?id=") and f'href="{address}" title="{shown}"' in links
         missing = client.get(f"/item/{quoted}", params={"as_of": "@0"}).text
         assert "[U+202E]" in missing and _controls_in(missing) == []
 
@@ -2279,3 +2283,36 @@ def test_a_search_page_past_the_last_says_so_and_links_the_last(
     assert f"{2 * last - 1}–{total} shown" in on_last.text
     browse = client.get("/search", params={"page": "99999"})
     assert "Page 99999 is past the last page," in browse.text
+
+
+def test_every_item_id_has_a_working_link(
+    rough_client: TestClient, rough: tuple[Path, dict[str, str]]
+) -> None:
+    log = rough_client.get("/log").text
+    hits = rough_client.get("/search", params={"q": "the item whose id is"}).text
+    for rough_id in ROUGH_IDS:
+        address = web_pages.item_address(rough_id)
+        link = f'href="{markupsafe.escape(address)}"'
+        assert link in log and link in hits, rough_id
+        if rough_id != "?x#y":
+            assert address.startswith("/item?id="), rough_id
+        page = rough_client.get(address)
+        assert page.status_code == 200, rough_id
+        assert _item_text(page.text) == markupsafe.escape(f"The item whose id is {rough_id!r}")
+        if rough_id == "":  # the history index refuses the empty id: the page says so
+            assert 'id="history-note"' in page.text
+            continue
+        # the page's own links (its history as of each event) reach it again
+        at = re.search(r'<td class="pos"><a href="([^"]+)" title="this item as of', page.text)
+        assert at is not None
+        again = rough_client.get(html.unescape(at.group(1)))
+        assert again.status_code == 200 and _item_text(again.text) == _item_text(page.text)
+    assert ">(empty id)</bdi></a>" in log  # the empty id's link has a text
+    assert rough_client.get("/item").status_code == 400  # no id at all: a 400 naming it
+    assert "Bad parameter: id" in rough_client.get("/item").text
+    # the drawing's nodes carry the address the script opens
+    near = rough_client.get(f"/item/{rough[1]['near']}").text
+    data = re.search(r'id="provenance-data">(.*?)</script>', near, re.S)
+    assert data is not None
+    nodes = json.loads(data.group(1))["nodes"]
+    assert {n["href"] for n in nodes} == {web_pages.item_address(n["item"]) for n in nodes}

@@ -29,9 +29,11 @@ from urllib.parse import quote, unquote, urlsplit
 import pytest
 
 from memex import MemexStore
+from memex.web.pages import item_address
 from tests.test_web import (
     BIDI_AUTHOR,
     ODD_IDS,
+    ROUGH_IDS,
     RTL_AUTHOR,
     build_drawing_store,
     build_rough_store,
@@ -517,4 +519,28 @@ def test_long_unbroken_text_keeps_every_page_within_the_window(
     for score in browser.find_elements(By.CLASS_NAME, "scoreval"):
         right = browser.execute_script("return arguments[0].getBoundingClientRect().right", score)
         assert 0 < right <= browser.execute_script("return window.innerWidth")
+    assert _problems(browser) == []
+
+
+def test_every_item_id_has_a_link_the_browser_opens(
+    served_rough: tuple[str, dict[str, str]], browser: Any
+) -> None:
+    base, _ = served_rough
+    for rough_id in ROUGH_IDS:
+        browser.get(base + "/log")
+        links = [
+            a
+            for a in browser.find_elements(By.CSS_SELECTOR, "td.touched a.id")
+            if a.get_dom_attribute("href") == item_address(rough_id)
+        ]
+        assert links, rough_id
+        links[0].click()
+        want = f"The item whose id is {rough_id!r}"
+        _wait(browser).until(
+            lambda d, want=want: (
+                d.find_elements(By.ID, "item-text")
+                and d.find_element(By.ID, "item-text").text == want
+            )
+        )
+        assert urlsplit(browser.current_url).path in ("/item", "/item/" + quote(rough_id, safe=""))
     assert _problems(browser) == []

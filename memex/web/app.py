@@ -14,7 +14,9 @@ script.
 
 Routes (every page takes ``?as_of=WHEN``: ``@POSITION``, an ISO time or a date):
 
-* ``/`` the overview; ``/search``; ``/item/{id}``; ``/contradictions``;
+* ``/`` the overview; ``/search``; ``/item/{id}`` (and ``/item?id=ID``, the
+  address of the ids a path segment cannot carry: empty, ``.``, ``..``, ...);
+  ``/contradictions``;
   ``/log``; ``/tasks`` (intents and tasks); ``/verify`` (the hash chain,
   checked on demand: ``/verify?run=1`` starts a check);
 * ``/api/head`` and ``/api/verify``: JSON for the page script (the live
@@ -121,8 +123,13 @@ def shown_value(value: Any) -> markupsafe.Markup:
 
 def _short_id(value: Any) -> str:
     """An id as links show it: a UUID's first 8 and last 4 digits (ids made in one
-    millisecond share their first 12), any other id up to 14 characters."""
+    millisecond share their first 12), any other id up to 14 characters; an id of
+    white space only (or none) as its code points, so that its link has a text."""
     text = str(value)
+    if not text:
+        return "(empty id)"
+    if not text.strip():
+        return "(" + " ".join(f"U+{ord(c):04X}" for c in text[:4]) + ")"
     return text if len(text) <= 14 else f"{text[:8]}…{text[-4:]}"
 
 
@@ -161,6 +168,17 @@ class _Pages:
                 query["as_of"] = as_of
             return path + (f"?{urlencode(query)}" if query else "")
 
+        def item_href(item_id: Any, **params: Any) -> str:
+            """The link to an id's page (:func:`~memex.web.pages.item_address`), keeping
+            the page's ``as_of``."""
+            address = pages.item_address(str(item_id))
+            path, _, query = address.partition("?")
+            rest = href(path, **params)
+            if not query:
+                return rest
+            more = rest.partition("?")[2]
+            return f"{path}?{query}" + (f"&{more}" if more else "")
+
         kept = [
             (k, v)
             for k, v in request.query_params.multi_items()
@@ -191,6 +209,7 @@ class _Pages:
             kept=kept,
             controls=controls,
             href=href,
+            item_href=item_href,
             **data,
         )
         return HTMLResponse(html, status_code=status_code)
@@ -209,6 +228,7 @@ class _Pages:
             kept=[],
             controls=[],
             href=lambda path, **_: path,
+            item_href=lambda item_id, **_: pages.item_address(str(item_id)),
             status=status,
             title=title,
             message=message,
@@ -257,7 +277,13 @@ class _Pages:
         )
 
     def item(self, request: Request) -> Response:
-        item_id = str(request.path_params["id"])
+        if "id" in request.path_params:
+            item_id = str(request.path_params["id"])
+        else:  # /item?id=...: the ids a path segment cannot carry (pages.item_address)
+            found = request.query_params.get("id")
+            if found is None:
+                raise BadParameter("id", "expected the id of an item: /item?id=ID or /item/ID")
+            item_id = found
         return self.page(
             request, "item.html", lambda view, params: pages.item_page(view, item_id, params)
         )
@@ -377,6 +403,7 @@ def create_app(
     routes = [
         Route("/", handlers.overview),
         Route("/search", handlers.search),
+        Route("/item", handlers.item),
         Route("/item/{id:path}", handlers.item),
         Route("/contradictions", handlers.contradictions),
         Route("/log", handlers.log),

@@ -17,6 +17,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
+from urllib.parse import quote, urlencode
 
 from memex._isots import parse_iso_ts
 from memex._time import ms_to_iso
@@ -70,6 +71,7 @@ __all__ = [
     "visible",
     "control_name",
     "cut",
+    "item_address",
 ]
 
 #: Results per page of the search, the contradictions and the intents.
@@ -163,6 +165,28 @@ def visible(text: str) -> str:
 
 
 # -- small helpers ------------------------------------------------------------------------------
+#: What makes an id unfit for a path segment: it is empty, a browser resolves it (``.``,
+#: ``..``), the route does not match it (a line feed, and the other control characters
+#: to be safe), or a proxy may split or decode it again (``/``, ``\\``, ``%``).
+_ROUGH_ID = re.compile(r"[\x00-\x1f\x7f-\x9f/\\%]|^\.{0,2}$")
+
+
+def item_address(item_id: str) -> str:
+    """The address of an id's page: ``/item/<id, percent-encoded>``, or
+    ``/item?id=<id, percent-encoded>`` for an id a path segment cannot carry as it is
+    (empty, ``.``, ``..``, holding ``/``, ``\\``, ``%`` or a control character). Both
+    answer the same page.
+
+    Args:
+        item_id: any string.
+    Returns:
+        The address, without ``as_of``.
+    """
+    if _ROUGH_ID.search(item_id):
+        return "/item?" + urlencode({"id": item_id}, quote_via=quote)
+    return "/item/" + quote(item_id, safe="")
+
+
 def when(ms: Any) -> str:
     """Unix ms as ``2024-03-04 08:31:01 UTC``; ``"-"`` for ``None`` or a value that is no time."""
     if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms):
@@ -357,7 +381,7 @@ def _touched(payload: Any, events: Iterable[Any]) -> list[Touched]:
     found: dict[tuple[str, str], str] = {}
 
     def add(value: Any, kind: str, label: str = "") -> None:
-        if isinstance(value, str) and value and (value, kind) not in found:
+        if isinstance(value, str) and (value, kind) not in found:  # "" is an id too
             found[(value, kind)] = label
 
     for source in [payload, *events]:
@@ -700,7 +724,7 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
 
     Returns:
         ``{"nodes": [...], "edges": [...], "cut": n, "width": w, "height": h}``: a node is
-        ``{"item" (its id), "full" (its text, control characters shown as [U+XXXX], at
+        ``{"item" (its id), "href" (its page's address, :func:`item_address`), "full" (its text, control characters shown as [U+XXXX], at
         most 300 characters), "about" (its kind and id, shown alike), "role" ("root", "parent", "supported_by", "contradicts"), "x",
         "y"}`` (the centre, in pixels at zoom 1, the top left node at ``(0, 0)`` or
         below and right of it); an edge is ``{"source", "target" (indexes), "kind"
@@ -718,6 +742,7 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
         nodes.append(
             {
                 "item": item.id,
+                "href": item_address(item.id),
                 "full": visible(_text(item, 300)),
                 "about": visible(f"{item.kind} · {item.id}"),
                 "role": role,
@@ -858,11 +883,14 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
     relation = _choice(params or {}, "relation", RELATION_LISTS)
     rpage = _page(params or {}, "relation_page")
     first = (hpage - 1) * HISTORY_PAGE
+    item = mem.items.get(item_id)
+    history_note = None
     try:
         history = history_of(view.log, item_id, to_position=view.position)
-    except ValidationError:
-        raise NotFound("That is not an id.") from None
-    item = mem.items.get(item_id)
+    except ValidationError as e:  # an id the history index refuses (the empty id)
+        if item is None:
+            raise NotFound("That is not an id.") from None
+        history, history_note = [], f"The log's history index cannot look this id up: {e}"
     if item is None and not history:
         later = history_of(view.log, item_id) if view.position < view.head else []
         if later:
@@ -885,6 +913,7 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
         "history_page": hpage,
         "history_more": len(history) > first + HISTORY_PAGE,
         "retracted": bool(own) and own[-1].type.endswith(".retracted"),
+        "history_note": history_note,
     }
     if item is None:
         return out

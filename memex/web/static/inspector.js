@@ -117,7 +117,7 @@ function memexDrawing() {
   var elements = [];
   graph.nodes.forEach(function (n, i) {
     elements.push({ group: "nodes", position: { x: n.x, y: n.y }, data: {
-      id: "n" + i, item: n.item, full: n.full, about: n.about, role: n.role,
+      id: "n" + i, item: n.item, href: n.href, full: n.full, about: n.about, role: n.role,
       label: memexFitLabel(n.full, measure, NODE_W - 20, LINES) } });
   });
   graph.edges.forEach(function (e, i) {
@@ -173,8 +173,9 @@ function memexDrawing() {
   }
   cy.on("tap", "node", function (evt) {
     var asOf = new URLSearchParams(window.location.search).get("as_of");
-    window.location.href = "/item/" + encodeURIComponent(evt.target.data("item")) +
-      (asOf ? "?as_of=" + encodeURIComponent(asOf) : "");
+    var to = evt.target.data("href"); // /item/ID, or /item?id=ID (pages.item_address)
+    window.location.href = to +
+      (asOf ? (to.indexOf("?") < 0 ? "?" : "&") + "as_of=" + encodeURIComponent(asOf) : "");
   });
   if (tip) {
     cy.on("mouseover", "node", function (evt) {
