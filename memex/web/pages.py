@@ -887,10 +887,11 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
     history_note = None
     try:
         history = history_of(view.log, item_id, to_position=view.position)
-    except ValidationError as e:  # an id the history index refuses (the empty id)
+    except ValidationError as refused:  # an id the history index refuses (the empty id)
         if item is None:
             raise NotFound("That is not an id.") from None
-        history, history_note = [], f"The log's history index cannot look this id up: {e}"
+        history = []
+        history_note = f"The log's history index cannot look this id up: {refused}"
     if item is None and not history:
         later = history_of(view.log, item_id) if view.position < view.head else []
         if later:
