@@ -85,6 +85,18 @@ def _seconds(value: Any, name: str) -> float | None:
     return float(value)
 
 
+def _snapshot_after(log: EventLog, base: int, position: int) -> bool:
+    """Whether ``log`` may hold a snapshot in ``base + 1..position`` (``True`` when it
+    cannot list its snapshots' positions). One query, no snapshot read."""
+    listing = getattr(log, "snapshot_positions", None)
+    if not callable(listing):
+        return True
+    try:
+        return any(base < p <= position for p in listing())
+    except MemexError:  # the table cannot be read: load_snapshot says so, and folds the log
+        return True
+
+
 class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, StoreHistory):
     """A mutable holder of the three graphs with a method per functional operation.
 
@@ -148,6 +160,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
         "_use_snapshots",
         "_author",
         "_scope",
+        "_origin",
     )
 
     def __init__(
@@ -179,6 +192,7 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
         self._text: TextIndex | None = None  # built on first use (see StoreQueries.text_index)
         self._text_mem: GraphState | None = None
         self._watch: FreshReads | None = None  # open(fresh_reads=True): see StoreQueries
+        self._origin: EventLog | None = None  # as_of: the log a past state was folded from
 
     # -- the durable log -------------------------------------------------------------
     @classmethod
@@ -390,7 +404,13 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
             options["poll_interval"] = interval
         return self._follow(self._log, options)
 
-    def as_of(self, *, ts_ms: int | None = None, position: int | None = None) -> MemexStore:
+    def as_of(
+        self,
+        *,
+        ts_ms: int | None = None,
+        position: int | None = None,
+        base: MemexStore | None = None,
+    ) -> MemexStore:
         """A read-only store holding the state of the past.
 
         Exactly one of ``position`` and ``ts_ms`` must be given.
@@ -399,17 +419,31 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
             position: the fold of positions ``1..position`` (``0`` = empty).
             ts_ms: unix ms; the fold of the longest prefix of positions whose
                 envelope ``ts`` is ``<= ts_ms``.
+            base: a state of the same log at or before the wanted position to
+                fold on from (e.g. a past state an earlier ``as_of`` of this
+                store returned and a caller keeps, as the time slider of
+                ``memex serve`` does, or this store itself): when it is
+                nearer the position than the nearest stored snapshot, only
+                the records after it are read and folded, onto its states
+                (immutable values, so it is left as it was). Ignored when
+                the position is the store's own, or when a snapshot is
+                nearer. ``None`` (default): from the nearest snapshot.
         Returns:
             A :class:`MemexStore` whose mutators raise :class:`ReadOnlyStoreError`;
-            its :attr:`position` is the last position folded.
+            its :attr:`position` is the last position folded. It equals the
+            fold without ``base``.
         Raises:
             ValidationError: neither or both given, a ``ts_ms`` that is not an
                 int of unix ms (years 1 to 9999), a position outside
-                ``0..head``, or a store without a log.
+                ``0..head``, or a store without a log; naming ``base``: a
+                ``base`` that is not a :class:`MemexStore`, not of this
+                store's log (a past state of another store, an in-memory
+                store), or past the wanted position.
         Complexity: O(1) for ``position == store.position`` (the view shares the
         store's current immutable states: a pinned view for reads that must
-        agree); else O(snapshot size + k log n) for the k records after the
-        nearest snapshot at or before the position.
+        agree) or ``== base.position``; else O(snapshot size + k log n) for
+        the k records after the nearest snapshot at or before the position,
+        or O(k log n) for the k records after ``base`` when it is nearer.
         """
         if self._log is None:
             raise ValidationError(
@@ -420,6 +454,21 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
         if ts_ms is not None:
             int_ms(ts_ms, "ts_ms")  # an int of unix ms (a str or float is a ValidationError)
         lg = self._log
+        if base is not None:
+            if not isinstance(base, MemexStore):
+                raise ValidationError(
+                    f"base: expected a MemexStore of this store's log, got {type(base).__name__}",
+                    "base",
+                )
+            origin = base._origin  # noqa: SLF001  a MemexStore's own field, read by its class
+            if base is not self and base.log is not lg and origin is not lg:
+                raise ValidationError(
+                    "base: a state of another log (fold on only from this store, a past "
+                    "state its as_of returned, or a store of the same log object)",
+                    "base",
+                )
+            with base._lock:  # noqa: SLF001  states and position of one fold (base may refresh)
+                base_states, base_position = base.states, base.position
         if position is None:
             assert ts_ms is not None
             position = lg.position_as_of(ts_ms)
@@ -428,7 +477,13 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
             raise ValidationError(
                 f"position: expected an integer in 0..{head}, got {position!r}", "position"
             )
+        if base is not None and base_position > position:
+            raise ValidationError(
+                f"base: at position {base_position}, after the wanted position {position}",
+                "base",
+            )
         past = MemexStore(author=self._author, scope=self._scope)
+        past._origin = lg
         with self._lock:
             if position == self._position:  # the states held now: share them (a pinned view)
                 past.states = self.states
@@ -436,10 +491,18 @@ class MemexStore(StoreLogging, StoreMutations, StoreQueries, StoreEveryday, Stor
                 past._readonly = True
                 return past
         past._position = 0
-        if position > 0:
-            got = load_snapshot(lg, position, []) if self._use_snapshots else None
-            if got is not None:
+        if base is not None and base_position == position:
+            past.states = base_states
+        elif position > 0:
+            got = None
+            if self._use_snapshots and (
+                base is None or _snapshot_after(lg, base_position, position)
+            ):
+                got = load_snapshot(lg, position, [])
+            if got is not None and (base is None or got[1] > base_position):
                 past.states, past._position = got
+            elif base is not None:
+                past.states, past._position = base_states, base_position
             if past._position < position:
                 past.states = fold_log(past.states, lg, past._position + 1, position)[0]
         past._position = position

@@ -6,9 +6,12 @@ folded first, :meth:`~memex.MemexStore.refresh`, so new events appear without
 a restart) or as it was at the position an ``as_of`` names
 (:meth:`~memex.MemexStore.as_of`). The last :data:`PAST_STATES` past states
 are kept, with their text indexes, so moving the time slider back and forth
-stays fast. Only the refresh (the fold of new records) and the cache of past
-states are under the source's lock: a page is built without it, so a slow page
-does not hold up any other. States are persistent (immutable), so a page
+stays fast: a new one is folded on from the nearest one kept before it when
+that is nearer than the nearest snapshot (one slider step: the records of the
+step only). Only the refresh (the fold of new records) and the bookkeeping of
+the cache are under the source's lock: a past state is folded without it (two
+requests for one position fold it once, the second waits for the first), and
+a page is built without it, so a slow page or fold does not hold up any other. States are persistent (immutable), so a page
 reads whole states; a live page reads the live store, whose methods take
 the store's own lock where they fold, so a record folded while the page is
 built (by another page's refresh) may show on it.
@@ -113,6 +116,16 @@ class View(NamedTuple):
         return self.as_of is None
 
 
+class _Fold:
+    """A past state being folded: the requests for the same position wait for it."""
+
+    __slots__ = ("done", "result")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: MemexStore | None = None
+
+
 class StoreSource:
     """A durable store opened read-only, and the states of its past.
 
@@ -149,6 +162,9 @@ class StoreSource:
         self._past: OrderedDict[int, MemexStore] = OrderedDict()
         self._past_size = max(1, past_states)
         self._past_items = past_items
+        self._folds: dict[int, _Fold] = {}  # the past states being folded, by position
+        self._folding = 0  # how many folds run (the freeze waits for the last one)
+        self._fresh = False  # past states folded since the last freeze
         self._times: dict[int, int | None] = {}
         self._times_lock = threading.Lock()
         self.verification = Verification(self)
@@ -198,7 +214,9 @@ class StoreSource:
         too (a past state is kept for many pages, and folding one makes enough objects
         to trigger a full collection on the next page; a collection comes first each
         time, so that no garbage cycle, e.g. an error page's traceback, is frozen for
-        the server's life)."""
+        the server's life). When folds run side by side, the freeze waits for the last
+        of them to end, so no half-built state (nor the garbage a fold makes on its
+        way) is frozen."""
         with self.lock:
             _ = self.store.text_index
             gc.collect()
@@ -262,7 +280,7 @@ class StoreSource:
     @contextmanager
     def view(self, as_of: str | None) -> Iterator[View]:
         """Give the :class:`View` a page reads; the lock is held only to refresh
-        the live store and to find (or fold) a past state, not while the page is built.
+        the live store, not while a past state is folded nor while the page is built.
 
         Args:
             as_of: the page's ``as_of`` parameter (``None`` or ``""``: the
@@ -278,36 +296,79 @@ class StoreSource:
         """
         with self.lock:
             head = self.store.refresh()
-            when = as_of if as_of else self.default_as_of
-            if when is None:
-                shown = View(self.store, head, head, None, self.time_at(head), self.log)
-            else:
-                position = self.resolve(when)
-                past = self.past(position)
-                shown = View(past, position, head, when, self.time_at(position), self.log)
+        when = as_of if as_of else self.default_as_of
+        if when is None:
+            shown = View(self.store, head, head, None, self.time_at(head), self.log)
+        else:
+            position = self.resolve(when)
+            past = self.past(position)
+            shown = View(past, position, head, when, self.time_at(position), self.log)
         yield shown
 
     def past(self, position: int) -> MemexStore:
         """The read-only store as of ``position`` (the live store when it is at that
-        position; otherwise from the cache of past states, built when missing)."""
-        with self.lock:
-            if position == self.store.position:
-                return self.store
-            known = self._past.get(position)
-            if known is not None:
-                self._past.move_to_end(position)
-                return known
-            past = self.store.as_of(position=position)
-            if self._settled:  # a server: the new state joins the frozen ones (see settle)
-                gc.collect()  # first, so no garbage cycle of earlier pages is frozen for good
-                gc.freeze()
-            self._past[position] = past
-            held = sum(len(p.mem.items) for p in self._past.values())
-            while len(self._past) > self._past_size or (
-                len(self._past) > 1 and held > self._past_items
-            ):
-                held -= len(self._past.popitem(last=False)[1].mem.items)
-            return past
+        position; otherwise from the cache of past states, built when missing).
+
+        A missing state is folded outside the source's lock, so pages of other
+        states (the live one, kept ones, other folds) are served meanwhile; it is
+        folded on from the nearest kept state at or before ``position`` when that
+        is nearer than the nearest snapshot (``MemexStore.as_of(base=)``). Two
+        requests for one position fold it once: the second waits for the first's
+        result. Once the last fold running ends, the states folded are frozen
+        (see :meth:`settle`).
+        """
+        while True:
+            with self.lock:
+                if position == self.store.position:
+                    return self.store
+                known = self._past.get(position)
+                if known is not None:
+                    self._past.move_to_end(position)
+                    return known
+                running = self._folds.get(position)
+                if running is None:
+                    running = self._folds[position] = _Fold()
+                    self._folding += 1
+                    below = [p for p in self._past if p < position]
+                    base = self._past[max(below)] if below else None
+                    break
+            running.done.wait()  # another request folds it: its result, once
+            if running.result is not None:
+                return running.result
+            # that fold failed: try again (this request folds it, or waits for another)
+        past: MemexStore | None = None
+        try:
+            past = self.store.as_of(position=position, base=base)
+        finally:
+            try:
+                with self.lock:
+                    if past is not None:
+                        self._keep(position, past)
+                        running.result = past
+                    del self._folds[position]
+                    self._folding -= 1
+                    if self._folding == 0 and self._fresh and self._settled:
+                        # the states folded since the last freeze join the frozen ones
+                        # (a server, see settle); only once no other fold runs: a freeze
+                        # now would freeze its half-built state and the garbage it makes
+                        gc.collect()  # first, so no garbage cycle of earlier pages is frozen
+                        gc.freeze()
+                        self._fresh = False
+            finally:
+                running.done.set()
+        return past
+
+    def _keep(self, position: int, past: MemexStore) -> None:
+        """Keep ``past`` in the cache (under :attr:`lock`), dropping the states used
+        longest ago beyond the source's bounds (``past_states``, ``past_items``; the
+        latest is always kept)."""
+        self._past[position] = past
+        self._fresh = True
+        held = sum(len(p.mem.items) for p in self._past.values())
+        while len(self._past) > self._past_size or (
+            len(self._past) > 1 and held > self._past_items
+        ):
+            held -= len(self._past.popitem(last=False)[1].mem.items)
 
     @property
     def cached_positions(self) -> list[int]:
