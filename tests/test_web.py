@@ -2316,3 +2316,56 @@ def test_every_item_id_has_a_working_link(
     assert data is not None
     nodes = json.loads(data.group(1))["nodes"]
     assert {n["href"] for n in nodes} == {web_pages.item_address(n["item"]) for n in nodes}
+
+
+def _touched_cells(text: str) -> dict[int, str]:
+    """The log page's "touched" cells as text, by position."""
+    cells = re.findall(
+        r'<td class="pos"><a href="/log\?upto=(\d+)[^"]*">.*?<td class="touched">(.*?)</td>',
+        text,
+        re.S,
+    )
+    return {
+        int(p): " ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split()) for p, cell in cells
+    }
+
+
+def test_the_log_shows_the_text_each_record_carries_not_the_current_one(
+    rough_client: TestClient, rough: tuple[Path, dict[str, str]]
+) -> None:
+    _, ids = rough
+    cells = _touched_cells(rough_client.get("/log").text)
+    cut = web_pages.LOG_TEXT - 1
+    huge, wide, near, gone = (ids[k][:8] for k in ("huge", "wide", "near", "gone"))
+    # a memory.create: the text it created (the item's text now is the update's y's)
+    assert cells[2] == f"{wide}…{ids['wide'][-4:]} {'x' * cut}…"
+    # the update: the text it set
+    assert f"{wide}…{ids['wide'][-4:]} {'y' * cut}…" in cells[6]
+    # an edge: the record carries no item text: the state's, marked so
+    assert cells[4] == (
+        f"SUPPORTS {huge}…{ids['huge'][-4:]} (text at @17) {'A' * cut}… "
+        f"{near}…{ids['near'][-4:]} (text at @17) A neighbour of the long texts"
+    )
+    # a retracted item: the text each record carries, marked retracted
+    g = f"{gone}…{ids['gone'][-4:]} (retracted)"
+    assert cells[7] == f"{g} The first text of an item later retracted"
+    assert cells[8] == f"{g} Its second text" and cells[9] == f"{g} Its second text"
+    # past: the state shown is @3, the note says so
+    past = _touched_cells(rough_client.get("/log", params={"as_of": "@3"}).text)
+    assert past[3] == f"{near}…{ids['near'][-4:]} A neighbour of the long texts"
+    assert set(past) == {1, 2, 3}
+
+
+def test_a_retracted_item_without_a_text_on_the_page_shows_its_id_marked_retracted() -> None:
+    edge = {"edge_id": "e1", "from": "gone", "to": "kept", "kind": "SUPPORTS"}
+    row = web_pages.log_row(
+        _record(5, {"type": "edge.create", "edge": edge}, [{"type": "edge.created", "edge": edge}])
+    )
+    from memex.state.graph import GraphState
+
+    labelled = web_pages._labelled([row], GraphState())
+    items = [t for t in labelled[0].touched if t.kind == "item"]
+    assert [(t.id, t.label, t.note) for t in items] == [
+        ("gone", "", "retracted"),
+        ("kept", "", "retracted"),
+    ]

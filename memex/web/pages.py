@@ -45,6 +45,7 @@ __all__ = [
     "NAMESPACES",
     "STATUSES",
     "LOG_SCAN",
+    "LOG_TEXT",
     "DRAWING_NODES",
     "BESIDE",
     "DRAWING_COLUMN",
@@ -319,12 +320,19 @@ class Touched(NamedTuple):
     Attributes:
         id: its id.
         kind: ``"item"``, ``"edge"``, ``"intent"`` or ``"task"``.
-        label: a few words (an edge's kind, an intent's label), or ``""``.
+        label: a few words (an edge's kind, an intent's label, an item's text: the one
+            the record carries, else the one of the state shown), or ``""``.
+        note: for an item, where its label comes from: ``""`` (the record carries
+            it: a create, an update, a retraction), ``"shown"`` (the item's text in
+            the state shown, not the record's), ``"retracted"`` (the item is not in
+            the state shown; its label, when not ``""``, is its last text found on
+            the page).
     """
 
     id: str
     kind: str
     label: str
+    note: str = ""
 
 
 class LogRow(NamedTuple):
@@ -377,11 +385,32 @@ def _entity_author(payload: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: The most characters of an item's text a log row shows.
+LOG_TEXT = 60
+
+
+def _content_text(content: Any) -> str:
+    """An item's text from its wire ``content`` (its ``text``, else the JSON), cut to
+    :data:`LOG_TEXT`; ``""`` for no content."""
+    if isinstance(content, Mapping):
+        text = content.get("text")
+        if isinstance(text, str):
+            return cut(text, LOG_TEXT)
+    if content is None:
+        return ""
+    try:
+        return cut(jsonfmt.dumps(content), LOG_TEXT)
+    except (TypeError, ValueError):
+        return ""
+
+
 def _touched(payload: Any, events: Iterable[Any]) -> list[Touched]:
     found: dict[tuple[str, str], str] = {}
 
     def add(value: Any, kind: str, label: str = "") -> None:
-        if isinstance(value, str) and (value, kind) not in found:  # "" is an id too
+        if not isinstance(value, str):  # "" is an id too
+            return
+        if (value, kind) not in found or (label and not found[(value, kind)]):
             found[(value, kind)] = label
 
     for source in [payload, *events]:
@@ -390,13 +419,20 @@ def _touched(payload: Any, events: Iterable[Any]) -> list[Touched]:
         for key, id_field, kind in _ENTITY_KEYS:
             entity = source.get(key)
             if isinstance(entity, Mapping):
-                label = _str(entity.get("kind") if kind == "edge" else entity.get("label")) or ""
+                if kind == "item":  # the item as the record carries it: its text then
+                    label = _content_text(entity.get("content"))
+                else:
+                    label = (
+                        _str(entity.get("kind") if kind == "edge" else entity.get("label")) or ""
+                    )
                 add(entity.get(id_field), kind, label)
                 if kind == "edge":
                     add(entity.get("from"), "item")
                     add(entity.get("to"), "item")
+        partial = source.get("partial")  # an update's new text, when it sets one
+        text = partial.get("content") if isinstance(partial, Mapping) else None
         for key, kind in _COMMAND_IDS:
-            add(source.get(key), kind)
+            add(source.get(key), kind, _content_text(text) if kind == "item" else "")
     order = {"edge": 0, "item": 1, "intent": 2, "task": 3}
     ranked = sorted(found.items(), key=lambda kv: order[kv[0][1]])
     return [Touched(i, k, label) for (i, k), label in ranked]
@@ -448,15 +484,24 @@ def _read_rows(log: EventLog, lo: int, hi: int) -> list[LogRow]:
 
 
 def _labelled(rows: list[LogRow], mem: GraphState) -> list[LogRow]:
-    """``rows`` with each touched item present in ``mem`` labelled with its text, and each
-    edge a command named by its id alone labelled with its kind."""
+    """``rows`` with each touched item the record does not carry the text of labelled
+    with its text in ``mem`` (noted ``"shown"``), each item absent from ``mem`` noted
+    ``"retracted"`` (labelled with the newest text the rows carry for it, if any), and
+    each edge a command named by its id alone labelled with its kind. O(rows)."""
     items, edges = mem.items, mem.edges
+    last: dict[str, str] = {}  # the newest text the rows (newest first) carry, per item
+    for row in rows:
+        for t in row.touched:
+            if t.kind == "item" and t.label and t.id not in last:
+                last[t.id] = t.label
     out = []
     for row in rows:
         touched = []
         for t in row.touched:
-            if t.kind == "item" and t.id in items:
-                t = t._replace(label=_text(items[t.id], 60))
+            if t.kind == "item" and t.id not in items:
+                t = t._replace(label=t.label or last.get(t.id, ""), note="retracted")
+            elif t.kind == "item" and not t.label:
+                t = t._replace(label=_text(items[t.id], LOG_TEXT), note="shown")
             elif t.kind == "edge" and not t.label and t.id in edges:
                 t = t._replace(label=edges[t.id].kind)
             touched.append(t)
