@@ -815,8 +815,7 @@ def test_a_default_as_of_pins_every_page(db: tuple[Path, Built]) -> None:
         client = TestClient(create_app(src), base_url=BASE)
         r = client.get("/", params={"q": "x"})
         assert "as of @4" in r.text and 'data-pinned="1"' in r.text
-        head = built.positions["head"]
-        assert f'class="now" href="/?q=x&amp;as_of=%40{head}">back to now' in r.text
+        assert 'class="now" href="/?q=x&amp;as_of=live">back to now' in r.text
         assert "as of @6" in client.get("/", params={"as_of": "@6"}).text
     finally:
         src.close()
@@ -2369,3 +2368,34 @@ def test_a_retracted_item_without_a_text_on_the_page_shows_its_id_marked_retract
         ("gone", "", "retracted"),
         ("kept", "", "retracted"),
     ]
+
+
+def test_as_of_live_follows_the_head_under_a_default_as_of(db: tuple[Path, Built]) -> None:
+    path, built = db
+    head = built.positions["head"]
+    src = StoreSource.open(path, as_of="@4")
+    try:
+        client = TestClient(create_app(src), base_url=BASE)
+        pinned = client.get("/", params={"q": "x"})
+        assert "as of @4" in pinned.text
+        # the live link names the head as live, not as a fixed position
+        assert 'class="now" href="/?q=x&amp;as_of=live">back to now' in pinned.text
+        assert f"as_of=%40{head}" not in pinned.text
+        live = client.get("/", params={"q": "x", "as_of": "live"})
+        assert f"latest record @{head}" in live.text and 'data-live="1"' in live.text
+        assert 'href="/log?as_of=live"' in live.text  # its links stay live
+        with MemexStore.open(path, author="agent:other", scope="user:ada") as writer:
+            writer.remember("Ada started learning the cello")
+        later = client.get("/", params={"as_of": "live"})
+        assert f"latest record @{head + 1}" in later.text  # it follows later writes
+        for page in ("/search", "/log", "/contradictions", "/tasks", "/verify"):
+            for word in ("live", "now", " LIVE "):
+                r = client.get(page, params={"as_of": word})
+                assert r.status_code == 200 and 'data-live="1"' in r.text, (page, word)
+        item = client.get(f"/item/{built.ids['tea2']}", params={"as_of": "live"})
+        assert item.status_code == 200 and "Ada drinks black tea now" in item.text
+        assert "as of @4" in client.get("/").text  # the default stays pinned
+    finally:
+        src.close()
+    docs = (Path(__file__).parents[1] / "docs" / "howto" / "inspecting.md").read_text()
+    assert "`live`: the head" in docs and "?as_of=live" in docs

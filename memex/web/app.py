@@ -12,7 +12,8 @@ marked instead of acting and the whole isolated from the text around it
 package, loaded under a Content-Security-Policy that allows no inline
 script.
 
-Routes (every page takes ``?as_of=WHEN``: ``@POSITION``, an ISO time or a date):
+Routes (every page takes ``?as_of=WHEN``: ``@POSITION``, an ISO time, a date, or
+``live`` (also ``now``): the head, followed live, even under ``memex serve --as-of``):
 
 * ``/`` the overview; ``/search``; ``/item/{id}`` (and ``/item?id=ID``, the
   address of the ids a path segment cannot carry: empty, ``.``, ``..``, ...);
@@ -27,7 +28,8 @@ Routes (every page takes ``?as_of=WHEN``: ``@POSITION``, an ISO time or a date):
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from importlib import resources
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -47,7 +49,11 @@ from memex.web import pages
 from memex.web.security import Guard, allowed_host_names
 from memex.web.source import BadParameter, NotFound, StoreSource, View
 
-__all__ = ["create_app", "NAVIGATION", "shown_value"]
+__all__ = ["create_app", "NAVIGATION", "LIVE", "shown_value"]
+
+#: The values of ``as_of`` that name the head, followed live (new records show as they
+#: are appended), even when ``memex serve --as-of`` pins another default.
+LIVE = ("live", "now")
 
 #: The pages of the navigation bar: ``(path, title)``.
 NAVIGATION = (
@@ -194,8 +200,9 @@ class _Pages:
             for k, v in request.query_params.multi_items()
             if pages.CONTROL_CHARACTERS.search(k + v)
         ]
-        # the head: the page without as_of, unless memex serve --as-of pins another default
-        now = kept + ([("as_of", f"@{view.head}")] if view and self.source.default_as_of else [])
+        # the head: the page without as_of, unless memex serve --as-of pins another
+        # default: then as_of=live (the head, followed as the log grows)
+        now = kept + ([("as_of", "live")] if view and self.source.default_as_of else [])
         now_href = request.url.path + (f"?{urlencode(now)}" if now else "")
         html = self.env.get_template(template).render(
             request_path=request.url.path,
@@ -240,6 +247,19 @@ class _Pages:
         body, content_type = self.error_page(status, title, message)
         return Response(body, status_code=status, media_type=content_type)
 
+    @contextmanager
+    def view(self, as_of: str | None) -> Iterator[View]:
+        """The source's view of ``as_of``; ``live`` (or ``now``, :data:`LIVE`) names the
+        head, followed live, whatever default ``memex serve --as-of`` pinned."""
+        if as_of is None or as_of.strip().lower() not in LIVE:
+            with self.source.view(as_of) as view:
+                yield view
+            return
+        source = self.source
+        with source.lock:
+            head = source.store.refresh()
+        yield View(source.store, head, head, None, source.time_at(head), source.log)
+
     def page(
         self,
         request: Request,
@@ -247,7 +267,7 @@ class _Pages:
         build: Callable[[View, Mapping[str, str]], dict[str, Any]],
     ) -> Response:
         params = dict(request.query_params)
-        with self.source.view(params.get("as_of")) as view:
+        with self.view(params.get("as_of")) as view:
             try:
                 data = build(view, params)
             except NotFound as e:  # on the page asked for, with its time bar (another position)

@@ -26,8 +26,9 @@ function memexSlider() {
   slider.addEventListener("change", function () {
     var head = document.body.getAttribute("data-head");
     var pinned = document.body.getAttribute("data-pinned") === "1";
-    asOf.value = slider.value === head && !pinned ? "" : "@" + slider.value;
-    if (!asOf.value) asOf.disabled = true; // the head: a live page, no as_of
+    // the head: a live page (no as_of; as_of=live when memex serve --as-of pins another)
+    asOf.value = slider.value === head ? (pinned ? "live" : "") : "@" + slider.value;
+    if (!asOf.value) asOf.disabled = true;
     form.submit();
   });
 }
