@@ -16,6 +16,15 @@ of the whole log, a past state's fold are built then, once) and then
 ``--repeat`` times warm; the table gives the cold time, the median and the
 worst warm time. The target of issue 32: a page of a 10^5-item store in at
 most 200 ms of server time (warm).
+
+Then the past states the time slider asks for: a state one slider step (the
+time bar's sampling step) after one already kept, cold, five steps in a
+row; and a state far from any kept one (it is folded from the nearest
+snapshot). Last, the live pages while other clients open past states not
+kept yet: three threads each ask for one (below every kept state, so each
+is folded from the nearest snapshot), and meanwhile the overview and the
+intents and tasks page (live) are asked for again and again; the table
+gives their median and worst time during the folds.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -115,6 +125,34 @@ def main() -> None:
             timed(lambda url=url: client.get(url).raise_for_status()) for _ in range(args.repeat)
         ]
         rows.append((name, cold, statistics.median(warm), max(warm)))
+
+    # the time slider: one step on from a kept state, then a state far from any kept one
+    step = 1
+    while head // step > 200:  # the time bar's sampling step (memex.web.source.TIMELINE)
+        step *= 2
+    steps = [
+        timed(lambda n=n: client.get(f"/?as_of=@{past + n * step}").raise_for_status())
+        for n in range(1, 6)
+    ]
+    far = head // 4  # below every kept state
+    far_ms = timed(lambda: client.get(f"/?as_of=@{far}").raise_for_status())
+
+    # live pages while three other clients open past states not kept yet
+    colds = [head // 5, head // 6, head // 7]  # below every kept state: folded from a snapshot
+    folds: list[float] = []
+
+    def fold(position: int) -> None:
+        folds.append(timed(lambda: client.get(f"/?as_of=@{position}").raise_for_status()))
+
+    threads = [threading.Thread(target=fold, args=(p,)) for p in colds]
+    during: dict[str, list[float]] = {"/": [], "/tasks": []}
+    for th in threads:
+        th.start()
+    while any(th.is_alive() for th in threads):
+        for url in during:
+            during[url].append(timed(lambda url=url: client.get(url).raise_for_status()))
+    for th in threads:
+        th.join()
     source.close()
 
     print()
@@ -125,6 +163,24 @@ def main() -> None:
     for name, cold, med, worst in rows:
         ok = "yes" if worst <= TARGET_MS else "no"
         print(f"| {name} | {cold:.1f} | {med:.1f} | {worst:.1f} | {ok} |")
+    print()
+    print(f"| the time slider ({head} records, step {step}) | ms |")
+    print("| --- | ---: |")
+    print(f"| overview @{past + step}, one step after the kept @{past} | {steps[0]:.1f} |")
+    print(
+        f"| ... the next 4 steps, each after the one before | {', '.join(f'{t:.1f}' for t in steps[1:])} |"
+    )
+    print(f"| overview @{far}, far from any kept state | {far_ms:.1f} |")
+    print()
+    print("| live page while 3 past states are folded | requests | median ms | worst ms |")
+    print("| --- | ---: | ---: | ---: |")
+    for url, times in during.items():
+        if times:
+            print(f"| {url} | {len(times)} | {statistics.median(times):.1f} | {max(times):.1f} |")
+    print(
+        f"| (the 3 folds: {', '.join(f'@{p}' for p in colds)}) | 3 | "
+        f"{statistics.median(folds):.1f} | {max(folds):.1f} |"
+    )
     print()
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s); --repeat {args.repeat}"
