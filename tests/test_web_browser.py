@@ -81,10 +81,11 @@ def shots() -> Path:
     return out
 
 
-def _serve(path: Path) -> Iterator[str]:
-    """``memex serve`` of ``path`` on a free port: its address, until the generator closes."""
+def _serve(path: Path, *more: str) -> Iterator[str]:
+    """``memex serve`` of ``path`` on a free port (and the options ``more``): its address,
+    until the generator closes."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memex", "serve", "--db", str(path), "--port", "0"],
+        [sys.executable, "-m", "memex", "serve", "--db", str(path), "--port", "0", *more],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -543,4 +544,29 @@ def test_every_item_id_has_a_link_the_browser_opens(
             )
         )
         assert urlsplit(browser.current_url).path in ("/item", "/item/" + quote(rough_id, safe=""))
+    assert _problems(browser) == []
+
+
+def test_the_live_link_under_a_default_as_of_follows_later_writes(
+    tmp_path: Path, browser: Any
+) -> None:
+    path = tmp_path / "memex.db"
+    build_store(path)
+    with MemexStore.open(path, read_only=True) as store:
+        head = store.position
+    for base in _serve(path, "--as-of", "@4"):
+        browser.get(base + "/log")
+        assert browser.find_element(By.ID, "when-label").text == "as of @4"
+        with MemexStore.open(path, author="agent:other", scope="user:ada") as writer:
+            writer.remember("Ada started learning the cello")
+        browser.find_element(By.LINK_TEXT, "back to now").click()
+        _wait(browser).until(lambda d: "live" in d.find_element(By.ID, "when-label").text)
+        assert browser.current_url.endswith("/log?as_of=live")
+        assert f"latest record @{head + 1}" in browser.find_element(By.ID, "when-label").text
+        # the slider moved back to the head asks for the head live, not for a position
+        browser.get(base + "/")
+        slider = browser.find_element(By.ID, "slider")
+        slider.send_keys(Keys.END)
+        _wait(browser).until(ec.url_contains("as_of=live"))
+        assert "live" in browser.find_element(By.ID, "when-label").text
     assert _problems(browser) == []
