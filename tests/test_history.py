@@ -276,8 +276,8 @@ def test_a_non_string_id_is_a_validation_error_naming_id(target: str, bad: Any) 
         assert store.log is not None and store.log.head() == head
 
 
-@pytest.mark.parametrize("bad", ["", "tea\udc80"])
-def test_an_empty_or_broken_id_is_refused(tmp_path: Path, bad: str) -> None:
+@pytest.mark.parametrize("bad", ["tea\udc80", 5, None])
+def test_a_broken_id_is_refused(tmp_path: Path, bad: str) -> None:
     with MemexStore.open(tmp_path / "m.db") as store:
         with pytest.raises(ValidationError) as e:
             store.history(bad)
@@ -655,6 +655,21 @@ def test_an_id_holding_nul_has_a_history_on_both_logs(target: str) -> None:
             (2, "a\x00b"),
         ]
         assert store.history("a") == []
+
+
+def test_regression_an_item_whose_id_is_empty_had_no_history(target: str) -> None:
+    """The store accepts an item whose id is ``""``, but its history was refused (and
+    the index never holds the empty id): it is found by a scan on both logs."""
+    with MemexStore.open(target) as store:
+        _item(store, "", "empty id")
+        _item(store, "other", "another item")
+        store.update("", {"importance": 0.1}, author="user:ada")
+        assert [(e.position, e.id, e.type) for e in store.history("")] == [
+            (1, "", "memory.created"),
+            (3, "", "memory.updated"),
+        ]
+        assert [e.position for e in store.history("", to_position=2)] == [1]
+        assert [e.position for e in store.history("other")] == [2]
 
 
 def test_event_ids_read_records_and_wire_dicts_alike() -> None:

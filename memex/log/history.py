@@ -99,14 +99,16 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else None
 
 
-def event_ids(obj: Any) -> list[str]:
+def event_ids(obj: Any, *, empty: bool = False) -> list[str]:
     """The ids a lifecycle event (or a command) names, in order, repeats kept.
 
     An entity under ``item``, ``intent`` or ``task`` gives its ``id``; an
     edge under ``edge`` gives its ``edge_id`` and both ends, ``from`` and
     ``to``; a command's ``item_id``, ``edge_id``, ``intent_id`` and
     ``task_id`` give themselves. Works on wire mappings (as stored) and on
-    records (as appended); values that are not non-empty strings are left out.
+    records (as appended); values that are not strings are left out, and so
+    is the empty string unless ``empty`` (the index never holds it: the
+    history of an item whose id is ``""`` is found by a scan).
 
     >>> event_ids({"type": "edge.created", "edge": {"edge_id": "e1", "from": "a", "to": "b"}})
     ['e1', 'a', 'b']
@@ -133,20 +135,20 @@ def event_ids(obj: Any) -> list[str]:
             out.append(_get(value, "id"))
         else:
             out.extend((_get(value, "edge_id"), _get(value, "from"), _get(value, "to")))
-    return [i for i in out if isinstance(i, str) and i]
+    return [i for i in out if isinstance(i, str) and (i or empty)]
 
 
-def touched_ids(payload: Any, events: Iterable[Any] | None) -> set[str]:
+def touched_ids(payload: Any, events: Iterable[Any] | None, *, empty: bool = False) -> set[str]:
     """Every id a record touches: those its command names and those its events name
-    (:func:`event_ids`). The command's ids count too: they are all a record stored
-    without events (by a raw :meth:`~memex.log.protocol.EventLog.append`) has."""
-    ids = set(event_ids(payload))
+    (:func:`event_ids`, ``empty`` as there). The command's ids count too: they are all
+    a record stored without events (by a raw :meth:`~memex.log.protocol.EventLog.append`) has."""
+    ids = set(event_ids(payload, empty=empty))
     for ev in events or ():
-        ids.update(event_ids(ev))
+        ids.update(event_ids(ev, empty=empty))
     return ids
 
 
-def _decoded_ids(envelope: Any, events: Any) -> set[str]:
+def _decoded_ids(envelope: Any, events: Any, empty: bool = False) -> set[str]:
     """:func:`touched_ids` of a stored row (envelope and events bytes); an empty set
     for a record that cannot be decoded (it names nothing anyone can read back)."""
     try:
@@ -155,7 +157,7 @@ def _decoded_ids(envelope: Any, events: Any) -> set[str]:
     except (MemexError, ValueError, TypeError, RecursionError):
         return set()
     payload = wire.get("payload") if isinstance(wire, dict) else None
-    return touched_ids(payload, evs if isinstance(evs, list) else None)
+    return touched_ids(payload, evs if isinstance(evs, list) else None, empty=empty)
 
 
 class IndexedHistory:
@@ -289,10 +291,10 @@ class IndexedHistory:
     ) -> list[int]:
         head, covered = self._head_and_coverage(repair=True)
         need = head if to_position is None else max(0, min(to_position, head))
-        if not self._index_nul and "\x00" in entity_id:  # never indexed: O(n) by a scan
-            return [pos for pos, ids in self._scan(1, need) if entity_id in ids]
-        if covered < need and not self.read_only:
-            covered = self._fill(covered, head, progress)
+        if not entity_id or (not self._index_nul and "\x00" in entity_id):
+            # never indexed: O(n) by a scan
+            return [pos for pos, ids in self._scan(1, need, not entity_id) if entity_id in ids]
+        covered = self._catch_up(head, covered, need, progress)
         found: list[int] = []
         if self._tables_present():
             found = [
@@ -304,22 +306,33 @@ class IndexedHistory:
                 )
             ]
         if covered < need:  # read-only (or the fill could not finish): the rest in memory
-            self._extend_overlay(covered, need, progress)
             assert self._overlay is not None
             extra = [p for p in self._overlay.get(entity_id, ()) if p <= need]
             if extra:
                 found = sorted(set(found).union(extra))
         return found
 
-    def _scan(self, lo: int, hi: int) -> Iterator[tuple[int, set[str]]]:
+    def _catch_up(
+        self, head: int, covered: int, need: int, progress: Callable[[int], None] | None
+    ) -> int:
+        """Index the records after the coverage up to ``need``: stored on a writable log
+        (up to the head), in memory for the rest; returns the stored coverage."""
+        if covered < need and not self.read_only:
+            covered = self._fill(covered, head, progress)
+        if covered < need:  # read-only (or the fill could not finish): the rest in memory
+            self._extend_overlay(covered, need, progress)
+        return covered
+
+    def _scan(self, lo: int, hi: int, empty: bool = False) -> Iterator[tuple[int, set[str]]]:
         """``(position, touched ids)`` of the readable records ``lo..hi`` (a damaged row
-        is passed over: it names nothing that can be read back)."""
+        is passed over: it names nothing that can be read back); ``empty``: the empty
+        id counts as an id."""
         nxt = lo
         while nxt <= hi:
             try:
                 for pos, env, evs in self._rows("position, envelope, events", nxt, hi):
                     nxt = pos + 1
-                    yield pos, _decoded_ids(env, evs)
+                    yield pos, _decoded_ids(env, evs, empty)
                 return
             except UnreadableRecordError as e:
                 nxt = max(nxt + 1, e.next_position)
@@ -379,7 +392,8 @@ class IndexedHistory:
         with self._overlay_guard():
             gap = self.history_index_gap()
             if gap:
-                self.history_positions("", None, progress=progress)
+                head, covered = self._head_and_coverage(repair=True)
+                self._catch_up(head, covered, head, progress)
             return gap
 
     def rebuild_history_index(self, progress: Callable[[int], None] | None = None) -> int:

@@ -94,9 +94,7 @@ class HistoryEntry(NamedTuple):
 
 def _check_id(entity_id: Any) -> str:
     if not isinstance(entity_id, str):
-        raise fail("id", "an id (a non-empty string)", entity_id)
-    if not entity_id:
-        raise ValidationError("id: expected an id (a non-empty string), got an empty string", "id")
+        raise fail("id", "an id (a string)", entity_id)
     if not valid_text(entity_id):
         raise ValidationError("id: expected valid Unicode text (it holds a lone surrogate)", "id")
     return entity_id
@@ -127,7 +125,8 @@ def history_of(
         log: the event log. A log with a history index (both memex logs) is
             read at O(k) for the k records of the id; another
             :class:`~memex.log.EventLog` is scanned (O(n)).
-        entity_id: an item, edge, intent or task id.
+        entity_id: an item, edge, intent or task id (``""`` too: the store
+            accepts it; its history is found by a scan of the log, O(n)).
         to_position: the last position to include (``None``: the head), as
             ``--as-of`` names a past state.
         progress: called with the number of records indexed so far when the
@@ -138,8 +137,8 @@ def history_of(
         record in their order); ``[]`` for an id no record names (an unknown
         id is not an error: nothing ever happened to it).
     Raises:
-        ValidationError: ``entity_id`` is not a non-empty string of valid
-            Unicode (naming ``id``), ``to_position`` is not an integer in
+        ValidationError: ``entity_id`` is not a string of valid Unicode
+            (naming ``id``), ``to_position`` is not an integer in
             ``0..head`` (naming ``to_position``), ``progress`` is not callable.
         StoreBusyError, StoreUnavailableError, StorageError: the log cannot be read.
 
@@ -271,7 +270,7 @@ def _touching(entity_id: str, events: list[Any]) -> list[tuple[Any, Any]]:
     out = []
     for ev in events:
         found = _entity(ev) if isinstance(ev, Mapping) else None
-        if found is not None and entity_id in event_ids(ev):
+        if found is not None and entity_id in event_ids(ev, empty=True):
             out.append((ev.get("type"), found[2]))
     return out
 
@@ -300,7 +299,7 @@ def _entries(entity_id: str, records: Iterator[LogRecord]) -> list[HistoryEntry]
     for rec in records:
         payload = rec.envelope.payload
         events = rec.events if isinstance(rec.events, list) else []
-        if entity_id not in touched_ids(payload, events):
+        if entity_id not in touched_ids(payload, events, empty=True):
             continue  # an index row that does not match its record: not shown
         refused = _refused(rec.envelope.namespace, payload)
         if refused is not None:
@@ -333,7 +332,7 @@ def _entries(entity_id: str, records: Iterator[LogRecord]) -> list[HistoryEntry]
         shown = False
         for ev in events:
             found = _entity(ev) if isinstance(ev, Mapping) else None
-            if found is None or entity_id not in event_ids(ev):
+            if found is None or entity_id not in event_ids(ev, empty=True):
                 continue
             kind, eid, entity = found
             etype = _text(ev.get("type")) or "?"

@@ -932,7 +932,7 @@ def item_page(view: View, item_id: str, params: Mapping[str, str] | None = None)
     history_note = None
     try:
         history = history_of(view.log, item_id, to_position=view.position)
-    except ValidationError as refused:  # an id the history index refuses (the empty id)
+    except ValidationError as refused:  # an id history refuses (not valid Unicode)
         if item is None:
             raise NotFound("That is not an id.") from None
         history = []
