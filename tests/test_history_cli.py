@@ -124,7 +124,7 @@ def test_unknown_ids_and_wrong_sources_exit_2(
     code, _, err = run(capsys, "history", "--db", db, "no-such-id")
     assert code == 2 and f"nothing in {db} touched no-such-id" in err
     code, _, err = run(capsys, "history", "--db", db, "")
-    assert code == 2 and "id: expected an id" in err
+    assert code == 2 and f"nothing in {db} touched the empty id ''" in err
     code, _, err = run(capsys, "history", PROFILE)  # one positional: no source
     assert code == 2
     code, _, err = run(capsys, "history", str(EXAMPLE), "--db", db, PROFILE)
@@ -218,3 +218,26 @@ def test_an_update_whose_before_is_unknown_says_so(
     assert code == 0
     assert "@1  2024-03-04T09:00:00.000Z  memory.update  item gone  by agent:a" in out
     assert "    (the version before it is not in the log: changes unknown)" in out
+
+
+def test_regression_the_history_of_an_item_whose_id_is_empty_was_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "empty.db")
+    with MemexStore.open(db) as store:
+        store.create(
+            id="",
+            scope="s",
+            kind="observation",
+            content={"text": "an item whose id is empty"},
+            author="user:ada",
+            source_kind="user_explicit",
+            authority=0.5,
+        )
+        store.update("", {"importance": 0.2}, author="user:ada")
+    code, out, _ = run(capsys, "history", "--db", db, "", "--json")
+    assert code == 0
+    assert [(e["position"], e["type"]) for e in json.loads(out)] == [
+        (1, "memory.created"),
+        (2, "memory.updated"),
+    ]

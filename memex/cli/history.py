@@ -148,8 +148,9 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
         0, or 1 when lines of a ``LOG.jsonl`` were skipped (the history is
         still printed).
     Raises:
-        CliError: no record names the id (code 2; "unknown ids"), an empty
-            id, not exactly one of LOG and ``--db``, ``--as-of`` without
+        CliError: no record names the id (code 2; "unknown ids"; the
+            empty id ``""`` is an id like any other), an id that is not valid
+            Unicode, not exactly one of LOG and ``--db``, ``--as-of`` without
             ``--db`` or malformed (code 2).
         FileAccessError: the log or the database cannot be read (exit code 2).
     """
@@ -167,7 +168,8 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
             raise CliError(f"history: {e}") from None
         raise
     if not entries:
-        raise CliError(f"nothing in {label} touched {field_text(args.id)}")
+        shown = field_text(args.id) if args.id else "the empty id ''"
+        raise CliError(f"nothing in {label} touched {shown}")
     if args.json:
         ctx.write_json([_wire(e, unit) for e in entries])
         return ctx.exit_code
