@@ -275,6 +275,41 @@ def build_rough_store(path: Path | str) -> dict[str, str]:
     return ids
 
 
+#: Item ids a browser may alter in a path or a form round trip: bidi and invisible
+#: characters, white space at either end, line feed and carriage return.
+TRAVEL_IDS = (
+    f"{RLO}evil",
+    "zero\u200bwidth",
+    f"task{RLO}1",
+    "trailing ",
+    " leading",
+    "x\ny",
+    "x\ry",
+)
+
+
+def build_travel_store(path: Path | str) -> dict[str, int]:
+    """A store of one item per id of :data:`TRAVEL_IDS` (its text ``"The item whose id is
+    {id!r}"``), then three more items; the position that created each id, by id."""
+    created: dict[str, int] = {}
+    with MemexStore.open(path, author="agent:aria", scope="user:ada") as store:
+        for item_id in TRAVEL_IDS:
+            item = memex.create_memory_item(
+                id=item_id,
+                scope="user:ada",
+                kind="observation",
+                content={"text": f"The item whose id is {item_id!r}"},
+                author="agent:aria",
+                source_kind="observed",
+                authority=0.6,
+            )
+            store.apply(memex.MemoryCreate(item=item))
+            created[item_id] = store.position
+        for n in range(3):
+            store.remember(f"A later item {n}")
+    return created
+
+
 @pytest.fixture(scope="module")
 def rough(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     path = tmp_path_factory.mktemp("rough") / "memex.db"
@@ -2397,3 +2432,44 @@ def test_as_of_live_follows_the_head_under_a_default_as_of(db: tuple[Path, Built
         src.close()
     docs = (Path(__file__).parents[1] / "docs" / "howto" / "inspecting.md").read_text()
     assert "`live`: the head" in docs and "?as_of=live" in docs
+
+
+def test_time_travel_and_back_to_now_use_the_real_id_not_the_displayed_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memex.db"
+    created = build_travel_store(path)
+    src = StoreSource.open(path)
+    try:
+        client = TestClient(create_app(src), base_url=BASE, follow_redirects=False)
+        for item_id in TRAVEL_IDS:
+            address = web_pages.item_address(item_id)
+            # the ?id= form: a browser may drop, reorder or normalise these in a path
+            assert address == "/item?id=" + quote(item_id, safe=""), item_id
+            page = client.get(address)
+            assert page.status_code == 200, item_id
+            want = _item_text(page.text)
+            assert want == markupsafe.escape(f"The item whose id is {item_id!r}")
+            # the time bar: the script goes to data-here + as_of; no id in a hidden field
+            here = re.search(r'id="travel" data-here="([^"]*)"', page.text)
+            assert here is not None and html.unescape(here.group(1)) == address, item_id
+            # without the script, the form's fields: the id as it is, unless a form round
+            # trip would turn its line feed or carriage return into CR LF
+            field = f'<input type="hidden" name="id" value="{markupsafe.escape(item_id)}">'
+            assert (field in page.text) == ("\n" not in item_id and "\r" not in item_id)
+            action = re.search(r'<form class="travel" method="get" action="([^"]*)"', page.text)
+            assert action is not None and action.group(1) == "/item"
+            at = f"@{created[item_id]}"
+            past = client.get(address + "&as_of=" + quote(at, safe=""))
+            assert past.status_code == 200 and _item_text(past.text) == want, item_id
+            now = re.search(r'<a class="now" href="([^"]*)">back to now', past.text)
+            assert now is not None and html.unescape(now.group(1)) == address, item_id
+            back = client.get(html.unescape(now.group(1)))
+            assert back.status_code == 200 and _item_text(back.text) == want
+        # other parameters of the page ride along, percent-encoded, the id not twice
+        page = client.get(web_pages.item_address("x\ny") + "&history_page=1&relation=supports")
+        here = re.search(r'data-here="([^"]*)"', page.text)
+        assert here is not None
+        assert html.unescape(here.group(1)) == "/item?id=x%0Ay&relation=supports"
+    finally:
+        src.close()

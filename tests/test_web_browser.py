@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import pytest
 
@@ -35,9 +35,11 @@ from tests.test_web import (
     ODD_IDS,
     ROUGH_IDS,
     RTL_AUTHOR,
+    TRAVEL_IDS,
     build_drawing_store,
     build_rough_store,
     build_store,
+    build_travel_store,
 )
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -569,4 +571,38 @@ def test_the_live_link_under_a_default_as_of_follows_later_writes(
         slider.send_keys(Keys.END)
         _wait(browser).until(ec.url_contains("as_of=live"))
         assert "live" in browser.find_element(By.ID, "when-label").text
+    assert _problems(browser) == []
+
+
+def test_time_travel_and_back_to_now_use_the_real_id_not_the_displayed_one(
+    tmp_path: Path, browser: Any
+) -> None:
+    path = tmp_path / "memex.db"
+    build_travel_store(path)
+    for base in _serve(path):
+        for item_id in TRAVEL_IDS:
+            address = item_address(item_id)
+            want = f"The item whose id is {item_id!r}"
+            browser.get(base + address)
+            assert browser.find_element(By.ID, "item-text").text == want
+            # one step back on the slider: the same item, one position earlier
+            browser.find_element(By.ID, "slider").send_keys(Keys.LEFT)
+            _wait(browser).until(ec.url_contains("as_of=%40"))
+            _wait(browser).until(lambda d: d.find_elements(By.ID, "when-label"))
+            assert browser.find_element(By.ID, "when-label").text.startswith("as of @")
+            assert browser.find_element(By.ID, "item-text").text == want, item_id
+            url = urlsplit(browser.current_url)
+            assert url.path == "/item", item_id
+            assert parse_qs(url.query, keep_blank_values=True)["id"] == [item_id]
+            # the Go button with a position typed: the same item again
+            field = browser.find_element(By.ID, "as-of")
+            field.clear()
+            field.send_keys("@9", Keys.ENTER)
+            _wait(browser).until(ec.url_contains("as_of=%409"))
+            assert browser.find_element(By.ID, "item-text").text == want, item_id
+            # back to now: the item's own address, live
+            browser.find_element(By.LINK_TEXT, "back to now").click()
+            _wait(browser).until(lambda d: "as_of" not in d.current_url)
+            assert browser.find_element(By.ID, "item-text").text == want, item_id
+            assert browser.current_url == base + address
     assert _problems(browser) == []

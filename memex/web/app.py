@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import jinja2
 import markupsafe
@@ -163,6 +163,7 @@ class _Pages:
         template: str,
         view: View | None,
         status_code: int = 200,
+        address: str | None = None,
         **data: Any,
     ) -> HTMLResponse:
         as_of = request.query_params.get("as_of") or None
@@ -189,6 +190,21 @@ class _Pages:
             (k, v)
             for k, v in request.query_params.multi_items()
             if k not in ("as_of", "page", "upto", "history_page")
+            and not (address is not None and k == "id")
+        ]
+        # this page's own address, without as_of: built from the real values (an item's
+        # page from its id, pages.item_address), never from the decoded path, which the
+        # page would show marked and a browser may alter (trailing spaces, CR/LF)
+        path, _, own_query = (address or quote(request.url.path)).partition("?")
+        query = "&".join(q for q in (own_query, urlencode(kept, quote_via=quote)) if q)
+        here = f"{path}?{query}" if query else path
+        # the time bar's hidden fields, for a browser without the script (which goes to
+        # here + as_of itself); none holding a line feed or a carriage return: a form
+        # round trip turns either into CR LF (that page is reached by the script only)
+        travel_fields = [
+            (k, v)
+            for k, v in [*parse_qsl(own_query, keep_blank_values=True), *kept]
+            if not ("\r" in k + v or "\n" in k + v)
         ]
         timeline = (
             [(p, pages.when(t)[:16]) for p, t in self.source.timeline(view.head)] if view else []
@@ -202,10 +218,14 @@ class _Pages:
         ]
         # the head: the page without as_of, unless memex serve --as-of pins another
         # default: then as_of=live (the head, followed as the log grows)
-        now = kept + ([("as_of", "live")] if view and self.source.default_as_of else [])
-        now_href = request.url.path + (f"?{urlencode(now)}" if now else "")
+        now_href = here
+        if view and self.source.default_as_of:
+            now_href += ("&" if "?" in here else "?") + "as_of=live"
         html = self.env.get_template(template).render(
             request_path=request.url.path,
+            travel_action=path,
+            travel_fields=travel_fields,
+            here=here,
             timeline=timeline,
             now_href=now_href,
             navigation=NAVIGATION,
@@ -240,6 +260,9 @@ class _Pages:
             title=title,
             message=message,
             first=None,
+            travel_action="/",
+            travel_fields=[],
+            here="/",
         )
         return html.encode("utf-8"), "text/html; charset=utf-8"
 
@@ -265,6 +288,7 @@ class _Pages:
         request: Request,
         template: str,
         build: Callable[[View, Mapping[str, str]], dict[str, Any]],
+        address: str | None = None,
     ) -> Response:
         params = dict(request.query_params)
         with self.view(params.get("as_of")) as view:
@@ -280,8 +304,9 @@ class _Pages:
                     title="Not found",
                     message=str(e),
                     first=e.first,
+                    address=address,
                 )
-            return self.render(request, template, view, **data)
+            return self.render(request, template, view, address=address, **data)
 
     # -- handlers ---------------------------------------------------------------------------
     def overview(self, request: Request) -> Response:
@@ -305,7 +330,10 @@ class _Pages:
                 raise BadParameter("id", "expected the id of an item: /item?id=ID or /item/ID")
             item_id = found
         return self.page(
-            request, "item.html", lambda view, params: pages.item_page(view, item_id, params)
+            request,
+            "item.html",
+            lambda view, params: pages.item_page(view, item_id, params),
+            address=pages.item_address(item_id),
         )
 
     def contradictions(self, request: Request) -> Response:

@@ -169,21 +169,22 @@ def visible(text: str) -> str:
 #: What makes an id unfit for a path segment: it is empty, a browser resolves it (``.``,
 #: ``..``), the route does not match it (a line feed, and the other control characters
 #: to be safe), or a proxy may split or decode it again (``/``, ``\\``, ``%``).
-_ROUGH_ID = re.compile(r"[\x00-\x1f\x7f-\x9f/\\%]|^\.{0,2}$")
+_ROUGH_ID = re.compile(r"[\x00-\x1f\x7f-\x9f/\\%]|^\.{0,2}$|^\s|\s$")
 
 
 def item_address(item_id: str) -> str:
     """The address of an id's page: ``/item/<id, percent-encoded>``, or
     ``/item?id=<id, percent-encoded>`` for an id a path segment cannot carry as it is
-    (empty, ``.``, ``..``, holding ``/``, ``\\``, ``%`` or a control character). Both
-    answer the same page.
+    (empty, ``.``, ``..``, holding ``/``, ``\\``, ``%`` or a control character), or that a
+    browser may alter in a path (white space at either end, a bidirectional control or
+    an invisible character of :data:`CONTROL_CHARACTERS`). Both answer the same page.
 
     Args:
         item_id: any string.
     Returns:
         The address, without ``as_of``.
     """
-    if _ROUGH_ID.search(item_id):
+    if _ROUGH_ID.search(item_id) or CONTROL_CHARACTERS.search(item_id):
         return "/item?" + urlencode({"id": item_id}, quote_via=quote)
     return "/item/" + quote(item_id, safe="")
 

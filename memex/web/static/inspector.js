@@ -13,6 +13,20 @@ function memexSlider() {
   var data = document.getElementById("timeline");
   if (data) timeline = JSON.parse(data.textContent);
   var time = form.querySelector(".time");
+  // this page at another position: its own address (data-here, built by the server from
+  // the real id and parameters) and as_of, never a form round trip of the path or the
+  // fields (the decoded path shows an id's characters marked; a browser drops a
+  // trailing space of a path and turns a line feed of a field into CR LF)
+  var here = form.getAttribute("data-here");
+  function go(value) {
+    if (here === null) { if (!value) asOf.disabled = true; form.submit(); return; }
+    window.location.href = here +
+      (value ? (here.indexOf("?") < 0 ? "?" : "&") + "as_of=" + encodeURIComponent(value) : "");
+  }
+  form.addEventListener("submit", function (evt) {
+    evt.preventDefault();
+    go(asOf.value.trim());
+  });
   slider.addEventListener("input", function () {
     var at = parseInt(slider.value, 10);
     if (label) label.textContent = "as of @" + at;
@@ -28,8 +42,7 @@ function memexSlider() {
     var pinned = document.body.getAttribute("data-pinned") === "1";
     // the head: a live page (no as_of; as_of=live when memex serve --as-of pins another)
     asOf.value = slider.value === head ? (pinned ? "live" : "") : "@" + slider.value;
-    if (!asOf.value) asOf.disabled = true;
-    form.submit();
+    go(asOf.value);
   });
 }
 
