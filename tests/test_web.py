@@ -2473,3 +2473,47 @@ def test_time_travel_and_back_to_now_use_the_real_id_not_the_displayed_one(
         assert html.unescape(here.group(1)) == "/item?id=x%0Ay&relation=supports"
     finally:
         src.close()
+
+
+def test_an_edge_to_or_from_the_empty_id_shows_it_linked_with_its_direction(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memex.db"
+    with MemexStore.open(path, author="agent:aria", scope="user:ada") as store:
+        for item_id in ("", "a"):
+            item = memex.create_memory_item(
+                id=item_id,
+                scope="user:ada",
+                kind="observation",
+                content={"text": f"The item whose id is {item_id!r}"},
+                author="agent:aria",
+                source_kind="observed",
+                authority=0.6,
+            )
+            store.apply(memex.MemoryCreate(item=item))
+        store.add_edge(
+            from_="",
+            to="a",
+            kind="SUPPORTS",
+            author="agent:aria",
+            source_kind="agent_inferred",
+            authority=0.6,
+        )
+    src = StoreSource.open(path)
+    try:
+        client = TestClient(create_app(src), base_url=BASE)
+
+        def edge_cell(page: str) -> str:
+            found = re.search(r"<div><bdi>(SUPPORTS.*?)</div>", page, re.S)
+            assert found is not None
+            return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", found.group(1))).split())
+
+        a = client.get("/item/a").text
+        assert edge_cell(a) == "SUPPORTS ← (empty id) The item whose id is ''"
+        assert f'href="{markupsafe.escape(web_pages.item_address(""))}" title="">' in a
+        assert "/item/%3F" not in a
+        empty = client.get(web_pages.item_address("")).text
+        assert edge_cell(empty) == "SUPPORTS → a The item whose id is 'a'"
+        assert 'href="/item/a"' in empty
+    finally:
+        src.close()

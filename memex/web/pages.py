@@ -1027,9 +1027,10 @@ def _entry(h: HistoryEntry, item_id: str, mem: GraphState) -> dict[str, Any]:
     summary = ""
     edge = None
     if h.kind == "edge":
-        ends = (_str(entity.get("from")) or "?", _str(entity.get("to")) or "?")
+        # "" is an id too (shown "(empty id)"); None: an end the record lacks (shown "?")
+        ends = (_str(entity.get("from")), _str(entity.get("to")))
         other = ends[1] if ends[0] == item_id else ends[0]
-        found = mem.items.get(other)
+        found = None if other is None else mem.items.get(other)
         edge = {
             "kind": _str(entity.get("kind")) or "?",
             "outgoing": ends[0] == item_id,
