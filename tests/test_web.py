@@ -2517,3 +2517,49 @@ def test_an_edge_to_or_from_the_empty_id_shows_it_linked_with_its_direction(
         assert 'href="/item/a"' in empty
     finally:
         src.close()
+
+
+#: a scope longer than the search takes (:data:`memex.web.pages.SEARCH_LIMIT`)
+LONG_SCOPE = "s" * 3_005
+#: a scope longer than the overview shows but one the search takes
+MID_SCOPE = "m" * 400
+
+
+def build_long_values_store(path: Path | str) -> None:
+    """25 items of scope :data:`LONG_SCOPE`, 2 of :data:`MID_SCOPE`."""
+    with MemexStore.open(path, author="agent:aria", scope=LONG_SCOPE) as store:
+        for n in range(25):
+            store.remember(f"An item of a long scope {n}")
+        for n in range(2):
+            store.remember(f"An item of a middling scope {n}", scope=MID_SCOPE)
+
+
+def test_long_values_are_cut_in_the_overview_counts_and_linked_only_when_searchable(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memex.db"
+    build_long_values_store(path)
+    src = StoreSource.open(path)
+    try:
+        client = TestClient(create_app(src), base_url=BASE)
+        page = client.get("/").text
+        cut = web_pages.COUNT_TEXT - 1
+        # the long scope: cut with "…", whole on hover, not linked (the search refuses it)
+        long_row = f'<td class="name" title="{LONG_SCOPE}"><bdi>{"s" * cut}…</bdi></td><td class="n">25</td>'
+        assert long_row in page
+        assert f"scope={LONG_SCOPE[:600]}" not in page and LONG_SCOPE + "<" not in page
+        # the middling one: cut, whole on hover, linked to a search that answers
+        found = re.search(
+            rf'<td class="name" title="{MID_SCOPE}"><a href="([^"]+)"><bdi>{"m" * cut}…</bdi></a></td><td class="n">2</td>',
+            page,
+        )
+        assert found is not None
+        search = client.get(html.unescape(found.group(1)))
+        assert search.status_code == 200 and "An item of a middling scope 1" in search.text
+        # a short value: whole, no title
+        assert (
+            '<td class="name"><a href="/search?kind=observation"><bdi>observation</bdi></a></td><td class="n">27</td>'
+            in page
+        )
+    finally:
+        src.close()

@@ -37,6 +37,7 @@ from tests.test_web import (
     RTL_AUTHOR,
     TRAVEL_IDS,
     build_drawing_store,
+    build_long_values_store,
     build_rough_store,
     build_store,
     build_travel_store,
@@ -605,4 +606,35 @@ def test_time_travel_and_back_to_now_use_the_real_id_not_the_displayed_one(
             _wait(browser).until(lambda d: "as_of" not in d.current_url)
             assert browser.find_element(By.ID, "item-text").text == want, item_id
             assert browser.current_url == base + address
+    assert _problems(browser) == []
+
+
+def test_long_values_are_cut_in_the_overview_counts_and_linked_only_when_searchable(
+    tmp_path: Path, browser: Any
+) -> None:
+    path = tmp_path / "memex.db"
+    build_long_values_store(path)
+    for base in _serve(path):
+        for width in (1280, 1440):
+            browser.set_window_size(width, 900)
+            browser.get(base + "/")
+            cells = [
+                c
+                for c in browser.find_elements(By.CSS_SELECTOR, "table.counts td.n")
+                if c.text == "25"
+            ]
+            assert cells, width
+            for cell in cells:  # one line: as high as the count's own line
+                line = browser.execute_script(
+                    "return parseFloat(getComputedStyle(arguments[0]).lineHeight)"
+                    " || 1.2 * parseFloat(getComputedStyle(arguments[0]).fontSize);",
+                    cell,
+                )
+                inner = browser.execute_script(
+                    "var r = document.createRange(); r.selectNodeContents(arguments[0]);"
+                    " return r.getBoundingClientRect().height;",
+                    cell,
+                )
+                assert inner < 1.5 * line, (width, inner, line)
+    browser.set_window_size(1440, 900)
     assert _problems(browser) == []

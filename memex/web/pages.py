@@ -47,6 +47,8 @@ __all__ = [
     "LOG_SCAN",
     "LOG_TEXT",
     "DRAWING_NODES",
+    "COUNT_TEXT",
+    "SEARCH_LIMIT",
     "BESIDE",
     "DRAWING_COLUMN",
     "DRAWING_ROW",
@@ -122,6 +124,10 @@ BESIDE = 20
 DRAWING_COLUMN = 260.0
 DRAWING_ROW = 58.0
 _TOP = 12  # rows of each count table on the overview
+#: The most characters of a value (a scope, an author, a kind) the overview's counts show.
+COUNT_TEXT = 80
+#: The longest value a search parameter takes (``q``, ``scope``, ``author``, ``kind``).
+SEARCH_LIMIT = 500
 
 
 #: The characters the inspector shows as ``[U+XXXX]`` instead of letting them act, so
@@ -276,7 +282,7 @@ def _choice(params: Mapping[str, str], name: str, allowed: Iterable[str]) -> str
     return raw
 
 
-def _word(params: Mapping[str, str], name: str, limit: int = 500) -> str:
+def _word(params: Mapping[str, str], name: str, limit: int = SEARCH_LIMIT) -> str:
     raw = params.get(name, "").strip()
     if len(raw) > limit:
         raise BadParameter(name, f"longer than {limit} characters")
@@ -561,6 +567,8 @@ def overview_page(view: View, memo: Memo, verification: Mapping[str, Any]) -> di
         "contradictions": contradictions,
         "recent": _labelled(_recent(view.log, view.position, _RECENT), store.mem),
         "verification": verification,
+        "count_text": COUNT_TEXT,
+        "search_limit": SEARCH_LIMIT,
     }
 
 
