@@ -638,3 +638,28 @@ def test_long_values_are_cut_in_the_overview_counts_and_linked_only_when_searcha
                 assert inner < 1.5 * line, (width, inner, line)
     browser.set_window_size(1440, 900)
     assert _problems(browser) == []
+
+
+def test_the_history_by_column_does_not_break_names_mid_word(tmp_path: Path, browser: Any) -> None:
+    from memex.cli import main
+
+    path = tmp_path / "memex.db"
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "agent_session.jsonl"
+    assert main(["log", "import", str(example), "--db", str(path)]) == 0
+    recipes = "018e08a6-3898-71da-8fdf-ce4bb909de1d"
+    for base in _serve(path):
+        for width in (1280, 1360, 1440):
+            browser.set_window_size(width, 900)
+            browser.get(base + f"/item/{recipes}?as_of=2024-03-13")
+            cells = browser.find_elements(By.CSS_SELECTOR, "table.history td.by")
+            assert cells, width
+            for cell in cells:
+                if not cell.text:
+                    continue
+                # one line: the name's inline box has one fragment
+                lines = browser.execute_script(
+                    "return arguments[0].querySelector('bdi').getClientRects().length;", cell
+                )
+                assert lines == 1, (width, cell.text, lines)
+    browser.set_window_size(1440, 900)
+    assert _problems(browser) == []
