@@ -2563,3 +2563,69 @@ def test_long_values_are_cut_in_the_overview_counts_and_linked_only_when_searcha
         )
     finally:
         src.close()
+
+
+def test_the_drawing_draws_the_contradicters_first_within_its_cap() -> None:
+    store = MemexStore(author="agent:aria", scope="user:ada")
+    hub = store.remember("An item with many supporters and one contradiction").item.id
+    supporters = []
+    for n in range(60):
+        s = store.remember(f"Supporter {n}").item.id
+        store.add_edge(
+            from_=s,
+            to=hub,
+            kind="SUPPORTS",
+            author="agent:aria",
+            source_kind="agent_inferred",
+            authority=0.6,
+        )
+        supporters.append(s)
+    against = store.remember("The one contradicting item").item.id
+    store.contradict(against, hub, reason="disagrees")
+    mem = store.mem
+    links: dict[str, list[Any]] = {"supported_by": [], "contradicts": []}
+    for e in mem.edges_of(hub):
+        other = e.from_ if e.to == hub else e.to
+        role = "supported_by" if e.kind == "SUPPORTS" else "contradicts"
+        links[role].append(web_pages._link(mem, e, other))
+    drawing = web_pages._drawing(mem, hub, links)
+    roles = [n["role"] for n in drawing["nodes"]]
+    drawn = {n["item"] for n in drawing["nodes"]}
+    assert against in drawn and roles.count("contradicts") == 1
+    assert roles.count("supported_by") == web_pages.BESIDE - 1
+    assert drawing["cut"] == 41 and drawing["cut_supporters"] == 41
+    assert drawing["cut_contradicters"] == 0 and drawing["cut_support"] == 0
+    # the column: the supporters above, the contradicter below them
+    beside = [n for n in drawing["nodes"] if n["role"] != "root"]
+    assert beside[-1]["item"] == against
+    assert all(a["y"] < b["y"] for a, b in itertools.pairwise(beside))
+    # 25 contradicters and 60 supporters: the cap goes to the contradicters
+    for n in range(24):
+        other = store.remember(f"Another contradicting item {n}").item.id
+        store.contradict(other, hub, reason="disagrees too")
+    mem = store.mem
+    links = {"supported_by": [], "contradicts": []}
+    for e in mem.edges_of(hub):
+        other = e.from_ if e.to == hub else e.to
+        role = "supported_by" if e.kind == "SUPPORTS" else "contradicts"
+        links[role].append(web_pages._link(mem, e, other))
+    drawing = web_pages._drawing(mem, hub, links)
+    roles = [n["role"] for n in drawing["nodes"]]
+    assert roles.count("contradicts") == web_pages.BESIDE and "supported_by" not in roles
+    assert drawing["cut_contradicters"] == 5 and drawing["cut_supporters"] == 60
+    assert drawing["cut"] == 65
+
+
+def test_the_not_drawn_note_says_how_many_of_each(
+    hub: tuple[Path, str, list[str]],
+) -> None:
+    path, hub_id, _ = hub
+    src = StoreSource.open(path)
+    try:
+        r = TestClient(create_app(src), base_url=BASE).get(f"/item/{hub_id}")
+        assert (
+            f"{130 - web_pages.BESIDE} more node(s) not drawn: {130 - web_pages.BESIDE} supporting (the relations below list them all)."
+            in r.text
+        )
+    finally:
+        src.close()

@@ -784,8 +784,10 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
         below and right of it); an edge is ``{"source", "target" (indexes), "kind"
         ("parent", "supported_by", "contradicts"), "also" (a parent's edge that is also
         "supported_by" or "contradicts", or ``None``)}``; ``cut`` counts the items not
-        drawn (support nodes past :data:`DRAWING_NODES`, supporters and contradicters
-        past :data:`BESIDE`); ``width`` and ``height`` span the node centres."""
+        drawn: ``cut_support`` support nodes past :data:`DRAWING_NODES`,
+        ``cut_contradicters`` and ``cut_supporters`` past :data:`BESIDE` (the
+        contradicters are drawn first, then the supporters, up to :data:`BESIDE` in
+        all); ``width`` and ``height`` span the node centres."""
     order, parent_links, pos, _ = support_layout(mem, item_id)
     drawn = order[:DRAWING_NODES]
     cut = len(order) - len(drawn)
@@ -823,8 +825,9 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
             link_to((index[p], index[c]), "parent")
     root = index[item_id]
     beside: dict[str, tuple[str, MemoryItem]] = {}
-    left_out: set[str] = set()
-    for role in ("supported_by", "contradicts"):
+    left_out: dict[str, set[str]] = {"supported_by": set(), "contradicts": set()}
+    # the contradicters first (they matter most), then the supporters, up to BESIDE
+    for role in ("contradicts", "supported_by"):
         for link in links.get(role, []):
             if link.other == item_id or link.item is None:
                 continue
@@ -833,11 +836,15 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
             elif link.other not in beside and len(beside) < BESIDE:
                 beside[link.other] = (role, link.item)
             elif link.other not in beside:
-                left_out.add(link.other)
-    cut += len(left_out)
-    # one column to the right of the item, centred on its height
+                left_out[role].add(link.other)
+    left_out["supported_by"] -= left_out["contradicts"]  # an item both: counted once
+    cut_support = cut
+    cut += sum(len(ids) for ids in left_out.values())
+    # one column to the right of the item, centred on its height: the supporters above,
+    # the contradicters below them
     root_x, root_y = nodes[root]["x"], nodes[root]["y"]
-    for k, (role, item) in enumerate(beside.values()):
+    placed = sorted(beside.values(), key=lambda pair: pair[0] == "contradicts")
+    for k, (role, item) in enumerate(placed):
         row = root_y + (k - (len(beside) - 1) / 2) * DRAWING_ROW
         index[item.id] = add(item, role, root_x + DRAWING_COLUMN, row)
         link_to((index[item.id], root), role)
@@ -855,6 +862,9 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
         "nodes": nodes,
         "edges": list(edges.values()),
         "cut": cut,
+        "cut_support": cut_support,
+        "cut_supporters": len(left_out["supported_by"]),
+        "cut_contradicters": len(left_out["contradicts"]),
         "width": max(node["x"] for node in nodes),
         "height": max(node["y"] for node in nodes),
     }
