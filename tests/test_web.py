@@ -2030,7 +2030,7 @@ def test_every_memory_value_is_isolated_so_it_cannot_reorder_the_page(
     assert f"<td><bdi>{RTL_AUTHOR}</bdi></td>" in log
     item = client.get(f"/item/{ids['rtl']}").text
     assert f'id="item-author"><bdi>{RTL_AUTHOR}</bdi></a>' in item
-    assert f"<td><bdi>{RTL_AUTHOR}</bdi></td>" in item  # its history's "by"
+    assert f'<td class="by"><bdi>{RTL_AUTHOR}</bdi></td>' in item  # its history's "by"
 
 
 def test_control_characters_in_ids_labels_and_reasons_are_shown_everywhere(
