@@ -2629,3 +2629,39 @@ def test_the_not_drawn_note_says_how_many_of_each(
         )
     finally:
         src.close()
+
+
+def test_the_previous_page_past_the_last_is_the_last_page(client: TestClient) -> None:
+    for path, params in (
+        ("/search", {"q": "tea"}),
+        ("/search", {}),
+        ("/contradictions", {}),
+        ("/tasks", {}),
+    ):
+        r = client.get(path, params={**params, "page": "5"})
+        assert r.status_code == 200, path
+        prev = re.search(r'<a href="([^"]+)" id="previous-page">← previous</a>', r.text)
+        assert prev is not None, path
+        target = html.unescape(prev.group(1))
+        assert "page=1" in target.split("?")[1].split("&"), (path, target)
+        assert client.get(target).status_code == 200
+    # on a page within the results, the page before
+    r = client.get("/search", params={"q": "tea", "page": "2"})
+    prev = re.search(r'<a href="([^"]+)" id="previous-page">', r.text)
+    assert prev is None or "page=1" in html.unescape(prev.group(1))
+
+
+def test_the_previous_page_past_the_last_of_many_is_the_last_page(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_pages, "PAGE_SIZE", 2)
+    total = int(
+        re.search(r"(\d+) result", client.get("/search", params={"q": "tea"}).text).group(1)
+    )  # type: ignore[union-attr]
+    last = -(-total // 2)
+    assert last > 1
+    r = client.get("/search", params={"q": "tea", "page": str(last + 3)})
+    prev = re.search(r'<a href="([^"]+)" id="previous-page">', r.text)
+    assert prev is not None and f"page={last}" in html.unescape(prev.group(1))
+    on_last = client.get(html.unescape(prev.group(1)))
+    assert "past the last page" not in on_last.text and on_last.status_code == 200

@@ -282,6 +282,13 @@ def _choice(params: Mapping[str, str], name: str, allowed: Iterable[str]) -> str
     return raw
 
 
+def _past(page: int, count: int) -> int | None:
+    """The last page of ``count`` entries (:data:`PAGE_SIZE` a page) when ``page`` is past
+    it (its "← previous" goes there), else ``None``."""
+    last = max(1, -(-count // PAGE_SIZE))
+    return last if page > last else None
+
+
 def _word(params: Mapping[str, str], name: str, limit: int = SEARCH_LIMIT) -> str:
     raw = params.get(name, "").strip()
     if len(raw) > limit:
@@ -1226,6 +1233,7 @@ def contradictions_page(
         "resolved": resolved,
         "page": page,
         "more": max(len(closed), len(every)) > page * PAGE_SIZE,
+        "past": _past(page, max(len(closed), len(every))),
         "total_resolved": len(closed),
     }
 
@@ -1423,6 +1431,7 @@ def tasks_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
         "orphans": _forest(orphans, lambda t: t.parent_id) if page == 1 else [],
         "page": page,
         "more": first + PAGE_SIZE < len(starts),
+        "past": _past(page, len(starts)),
         "total": len(intents),
         "tasks": len(tasks),
         "status": status,
