@@ -2665,3 +2665,30 @@ def test_the_previous_page_past_the_last_of_many_is_the_last_page(
     assert prev is not None and f"page={last}" in html.unescape(prev.group(1))
     on_last = client.get(html.unescape(prev.group(1)))
     assert "past the last page" not in on_last.text and on_last.status_code == 200
+
+
+def test_a_log_page_past_the_last_says_the_page_size_and_the_records_and_links_the_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[1]
+    path = tmp_path / "memex.db"
+    assert (
+        main(["log", "import", str(root / "docs/examples/agent_session.jsonl"), "--db", str(path)])
+        == 0
+    )
+    capsys.readouterr()
+    with _opened(path) as src:
+        client = TestClient(create_app(src), base_url=BASE)
+        r = client.get("/log", params={"page": "4", "namespace": ""})
+        assert r.status_code == 400
+        message = re.search(r'<p id="error-message"><bdi>(.*?)</bdi></p>', r.text)
+        assert message is not None
+        assert html.unescape(message.group(1)) == (
+            "page: page 4 is past the last page, 3 (50 records a page, 124 in all)"
+        )
+        link = re.search(r'<a id="error-link" href="([^"]+)">go to page 3</a>', r.text)
+        assert link is not None
+        assert html.unescape(link.group(1)) == "/log?namespace=&page=3"
+        last = client.get(html.unescape(link.group(1)))
+        assert last.status_code == 200 and _log_page_label(last.text) == "page 3 of 3"
+        assert _log_positions(last.text) == list(range(24, 0, -1))

@@ -663,3 +663,20 @@ def test_the_history_by_column_does_not_break_names_mid_word(tmp_path: Path, bro
                 assert lines == 1, (width, cell.text, lines)
     browser.set_window_size(1440, 900)
     assert _problems(browser) == []
+
+
+def test_a_log_page_past_the_last_says_the_page_size_and_the_records_and_links_the_last(
+    served: tuple[str, Path, Any], browser: Any
+) -> None:
+    base, _, _ = served
+    browser.get(base + "/log?page=4")
+    card = browser.find_element(By.CSS_SELECTOR, "section.card.error")
+    header = browser.find_element(By.CSS_SELECTOR, "header.top")
+    gap = card.rect["y"] - (header.rect["y"] + header.rect["height"])
+    assert gap >= 12, gap  # the card does not touch the navigation bar
+    assert "records a page" in browser.find_element(By.ID, "error-message").text
+    browser.find_element(By.ID, "error-link").click()
+    _wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.log"))
+    assert "page=1" in browser.current_url
+    # the console's one line: the 400 itself
+    assert [p for p in _problems(browser) if "status of 400" not in p] == []

@@ -241,8 +241,11 @@ class _Pages:
         )
         return HTMLResponse(html, status_code=status_code)
 
-    def error_page(self, status: int, title: str, message: str) -> tuple[bytes, str]:
-        """The bytes and type of an error page (the Guard's refusals use it too)."""
+    def error_page(
+        self, status: int, title: str, message: str, link: tuple[str, str] | None = None
+    ) -> tuple[bytes, str]:
+        """The bytes and type of an error page (the Guard's refusals use it too);
+        ``link``: ``(address, text)`` of a page to go to instead, or ``None``."""
         html = self.env.get_template("error.html").render(
             request_path="",
             navigation=NAVIGATION,
@@ -260,14 +263,17 @@ class _Pages:
             title=title,
             message=message,
             first=None,
+            link=link,
             travel_action="/",
             travel_fields=[],
             here="/",
         )
         return html.encode("utf-8"), "text/html; charset=utf-8"
 
-    def _error(self, status: int, title: str, message: str) -> Response:
-        body, content_type = self.error_page(status, title, message)
+    def _error(
+        self, status: int, title: str, message: str, link: tuple[str, str] | None = None
+    ) -> Response:
+        body, content_type = self.error_page(status, title, message, link)
         return Response(body, status_code=status, media_type=content_type)
 
     @contextmanager
@@ -304,6 +310,7 @@ class _Pages:
                     title="Not found",
                     message=str(e),
                     first=e.first,
+                    link=None,
                     address=address,
                 )
             return self.render(request, template, view, address=address, **data)
@@ -380,7 +387,15 @@ class _Pages:
     # -- errors -------------------------------------------------------------------------------
     async def bad_parameter(self, request: Request, exc: Exception) -> Response:
         name = exc.name if isinstance(exc, BadParameter) else "?"
-        return self._error(400, f"Bad parameter: {name}", str(exc))
+        link = None
+        if isinstance(exc, pages.PastLastPage):  # the same page's last page
+            query = [(k, v) for k, v in request.query_params.multi_items() if k != "page"]
+            query.append(("page", str(exc.last)))
+            link = (
+                quote(request.url.path) + "?" + urlencode(query, quote_via=quote),
+                f"go to page {exc.last}",
+            )
+        return self._error(400, f"Bad parameter: {name}", str(exc), link)
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
         return self._error(404, "Not found", str(exc))

@@ -61,6 +61,7 @@ __all__ = [
     "Touched",
     "LogRow",
     "Memo",
+    "PastLastPage",
     "ContradictionLedger",
     "overview_page",
     "search_page",
@@ -294,6 +295,21 @@ def _word(params: Mapping[str, str], name: str, limit: int = SEARCH_LIMIT) -> st
     if len(raw) > limit:
         raise BadParameter(name, f"longer than {limit} characters")
     return raw
+
+
+class PastLastPage(BadParameter):
+    """A ``page`` past the last page: a 400 whose page links the last page.
+
+    Args:
+        message: what is wrong, one line.
+        last: the last page's number.
+    Attributes:
+        last: as given.
+    """
+
+    def __init__(self, message: str, last: int) -> None:
+        super().__init__("page", message)
+        self.last = last
 
 
 class Memo:
@@ -1299,10 +1315,13 @@ def log_page(view: View, params: Mapping[str, str]) -> dict[str, Any]:
             "matches are counted only as they are read): follow the log's older → links",
         )
     else:  # page N: the Nth block of LOG_PAGE positions from the top
-        last = max(1, -(-(top - lo + 1) // LOG_PAGE))
+        records = max(0, top - lo + 1)
+        last = max(1, -(-records // LOG_PAGE))
         if given_page > last:
-            raise BadParameter(
-                "page", f"page {given_page} is past the last page, {last} (of {LOG_PAGE} records)"
+            raise PastLastPage(
+                f"page {given_page} is past the last page, {last} "
+                f"({LOG_PAGE} records a page, {records} in all)",
+                last,
             )
         hi = top - (given_page - 1) * LOG_PAGE
     page: int | None
