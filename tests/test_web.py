@@ -2692,3 +2692,27 @@ def test_a_log_page_past_the_last_says_the_page_size_and_the_records_and_links_t
         last = client.get(html.unescape(link.group(1)))
         assert last.status_code == 200 and _log_page_label(last.text) == "page 3 of 3"
         assert _log_positions(last.text) == list(range(24, 0, -1))
+
+
+def test_the_401_page_is_styled_the_static_files_need_no_token(
+    guarded: TestClient, db: tuple[Path, Built]
+) -> None:
+    css = guarded.get("/static/style.css")
+    assert css.status_code == 200 and "text/css" in css.headers["content-type"]
+    assert "header.top" in css.text
+    assert guarded.get("/static/inspector.js").status_code == 200
+    assert "content-security-policy" in {k.lower() for k in css.headers}
+    page = guarded.get("/")
+    assert (
+        page.status_code == 401 and '<link rel="stylesheet" href="/static/style.css">' in page.text
+    )
+    # every data page still needs it
+    tea = db[1].ids["tea"]
+    for path in ("/", "/search?q=tea", f"/item/{tea}", "/log", "/api/head", "/static", "/staticx"):
+        assert guarded.get(path).status_code == 401, path
+    # nothing outside the package's static files is public
+    assert not security._public("/static/../api/head")
+    assert not security._public("/static/..\\api")
+    assert security._public("/static/style.css")
+    r = guarded.get("/static/missing.css")
+    assert r.status_code == 404 and "Ada" not in r.text

@@ -680,3 +680,19 @@ def test_a_log_page_past_the_last_says_the_page_size_and_the_records_and_links_t
     assert "page=1" in browser.current_url
     # the console's one line: the 400 itself
     assert [p for p in _problems(browser) if "status of 400" not in p] == []
+
+
+def test_the_401_page_is_styled_the_static_files_need_no_token(
+    tmp_path: Path, browser: Any
+) -> None:
+    path = tmp_path / "memex.db"
+    build_store(path)
+    for base in _serve(path, "--token", "s3cret-token-for-the-test"):
+        browser.delete_all_cookies()
+        browser.get(base + "/")
+        assert "Token needed" in browser.find_element(By.TAG_NAME, "h1").text
+        header = browser.find_element(By.CSS_SELECTOR, "header.top")
+        assert header.value_of_css_property("display") == "flex"  # the stylesheet applies
+        card = browser.find_element(By.CSS_SELECTOR, "section.card.error")
+        assert card.value_of_css_property("border-top-style") == "solid"
+    assert [p for p in _problems(browser) if "status of 401" not in p] == []

@@ -11,7 +11,10 @@ that checks every request, in this order:
 2. the method must be ``GET`` or ``HEAD`` (otherwise 405, with ``Allow``);
 3. with a token: ``Authorization: Bearer TOKEN``, the cookie a first
    ``?token=TOKEN`` set (HttpOnly, SameSite=Strict), or that query itself,
-   answered with a redirect to the same address without it (otherwise 401).
+   answered with a redirect to the same address without it (otherwise 401);
+   the package's static files alone (``/static/...``: the stylesheet, the
+   script, Cytoscape.js; no data of the memory) need none, so that the 401
+   page is styled.
 
 Every answer carries :data:`SECURITY_HEADERS`: a Content-Security-Policy
 that allows scripts and styles from the inspector itself only (no inline
@@ -38,6 +41,7 @@ __all__ = [
     "TOKEN_ENV",
     "LOOPBACK_NAMES",
     "Guard",
+    "PUBLIC_PREFIX",
     "bind_rule",
     "check_token",
     "is_loopback",
@@ -268,6 +272,20 @@ def _same(given: str | None, token: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), token.encode())
 
 
+#: The one place answered without the token: the package's own files (the stylesheet,
+#: the script, Cytoscape.js, the icon), so that the 401 page is styled. No data of the
+#: memory is under it.
+PUBLIC_PREFIX = "/static/"
+
+
+def _public(path: str) -> bool:
+    """Whether ``path`` is one of the package's static files (under :data:`PUBLIC_PREFIX`,
+    no ``..`` segment, no backslash): answered without the token."""
+    if not path.startswith(PUBLIC_PREFIX) or "\\" in path:
+        return False
+    return ".." not in path[len(PUBLIC_PREFIX) :].split("/")
+
+
 class Guard:
     """ASGI middleware: the Host, method and token rules, and the security headers.
 
@@ -318,7 +336,11 @@ class Guard:
                 [(b"allow", b"GET, HEAD")],
             )
             return
-        if self.token is not None and not await self._authorised(scope, send):
+        if (
+            self.token is not None
+            and not _public(scope["path"])
+            and not await self._authorised(scope, send)
+        ):
             return
         await self.app(scope, receive, self._with_headers(send))
 
