@@ -2716,3 +2716,44 @@ def test_the_401_page_is_styled_the_static_files_need_no_token(
     assert security._public("/static/style.css")
     r = guarded.get("/static/missing.css")
     assert r.status_code == 404 and "Ada" not in r.text
+
+
+def test_newline_tab_and_cr_in_ids_and_values_are_marked(
+    tmp_path: Path, rough_client: TestClient
+) -> None:
+    def ctl(code: str, name: str) -> str:
+        return f'<span class="ctl" title="{name}: shown, not applied">[U+{code}]</span>'
+
+    path = tmp_path / "memex.db"
+    build_travel_store(path)
+    src = StoreSource.open(path)
+    try:
+        client = TestClient(create_app(src), base_url=BASE)
+        for item_id, code, name in (
+            ("x\ny", "000A", "LINE FEED"),
+            ("x\ry", "000D", "CARRIAGE RETURN"),
+        ):
+            page = client.get(web_pages.item_address(item_id)).text
+            # the id row
+            assert f'<code id="item-id"><bdi>x{ctl(code, name)}y</bdi></code>' in page
+            # the page's title
+            title = re.search(r"<title>(.*?)</title>", page, re.S)
+            assert title is not None and title.group(1) == f"item x[U+{code}]y · memex inspector"
+            assert "\r" not in page and f"x{item_id[1]}y" not in page
+            # its links (text and hover title) in the log
+            log = client.get("/log").text
+            link = f'href="{markupsafe.escape(web_pages.item_address(item_id))}" title="x[U+{code}]y"><bdi>x{ctl(code, name)}y</bdi></a>'
+            assert link in log
+    finally:
+        src.close()
+    # a tab in an id, and an author, a scope with a line feed
+    log = rough_client.get("/log").text
+    assert f"<bdi>a{ctl('0009', 'CHARACTER TABULATION')}b</bdi></a>" in log
+    other = tmp_path / "values.db"
+    with MemexStore.open(other, author="agent:\naria", scope="user:\tada") as store:
+        item_id = store.remember("A text\nof two lines").item.id
+    with _opened(other) as src:
+        client = TestClient(create_app(src), base_url=BASE)
+        item = client.get("/").text + client.get(f"/item/{item_id}").text
+        assert f"<bdi>agent:{ctl('000A', 'LINE FEED')}aria</bdi>" in item
+        assert f"<bdi>user:{ctl('0009', 'CHARACTER TABULATION')}ada</bdi>" in item

@@ -76,6 +76,8 @@ def _environment() -> jinja2.Environment:
         finalize=_finalize,
     )
     env.filters["v"] = shown_value
+    # an id or a one-line value (author, scope, kind): its tab, LF and CR marked too
+    env.filters["vid"] = lambda v: shown_value(v, breaks=True)
     env.filters["raw"] = _raw
     env.filters["when"] = pages.when
     env.filters["num"] = _num
@@ -89,10 +91,11 @@ def _environment() -> jinja2.Environment:
 
 def _finalize(value: Any) -> Any:
     """Every ``{{ ... }}`` of a template: a string not yet markup has its control
-    characters shown as ``[U+XXXX]`` (:func:`~memex.web.pages.visible`), wherever it
-    goes (an attribute, a title: the places :func:`shown_value` cannot go)."""
+    characters shown as ``[U+XXXX]`` (:func:`~memex.web.pages.visible`, the tab, line
+    feed and carriage return too), wherever it goes (an attribute, a title: the places
+    :func:`shown_value` cannot go)."""
     if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
-        return pages.visible(value)
+        return pages.visible(value, breaks=True)
     return value
 
 
@@ -102,7 +105,7 @@ def _raw(value: Any) -> markupsafe.Markup:
     return markupsafe.escape("" if value is None else str(value))
 
 
-def shown_value(value: Any) -> markupsafe.Markup:
+def shown_value(value: Any, breaks: bool = False) -> markupsafe.Markup:
     """A value from the memory as a page shows it (the templates' ``v`` filter): escaped,
     each of :data:`~memex.web.pages.CONTROL_CHARACTERS` shown as a marked ``[U+XXXX]``
     (its name on hover) instead of acting, and the whole isolated in ``<bdi>``, so that
@@ -111,13 +114,16 @@ def shown_value(value: Any) -> markupsafe.Markup:
 
     Args:
         value: any value (``None`` shows as nothing; others as ``str(value)``).
+        breaks: mark the tab, line feed and carriage return too (an id or a one-line
+            value: the ``vid`` filter; a text keeps its line breaks).
     Returns:
         The markup: ``<bdi>...</bdi>``.
     """
     text = "" if value is None else str(value)
     parts: list[str] = []
     last = 0
-    for m in pages.CONTROL_CHARACTERS.finditer(text):
+    found = pages.ID_CONTROL_CHARACTERS if breaks else pages.CONTROL_CHARACTERS
+    for m in found.finditer(text):
         parts.append(markupsafe.escape(text[last : m.start()]))
         marker, _, name = pages.control_name(m.group()).partition(" ")
         title = markupsafe.escape(f"{name}: shown, not applied")
@@ -214,7 +220,7 @@ class _Pages:
         controls = [
             (k, v)
             for k, v in request.query_params.multi_items()
-            if pages.CONTROL_CHARACTERS.search(k + v)
+            if pages.ID_CONTROL_CHARACTERS.search(k + v)
         ]
         # the head: the page without as_of, unless memex serve --as-of pins another
         # default: then as_of=live (the head, followed as the log grows)

@@ -72,6 +72,7 @@ __all__ = [
     "log_row",
     "when",
     "CONTROL_CHARACTERS",
+    "ID_CONTROL_CHARACTERS",
     "visible",
     "control_name",
     "cut",
@@ -147,6 +148,14 @@ CONTROL_CHARACTERS = re.compile(
 )
 
 
+#: :data:`CONTROL_CHARACTERS` and the tab, line feed and carriage return: what an id or
+#: a one-line value (an author, a scope, a kind, a title) shows marked, where a text
+#: (content, a reason) keeps its line breaks.
+ID_CONTROL_CHARACTERS = re.compile("[\t\n\r" + CONTROL_CHARACTERS.pattern[1:])
+
+_NAMES = {"\t": "CHARACTER TABULATION", "\n": "LINE FEED", "\r": "CARRIAGE RETURN"}
+
+
 def control_name(char: str) -> str:
     """The marker and the Unicode name of one of :data:`CONTROL_CHARACTERS`.
 
@@ -156,20 +165,24 @@ def control_name(char: str) -> str:
         ``"[U+202E] RIGHT-TO-LEFT OVERRIDE"`` (``"control character"`` for a
         character without a name, such as U+001B).
     """
-    return f"[U+{ord(char):04X}] {unicodedata.name(char, 'control character')}"
+    name = _NAMES.get(char) or unicodedata.name(char, "control character")
+    return f"[U+{ord(char):04X}] {name}"
 
 
-def visible(text: str) -> str:
+def visible(text: str, breaks: bool = False) -> str:
     """``text`` with each of :data:`CONTROL_CHARACTERS` replaced by ``[U+XXXX]`` (its code
     point), as plain text: for the places no markup can go (an attribute, a page's title,
     a label of the provenance drawing).
 
     Args:
         text: any string.
+        breaks: mark the tab, line feed and carriage return too
+            (:data:`ID_CONTROL_CHARACTERS`: for an id or a one-line value).
     Returns:
         The string shown (unchanged when it holds none of them).
     """
-    return CONTROL_CHARACTERS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+    found = ID_CONTROL_CHARACTERS if breaks else CONTROL_CHARACTERS
+    return found.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -823,7 +836,7 @@ def _drawing(mem: GraphState, item_id: str, links: Mapping[str, list[_Link]]) ->
                 "item": item.id,
                 "href": item_address(item.id),
                 "full": visible(_text(item, 300)),
-                "about": visible(f"{item.kind} · {item.id}"),
+                "about": visible(f"{item.kind} · {item.id}", breaks=True),
                 "role": role,
                 "x": x,
                 "y": y,
