@@ -2757,3 +2757,26 @@ def test_newline_tab_and_cr_in_ids_and_values_are_marked(
         item = client.get("/").text + client.get(f"/item/{item_id}").text
         assert f"<bdi>agent:{ctl('000A', 'LINE FEED')}aria</bdi>" in item
         assert f"<bdi>user:{ctl('0009', 'CHARACTER TABULATION')}ada</bdi>" in item
+
+
+def test_the_docs_quote_what_serve_prints_without_the_web_extra(tmp_path: Path) -> None:
+    # starlette, jinja2 and uvicorn all missing: what memex serve prints
+    code = (
+        "import sys\n"
+        "for name in ('starlette', 'jinja2', 'uvicorn'):\n"
+        "    sys.modules[name] = None\n"
+        "from memex.cli import main\n"
+        f"sys.exit(main(['serve', '--db', {str(tmp_path / 'memex.db')!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    printed = done.stderr.strip()
+    assert printed.startswith("memex: error: memex serve needs jinja2: ")
+    docs = (Path(__file__).parents[1] / "docs" / "howto" / "inspecting.md").read_text("utf-8")
+    assert printed in docs.splitlines()
+    # the drawing's tooltip: the doc says it holds up to 300 characters, as it does
+    assert "up to 300 characters" in docs and "for the whole text" not in docs
+    store = MemexStore(author="agent:aria", scope="user:ada")
+    long_id = store.remember("L" * 1_000).item.id
+    node = web_pages._drawing(store.mem, long_id, {})["nodes"][0]
+    assert len(node["full"]) == 300 and node["full"].endswith("…")
