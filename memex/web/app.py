@@ -28,8 +28,7 @@ Routes (every page takes ``?as_of=WHEN``: ``@POSITION``, an ISO time, a date, or
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -47,13 +46,10 @@ from memex import __version__
 from memex.errors import MemexError
 from memex.web import pages
 from memex.web.security import Guard, allowed_host_names
-from memex.web.source import BadParameter, NotFound, StoreSource, View
+from memex.web.source import LIVE, BadParameter, NotFound, StoreSource, View
 
 __all__ = ["create_app", "NAVIGATION", "LIVE", "shown_value"]
 
-#: The values of ``as_of`` that name the head, followed live (new records show as they
-#: are appended), even when ``memex serve --as-of`` pins another default.
-LIVE = ("live", "now")
 
 #: The pages of the navigation bar: ``(path, title)``.
 NAVIGATION = (
@@ -282,19 +278,6 @@ class _Pages:
         body, content_type = self.error_page(status, title, message, link)
         return Response(body, status_code=status, media_type=content_type)
 
-    @contextmanager
-    def view(self, as_of: str | None) -> Iterator[View]:
-        """The source's view of ``as_of``; ``live`` (or ``now``, :data:`LIVE`) names the
-        head, followed live, whatever default ``memex serve --as-of`` pinned."""
-        if as_of is None or as_of.strip().lower() not in LIVE:
-            with self.source.view(as_of) as view:
-                yield view
-            return
-        source = self.source
-        with source.lock:
-            head = source.store.refresh()
-        yield View(source.store, head, head, None, source.time_at(head), source.log)
-
     def page(
         self,
         request: Request,
@@ -303,7 +286,7 @@ class _Pages:
         address: str | None = None,
     ) -> Response:
         params = dict(request.query_params)
-        with self.view(params.get("as_of")) as view:
+        with self.source.view(params.get("as_of")) as view:
             try:
                 data = build(view, params)
             except NotFound as e:  # on the page asked for, with its time bar (another position)

@@ -224,15 +224,12 @@ def cut(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_short = cut
-
-
 def _cut(text: str | None, limit: int) -> str | None:
-    return None if text is None else _short(text, limit)
+    return None if text is None else cut(text, limit)
 
 
 def _text(item: MemoryItem, limit: int = 160) -> str:
-    return _short(default_text(item) or jsonfmt.dumps(item.content), limit)
+    return cut(default_text(item) or jsonfmt.dumps(item.content), limit)
 
 
 def _pretty(value: Any) -> str:
@@ -432,17 +429,17 @@ def _entity_author(payload: Mapping[str, Any]) -> str | None:
 LOG_TEXT = 60
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: Any, limit: int = LOG_TEXT) -> str:
     """An item's text from its wire ``content`` (its ``text``, else the JSON), cut to
-    :data:`LOG_TEXT`; ``""`` for no content."""
+    ``limit`` characters; ``""`` for no content."""
     if isinstance(content, Mapping):
         text = content.get("text")
         if isinstance(text, str):
-            return cut(text, LOG_TEXT)
+            return cut(text, limit)
     if content is None:
         return ""
     try:
-        return cut(jsonfmt.dumps(content), LOG_TEXT)
+        return cut(jsonfmt.dumps(content), limit)
     except (TypeError, ValueError):
         return ""
 
@@ -1075,7 +1072,7 @@ def _entry(h: HistoryEntry, item_id: str, mem: GraphState) -> dict[str, Any]:
     changes = None
     if h.changes is not None:
         changes = [
-            (k, _short(_pretty(b), 400), _short(_pretty(a), 400)) for k, (b, a) in h.changes.items()
+            (k, cut(_pretty(b), 400), cut(_pretty(a), 400)) for k, (b, a) in h.changes.items()
         ]
     entity = h.entity or {}
     summary = ""
@@ -1093,9 +1090,7 @@ def _entry(h: HistoryEntry, item_id: str, mem: GraphState) -> dict[str, Any]:
         }
     if h.type.endswith(".created"):
         if h.kind == "item":
-            content = entity.get("content")
-            text = content.get("text") if isinstance(content, Mapping) else None
-            summary = _short(text if isinstance(text, str) else jsonfmt.dumps(content), 200)
+            summary = _content_text(entity.get("content"), 200)
         else:
             summary = str(entity.get("label") or entity.get("action") or "")
     return {

@@ -40,6 +40,7 @@ from memex.log.protocol import resolve_as_of
 from memex.store import MemexStore, verify_store
 
 __all__ = [
+    "LIVE",
     "PAST_STATES",
     "PAST_ITEMS",
     "BadParameter",
@@ -51,6 +52,11 @@ __all__ = [
 
 #: How many sample times of the log the time slider is given, at most.
 TIMELINE = 200
+
+#: The values of ``as_of`` (any case, spaces around ignored) that name the head, followed
+#: live (new records show as they are appended), even when ``memex serve --as-of`` pins
+#: another default.
+LIVE = ("live", "now")
 #: How many past states (with their text indexes) a :class:`StoreSource` keeps at most.
 PAST_STATES = 8
 #: ... and how many items they may hold together (a past state costs about 1 KB per
@@ -163,7 +169,6 @@ class StoreSource:
         self._past_size = max(1, past_states)
         self._past_items = past_items
         self._folds: dict[int, _Fold] = {}  # the past states being folded, by position
-        self._folding = 0  # how many folds run (the freeze waits for the last one)
         self._fresh = False  # past states folded since the last freeze
         self._times: dict[int, int | None] = {}
         self._times_lock = threading.Lock()
@@ -284,7 +289,8 @@ class StoreSource:
 
         Args:
             as_of: the page's ``as_of`` parameter (``None`` or ``""``: the
-                source's default, else the head, folded first).
+                source's default, else the head, folded first; one of
+                :data:`LIVE`: the head, whatever the default).
         Yields:
             The view. Its store is either the live store (read-only; its
             reads are safe beside another thread's refresh) or a past one,
@@ -296,7 +302,8 @@ class StoreSource:
         """
         with self.lock:
             head = self.store.refresh()
-        when = as_of if as_of else self.default_as_of
+        live = as_of is not None and as_of.strip().lower() in LIVE
+        when = None if live else (as_of or self.default_as_of)
         if when is None:
             shown = View(self.store, head, head, None, self.time_at(head), self.log)
         else:
@@ -328,7 +335,6 @@ class StoreSource:
                 running = self._folds.get(position)
                 if running is None:
                     running = self._folds[position] = _Fold()
-                    self._folding += 1
                     below = [p for p in self._past if p < position]
                     base = self._past[max(below)] if below else None
                     break
@@ -346,8 +352,7 @@ class StoreSource:
                         self._keep(position, past)
                         running.result = past
                     del self._folds[position]
-                    self._folding -= 1
-                    if self._folding == 0 and self._fresh and self._settled:
+                    if not self._folds and self._fresh and self._settled:
                         # the states folded since the last freeze join the frozen ones
                         # (a server, see settle); only once no other fold runs: a freeze
                         # now would freeze its half-built state and the garbage it makes
@@ -357,6 +362,11 @@ class StoreSource:
             finally:
                 running.done.set()
         return past
+
+    @property
+    def _folding(self) -> int:
+        """How many folds run (the freeze waits for the last one)."""
+        return len(self._folds)
 
     def _keep(self, position: int, past: MemexStore) -> None:
         """Keep ``past`` in the cache (under :attr:`lock`), dropping the states used
