@@ -45,6 +45,7 @@ from starlette.staticfiles import StaticFiles
 from memex import __version__
 from memex.errors import MemexError
 from memex.web import pages
+from memex.web.display import shown_value
 from memex.web.security import Guard, allowed_host_names
 from memex.web.source import LIVE, BadParameter, NotFound, StoreSource, View
 
@@ -87,7 +88,7 @@ def _environment() -> jinja2.Environment:
 
 def _finalize(value: Any) -> Any:
     """Every ``{{ ... }}`` of a template: a string not yet markup has its control
-    characters shown as ``[U+XXXX]`` (:func:`~memex.web.pages.visible`, the tab, line
+    characters shown as ``[U+XXXX]`` (:func:`~memex.web.display.visible`, the tab, line
     feed and carriage return too), wherever it goes (an attribute, a title: the places
     :func:`shown_value` cannot go)."""
     if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
@@ -99,34 +100,6 @@ def _raw(value: Any) -> markupsafe.Markup:
     """A value sent back as it is (escaped, its control characters kept): what a form
     field holds, so that submitting the form again asks for the same value."""
     return markupsafe.escape("" if value is None else str(value))
-
-
-def shown_value(value: Any, breaks: bool = False) -> markupsafe.Markup:
-    """A value from the memory as a page shows it (the templates' ``v`` filter): escaped,
-    each of :data:`~memex.web.pages.CONTROL_CHARACTERS` shown as a marked ``[U+XXXX]``
-    (its name on hover) instead of acting, and the whole isolated in ``<bdi>``, so that
-    neither its own direction nor a control character in it can reorder the text
-    around it (an id, an author, a number next to it).
-
-    Args:
-        value: any value (``None`` shows as nothing; others as ``str(value)``).
-        breaks: mark the tab, line feed and carriage return too (an id or a one-line
-            value: the ``vid`` filter; a text keeps its line breaks).
-    Returns:
-        The markup: ``<bdi>...</bdi>``.
-    """
-    text = "" if value is None else str(value)
-    parts: list[str] = []
-    last = 0
-    found = pages.ID_CONTROL_CHARACTERS if breaks else pages.CONTROL_CHARACTERS
-    for m in found.finditer(text):
-        parts.append(markupsafe.escape(text[last : m.start()]))
-        marker, _, name = pages.control_name(m.group()).partition(" ")
-        title = markupsafe.escape(f"{name}: shown, not applied")
-        parts.append(f'<span class="ctl" title="{title}">{marker}</span>')
-        last = m.end()
-    parts.append(markupsafe.escape(text[last:]))
-    return markupsafe.Markup(f"<bdi>{''.join(parts)}</bdi>")
 
 
 def _short_id(value: Any) -> str:
@@ -178,7 +151,7 @@ class _Pages:
             return path + (f"?{urlencode(query)}" if query else "")
 
         def item_href(item_id: Any, **params: Any) -> str:
-            """The link to an id's page (:func:`~memex.web.pages.item_address`), keeping
+            """The link to an id's page (:func:`~memex.web.display.item_address`), keeping
             the page's ``as_of``."""
             address = pages.item_address(str(item_id))
             path, _, query = address.partition("?")

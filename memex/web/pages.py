@@ -14,13 +14,10 @@ from __future__ import annotations
 import math
 import re
 import threading
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
-from urllib.parse import quote, urlencode
 
 from memex._isots import parse_iso_ts
-from memex._time import ms_to_iso
 from memex.codec import jsonfmt
 from memex.errors import InvalidTimestampError, MemexError, UnreadableRecordError, ValidationError
 from memex.integrity import get_alias_group, get_contradictions
@@ -31,11 +28,33 @@ from memex.models import Edge, MemoryItem, ScoredItem
 from memex.models.kinds import INTENT_STATUSES, TASK_STATUSES
 from memex.provenance import get_support_tree
 from memex.retrieval.query import get_children
-from memex.retrieval.search import default_text
 from memex.state.graph import GraphState
 from memex.stats import GraphStats, get_stats
 from memex.store.everyday import RECALL_BELIEF_WEIGHTS
 from memex.store.history import HistoryEntry, history_of
+from memex.web.display import (
+    CONTROL_CHARACTERS,
+    ID_CONTROL_CHARACTERS,
+    REASON,
+    _cut,
+    _str,
+    _text,
+    control_name,
+    cut,
+    item_address,
+    visible,
+    when,
+)
+from memex.web.records import (
+    LOG_TEXT,
+    LogRow,
+    Touched,
+    _content_text,
+    _labelled,
+    _read_rows,
+    _recent,
+    log_row,
+)
 from memex.web.source import BadParameter, NotFound, View
 
 __all__ = [
@@ -113,8 +132,6 @@ RELATION_LISTS = (
 #: The most characters of an item's text its page's title shows (the content box shows
 #: it all); the lists (search hits, relations, the log) cut theirs shorter.
 TITLE = 300
-#: The most characters of a reason a list shows.
-REASON = 300
 #: History entries per page of an item.
 HISTORY_PAGE = 100
 _RECENT = 12  # records on the overview
@@ -132,116 +149,12 @@ COUNT_TEXT = 80
 SEARCH_LIMIT = 500
 
 
-#: The characters the inspector shows as ``[U+XXXX]`` instead of letting them act, so
-#: that no value from the memory can make itself or the page around it read as something
-#: else: the bidirectional controls (U+202A..U+202E embeddings and overrides, U+2066..U+2069
-#: isolates, U+200E/U+200F/U+061C marks), the line and paragraph separators, the C0 and
-#: C1 control characters (tab, line feed and carriage return excepted), and the
-#: characters that show as nothing (zero-width space, word joiner, soft hyphen, byte
-#: order mark, invisible operators, Hangul fillers, the tag characters U+E0000..U+E007F,
-#: ...), with which two different ids or authors would look the same. Joiners
-#: (U+200C, U+200D) and variation selectors are left alone: scripts and emoji need them.
-CONTROL_CHARACTERS = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4"
-    "\u17b5\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164"
-    "\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"
-)
-
-
-#: :data:`CONTROL_CHARACTERS` and the tab, line feed and carriage return: what an id or
-#: a one-line value (an author, a scope, a kind, a title) shows marked, where a text
-#: (content, a reason) keeps its line breaks.
-ID_CONTROL_CHARACTERS = re.compile("[\t\n\r" + CONTROL_CHARACTERS.pattern[1:])
-
-_NAMES = {"\t": "CHARACTER TABULATION", "\n": "LINE FEED", "\r": "CARRIAGE RETURN"}
-
-
-def control_name(char: str) -> str:
-    """The marker and the Unicode name of one of :data:`CONTROL_CHARACTERS`.
-
-    Args:
-        char: one character.
-    Returns:
-        ``"[U+202E] RIGHT-TO-LEFT OVERRIDE"`` (``"control character"`` for a
-        character without a name, such as U+001B).
-    """
-    name = _NAMES.get(char) or unicodedata.name(char, "control character")
-    return f"[U+{ord(char):04X}] {name}"
-
-
-def visible(text: str, breaks: bool = False) -> str:
-    """``text`` with each of :data:`CONTROL_CHARACTERS` replaced by ``[U+XXXX]`` (its code
-    point), as plain text: for the places no markup can go (an attribute, a page's title,
-    a label of the provenance drawing).
-
-    Args:
-        text: any string.
-        breaks: mark the tab, line feed and carriage return too
-            (:data:`ID_CONTROL_CHARACTERS`: for an id or a one-line value).
-    Returns:
-        The string shown (unchanged when it holds none of them).
-    """
-    found = ID_CONTROL_CHARACTERS if breaks else CONTROL_CHARACTERS
-    return found.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
-
-
-# -- small helpers ------------------------------------------------------------------------------
-#: What makes an id unfit for a path segment: it is empty, a browser resolves it (``.``,
-#: ``..``), the route does not match it (a line feed, and the other control characters
-#: to be safe), or a proxy may split or decode it again (``/``, ``\\``, ``%``).
-_ROUGH_ID = re.compile(r"[\x00-\x1f\x7f-\x9f/\\%]|^\.{0,2}$|^\s|\s$")
-
-
-def item_address(item_id: str) -> str:
-    """The address of an id's page: ``/item/<id, percent-encoded>``, or
-    ``/item?id=<id, percent-encoded>`` for an id a path segment cannot carry as it is
-    (empty, ``.``, ``..``, holding ``/``, ``\\``, ``%`` or a control character), or that a
-    browser may alter in a path (white space at either end, a bidirectional control or
-    an invisible character of :data:`CONTROL_CHARACTERS`). Both answer the same page.
-
-    Args:
-        item_id: any string.
-    Returns:
-        The address, without ``as_of``.
-    """
-    if _ROUGH_ID.search(item_id) or CONTROL_CHARACTERS.search(item_id):
-        return "/item?" + urlencode({"id": item_id}, quote_via=quote)
-    return "/item/" + quote(item_id, safe="")
-
-
-def when(ms: Any) -> str:
-    """Unix ms as ``2024-03-04 08:31:01 UTC``; ``"-"`` for ``None`` or a value that is no time."""
-    if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms):
-        return "-"
-    try:
-        return ms_to_iso(int(ms)).replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC")
-    except (ValueError, OverflowError, OSError, MemexError):
-        return "-"
-
-
-def cut(text: str, limit: int = 160) -> str:
-    """``text``, cut to ``limit`` characters with a final ``…`` when it is longer."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _cut(text: str | None, limit: int) -> str | None:
-    return None if text is None else cut(text, limit)
-
-
-def _text(item: MemoryItem, limit: int = 160) -> str:
-    return cut(default_text(item) or jsonfmt.dumps(item.content), limit)
-
-
 def _pretty(value: Any) -> str:
     """A JSON value as indented text (shown in ``<pre>``, escaped by the template)."""
     try:
         return jsonfmt.dumps(value, pretty=True)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _page(params: Mapping[str, str], name: str = "page") -> int:
@@ -353,209 +266,6 @@ class Memo:
         return value
 
 
-# -- log records ----------------------------------------------------------------------------------
-class Touched(NamedTuple):
-    """An entity a log record touched.
-
-    Attributes:
-        id: its id.
-        kind: ``"item"``, ``"edge"``, ``"intent"`` or ``"task"``.
-        label: a few words (an edge's kind, an intent's label, an item's text: the one
-            the record carries, else the one of the state shown), or ``""``.
-        note: for an item, where its label comes from: ``""`` (the record carries
-            it: a create, an update, a retraction), ``"shown"`` (the item's text in
-            the state shown, not the record's), ``"retracted"`` (the item is not in
-            the state shown; its label, when not ``""``, is its last text found on
-            the page).
-    """
-
-    id: str
-    kind: str
-    label: str
-    note: str = ""
-
-
-class LogRow(NamedTuple):
-    """One record of the log as a page lists it.
-
-    Attributes:
-        position: its log position.
-        time: its time as text (:func:`when`).
-        namespace: ``memory``, ``intent``, ``task`` (or what a damaged record holds).
-        type: the command's type (``memory.create``, ...).
-        author: the command's author, or the created entity's; ``None`` when none.
-        reason: the command's reason, or ``None``.
-        events: the types of the lifecycle events it caused.
-        touched: what it touched, items first.
-        unreadable: ``True`` for a record that cannot be decoded (the rest is empty).
-    """
-
-    position: int
-    time: str
-    namespace: str
-    type: str
-    author: str | None
-    reason: str | None
-    events: list[str]
-    touched: list[Touched]
-    unreadable: bool = False
-
-
-_ENTITY_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("item", "id", "item"),
-    ("edge", "edge_id", "edge"),
-    ("intent", "id", "intent"),
-    ("task", "id", "task"),
-)
-_COMMAND_IDS: tuple[tuple[str, str], ...] = (
-    ("item_id", "item"),
-    ("edge_id", "edge"),
-    ("intent_id", "intent"),
-    ("task_id", "task"),
-)
-
-
-def _entity_author(payload: Mapping[str, Any]) -> str | None:
-    for key in ("item", "edge", "intent", "task"):
-        entity = payload.get(key)
-        if isinstance(entity, Mapping):
-            found = _str(entity.get("author")) or _str(entity.get("owner"))
-            if found:
-                return found
-    return None
-
-
-#: The most characters of an item's text a log row shows.
-LOG_TEXT = 60
-
-
-def _content_text(content: Any, limit: int = LOG_TEXT) -> str:
-    """An item's text from its wire ``content`` (its ``text``, else the JSON), cut to
-    ``limit`` characters; ``""`` for no content."""
-    if isinstance(content, Mapping):
-        text = content.get("text")
-        if isinstance(text, str):
-            return cut(text, limit)
-    if content is None:
-        return ""
-    try:
-        return cut(jsonfmt.dumps(content), limit)
-    except (TypeError, ValueError):
-        return ""
-
-
-def _touched(payload: Any, events: Iterable[Any]) -> list[Touched]:
-    found: dict[tuple[str, str], str] = {}
-
-    def add(value: Any, kind: str, label: str = "") -> None:
-        if not isinstance(value, str):  # "" is an id too
-            return
-        if (value, kind) not in found or (label and not found[(value, kind)]):
-            found[(value, kind)] = label
-
-    for source in [payload, *events]:
-        if not isinstance(source, Mapping):
-            continue
-        for key, id_field, kind in _ENTITY_KEYS:
-            entity = source.get(key)
-            if isinstance(entity, Mapping):
-                if kind == "item":  # the item as the record carries it: its text then
-                    label = _content_text(entity.get("content"))
-                else:
-                    label = (
-                        _str(entity.get("kind") if kind == "edge" else entity.get("label")) or ""
-                    )
-                add(entity.get(id_field), kind, label)
-                if kind == "edge":
-                    add(entity.get("from"), "item")
-                    add(entity.get("to"), "item")
-        partial = source.get("partial")  # an update's new text, when it sets one
-        text = partial.get("content") if isinstance(partial, Mapping) else None
-        for key, kind in _COMMAND_IDS:
-            add(source.get(key), kind, _content_text(text) if kind == "item" else "")
-    order = {"edge": 0, "item": 1, "intent": 2, "task": 3}
-    ranked = sorted(found.items(), key=lambda kv: order[kv[0][1]])
-    return [Touched(i, k, label) for (i, k), label in ranked]
-
-
-def log_row(rec: LogRecord) -> LogRow:
-    """The :class:`LogRow` of a record."""
-    payload = rec.envelope.payload
-    fields: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
-    events = rec.events if isinstance(rec.events, list) else []
-    try:
-        stamp = when(envelope_ts_ms(rec.envelope))
-    except MemexError:
-        stamp = "-"
-    return LogRow(
-        position=rec.position,
-        time=stamp,
-        namespace=str(rec.envelope.namespace),
-        type=_str(fields.get("type")) or str(rec.envelope.type),
-        author=_str(fields.get("author")) or _entity_author(fields),
-        reason=_cut(_str(fields.get("reason")), REASON),
-        events=[
-            t
-            for t in (_str(e.get("type")) for e in events if isinstance(e, Mapping))
-            if t is not None
-        ],
-        touched=_touched(fields, events),
-    )
-
-
-def _unreadable_row(position: int) -> LogRow:
-    return LogRow(position, "-", "?", "(unreadable record)", None, None, [], [], True)
-
-
-def _read_rows(log: EventLog, lo: int, hi: int) -> list[LogRow]:
-    """The rows of positions ``lo..hi`` in order; an undecodable record is a row saying so."""
-    rows: list[LogRow] = []
-    nxt = lo
-    while nxt <= hi:
-        try:
-            for rec in log.read(nxt, hi):
-                rows.append(log_row(rec))
-                nxt = rec.position + 1
-            break
-        except UnreadableRecordError as e:
-            rows.append(_unreadable_row(e.position))
-            nxt = max(nxt + 1, e.position + 1)
-    return rows
-
-
-def _labelled(rows: list[LogRow], mem: GraphState) -> list[LogRow]:
-    """``rows`` with each touched item the record does not carry the text of labelled
-    with its text in ``mem`` (noted ``"shown"``), each item absent from ``mem`` noted
-    ``"retracted"`` (labelled with the newest text the rows carry for it, if any), and
-    each edge a command named by its id alone labelled with its kind. O(rows)."""
-    items, edges = mem.items, mem.edges
-    last: dict[str, str] = {}  # the newest text the rows (newest first) carry, per item
-    for row in rows:
-        for t in row.touched:
-            if t.kind == "item" and t.label and t.id not in last:
-                last[t.id] = t.label
-    out = []
-    for row in rows:
-        touched = []
-        for t in row.touched:
-            if t.kind == "item" and t.id not in items:
-                t = t._replace(label=t.label or last.get(t.id, ""), note="retracted")
-            elif t.kind == "item" and not t.label:
-                t = t._replace(label=_text(items[t.id], LOG_TEXT), note="shown")
-            elif t.kind == "edge" and not t.label and t.id in edges:
-                t = t._replace(label=edges[t.id].kind)
-            touched.append(t)
-        out.append(row._replace(touched=touched))
-    return out
-
-
-def _recent(log: EventLog, position: int, count: int) -> list[LogRow]:
-    if position < 1:
-        return []
-    return list(reversed(_read_rows(log, max(1, position - count + 1), position)))
-
-
-# -- overview -------------------------------------------------------------------------------------
 def _top(counts: Mapping[str, int], limit: int = _TOP) -> tuple[list[tuple[str, int]], int]:
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ranked[:limit], max(0, len(ranked) - limit)
