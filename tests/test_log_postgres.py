@@ -364,6 +364,7 @@ def test_server_restart_while_writers_append(pg_cluster: pgserver.Cluster) -> No
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # processes killed mid-batch: about 14 s
 def test_sigkill_of_writers_mid_batch_leaves_no_partial_batch(pg_dsn: str) -> None:
     """At least 20 trials in which 3 writer processes appending batches of 200 are SIGKILLed
     while a server transaction of theirs is open: after each trial every batch in the log is

@@ -95,6 +95,7 @@ def _check(db: str, ids: list[list[str]]) -> None:
         assert authors == {f"agent:w{n}" for n in range(PROCESSES)}
 
 
+@pytest.mark.slow  # eight processes: about 7 s
 def test_eight_mcp_processes_on_one_sqlite_store_lose_no_write(tmp_path: Any) -> None:
     db = os.fspath(tmp_path / "shared.db")
     with MemexStore.open(db):
@@ -103,6 +104,7 @@ def test_eight_mcp_processes_on_one_sqlite_store_lose_no_write(tmp_path: Any) ->
     _check(db, ids)
 
 
+@pytest.mark.slow  # eight processes: about 10 s
 def test_eight_mcp_processes_on_one_postgres_store_lose_no_write(pg_dsn: str) -> None:
     pytest.importorskip("psycopg")
     with MemexStore.open(pg_dsn):

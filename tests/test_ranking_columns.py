@@ -335,6 +335,7 @@ def test_a_large_scope_one_command_past_a_bulk_built_state_ranks_on_the_patched_
     ]
 
 
+@pytest.mark.slow  # a thread race at a 1 us switch interval: about 16 s
 def test_a_text_column_built_while_another_thread_copies_the_columns_is_no_error() -> None:
     # regression: a thread patching a copy of shared columns iterated their text columns
     # while another thread's first author filter added one ("dictionary changed size")
